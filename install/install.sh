@@ -30,7 +30,7 @@ ROLE="${1:-}"
 [ "$ROLE" = "head" ] || [ "$ROLE" = "table" ] || { usage >&2; exit 2; }
 shift
 ROOT="" NIGHT="bunco-night" TABLES=8 PORT=1883 TABLE="" HEAD_HOST="bunco-head.local"
-PASSWORD_FILE="" CAMERA=0
+PASSWORD_FILE="" CAMERA=0 GIVEN=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) ROOT="${2:?--root needs a directory}"; shift 2 ;;
@@ -66,7 +66,9 @@ DATA="$ROOT/var/lib/bunco-pi"
 run() {
     if [ -n "$ROOT" ]; then echo "would run: $*"; else "$@"; fi
 }
-provision() { PYTHONPATH="$REPO_DIR" python3 -m bunco_pi.provision "$@"; }
+# The file contents come from bunco_pi.provision, which needs only the standard library: it
+# runs from this checkout before the venv exists, and -S (no site-packages) starts it fast.
+provision() { PYTHONPATH="$REPO_DIR" python3 -S -m bunco_pi.provision "$@"; }
 
 # put PATH MODE OWNER: write stdin to PATH if its content differs; then set mode and owner.
 put() {
@@ -139,6 +141,16 @@ else
     if [ -n "$PASSWORD_FILE" ] && [ "$PASSWORD_FILE" != "-" ] && [ ! -s "$PASSWORD_FILE" ]; then
         die "--password-file $PASSWORD_FILE: no such file, or empty"
     fi
+    # Read the password now: apt-get and dpkg below could swallow a piped stdin.
+    GIVEN=""
+    if [ "$PASSWORD_FILE" = "-" ]; then
+        GIVEN="$(head -n 1)"
+    elif [ -n "$PASSWORD_FILE" ]; then
+        GIVEN="$(head -n 1 "$PASSWORD_FILE")"
+    fi
+    if [ -n "$PASSWORD_FILE" ] && [ -z "$GIVEN" ]; then
+        die "--password-file $PASSWORD_FILE: the first line is empty"
+    fi
 fi
 RULES="$(provision rules-config)"
 
@@ -146,7 +158,8 @@ RULES="$(provision rules-config)"
 PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero python3-smbus2 i2c-tools)
 [ "$ROLE" = head ] && PACKAGES+=(mosquitto)
 [ "$CAMERA" = 1 ] && PACKAGES+=(python3-picamera2)
-run apt-get install -y --no-install-recommends "${PACKAGES[@]}"
+run apt-get update </dev/null
+run apt-get install -y --no-install-recommends "${PACKAGES[@]}" </dev/null
 
 if ! id bunco >/dev/null 2>&1 || [ -n "$ROOT" ]; then
     run useradd --system --user-group --home-dir /var/lib/bunco-pi --no-create-home \
@@ -174,13 +187,7 @@ mkdir_owned "$DATA" 0750 bunco:bunco
 printf '%s\n' "$RULES" | keep "$ETC/rules.toml" 0644 root:root
 printf '%s\n' "$TABLE_CONFIG" | keep "$ETC/table.toml" 0644 root:root
 
-if [ "$ROLE" = table ] && [ -n "$PASSWORD_FILE" ]; then
-    if [ "$PASSWORD_FILE" = "-" ]; then
-        GIVEN="$(head -n 1)"
-    else
-        GIVEN="$(head -n 1 "$PASSWORD_FILE")"
-    fi
-    [ -n "$GIVEN" ] || die "--password-file $PASSWORD_FILE: the first line is empty"
+if [ "$ROLE" = table ] && [ -n "$GIVEN" ]; then
     (umask 077; printf '%s\n' "$GIVEN" | put "$ETC/secrets/table.password" 0640 root:bunco)
     unset GIVEN
 fi
