@@ -189,13 +189,12 @@ def head_config(night: str, tables: int, port: int = DEFAULT_PORT, etc: str = ET
 
 
 def rules_config(presets_dir: Path, preset: str = "classic") -> str:
-    """/etc/bunco-pi/rules.toml: a copy of a shipped preset, or a one-line pointer to it."""
+    """/etc/bunco-pi/rules.toml: a copy of one of the shipped presets, to edit."""
     shipped = presets_dir / f"{preset}.toml"
-    if shipped.is_file():
-        return shipped.read_text(encoding="utf-8")
-    return (_HEADER.format(what="house rules; edit freely, a re-install keeps your edits")
-            + f"# The {preset!r} preset; see docs for every house rule you can set here.\n"
-            + f"preset = {_toml_str(preset)}\n")
+    if not shipped.is_file():
+        known = ", ".join(sorted(p.stem for p in presets_dir.glob("*.toml"))) or "none found"
+        raise UserError(f"--preset {preset!r}: not a shipped preset ({known})")
+    return shipped.read_text(encoding="utf-8")
 
 
 def _check_port(port: int) -> None:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install a bunco-pi box on Raspberry Pi OS (Bookworm or later), one command per role:
 #
-#   sudo bash install/install.sh head  [--night NAME] [--tables N] [--port P]
+#   sudo bash install/install.sh head  [--night NAME] [--tables N] [--preset NAME]
 #   sudo bash install/install.sh table --table N [--head-host HOST] [--password-file FILE|-]
 #
 # Running it again changes nothing: passwords and the configs in /etc/bunco-pi are kept
@@ -12,13 +12,16 @@ set -euo pipefail
 
 usage() {
     cat <<'EOF'
-usage: install.sh head  [--night NAME] [--tables N] [--port P] [--camera] [--root DIR]
+usage: install.sh head  [--night NAME] [--tables N] [--port P] [--preset NAME] [--camera]
+                        [--root DIR]
        install.sh table --table N [--head-host HOST] [--port P] [--password-file FILE|-]
                         [--camera] [--root DIR]
 
 head   the head table's Pi: broker, coordinator, and its own table box (table 1).
        Writes a broker password for each of tables 2..N into
        /etc/bunco-pi/secrets/tables/tableK.password for you to hand to table K.
+       --preset: the house rules to start from (classic, core, rotate, individual),
+       copied to /etc/bunco-pi/rules.toml for you to edit.
 table  any other table's Pi. --password-file is that table's password from the head
        (needed the first time; '-' reads it from standard input).
 EOF
@@ -30,7 +33,7 @@ ROLE="${1:-}"
 [ "$ROLE" = "head" ] || [ "$ROLE" = "table" ] || { usage >&2; exit 2; }
 shift
 ROOT="" NIGHT="bunco-night" TABLES=8 PORT=1883 TABLE="" HEAD_HOST="bunco-head.local"
-PASSWORD_FILE="" CAMERA=0 GIVEN=""
+PASSWORD_FILE="" CAMERA=0 GIVEN="" PRESET="classic"
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) ROOT="${2:?--root needs a directory}"; shift 2 ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
         --table) TABLE="${2:?--table needs a number}"; shift 2 ;;
         --head-host) HEAD_HOST="${2:?--head-host needs a host}"; shift 2 ;;
         --password-file) PASSWORD_FILE="${2:?--password-file needs a file or -}"; shift 2 ;;
+        --preset) PRESET="${2:?--preset needs a name}"; shift 2 ;;
         --camera) CAMERA=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown option '$1' (see --help)" ;;
@@ -152,7 +156,7 @@ else
         die "--password-file $PASSWORD_FILE: the first line is empty"
     fi
 fi
-RULES="$(provision rules-config)"
+RULES="$(provision rules-config --preset "$PRESET")"
 
 # --- system packages, the user, I2C --------------------------------------------------------
 PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero python3-smbus2 i2c-tools)

@@ -58,6 +58,8 @@ def test_head_install_twice_changes_nothing(tmp_path):
     }
     for path, mode in expected.items():
         assert before[path][0] == mode, path
+    preset = REPO / "bunco_pi" / "rules" / "presets" / "classic.toml"
+    assert before["etc/bunco-pi/rules.toml"][1] == preset.read_bytes()
     units = {p: c for p, (_, c) in before.items() if p.startswith("etc/systemd/system/")}
     for path, content in units.items():
         assert content == (REPO / "systemd" / Path(path).name).read_bytes()
@@ -155,6 +157,7 @@ def test_table_password_from_stdin(tmp_path):
         (["table", "--table", "x"], "'x' is not a number"),
         (["head", "--tables", "0"], "--tables 0"),
         (["head", "--frobnicate"], "unknown option '--frobnicate'"),
+        (["head", "--preset", "house"], "--preset 'house': not a shipped preset"),
     ],
 )
 def test_mistakes_are_one_line_and_write_nothing(tmp_path, args, message):

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import time
 import tomllib
+from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -56,6 +57,17 @@ def test_bad_input_names_the_option(call, message):
 def test_night_names_with_quotes_are_refused():
     with pytest.raises(UserError, match="--night"):
         provision.head_config('Fri "big" night', 4)
+
+
+def test_rules_config_is_a_loadable_preset(tmp_path):
+    from bunco_pi.rules.house import load_rules, preset
+
+    presets = Path(provision.__file__).parent / "rules" / "presets"
+    path = tmp_path / "rules.toml"
+    path.write_text(provision.rules_config(presets, "rotate"))
+    assert load_rules(path) == preset("rotate")
+    with pytest.raises(UserError, match="--preset 'house': not a shipped preset .*classic"):
+        provision.rules_config(presets, "house")
 
 
 def test_secrets_are_long_and_fresh():
