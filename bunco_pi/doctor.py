@@ -175,9 +175,25 @@ def check_display(bus: int = 1, address: int = pinmap.DEFAULT_I2C_ADDRESS,
 
 # --- the buttons and buzzer ---------------------------------------------------------------------
 
+def box_service_running() -> bool:
+    """True if this box's own bunco-pi service runs (it holds the pins and the dice port)."""
+    if shutil.which("systemctl") is None:
+        return False
+    try:
+        out = subprocess.run(["systemctl", "is-active", "--quiet", "bunco-pi-table.service"],
+                             capture_output=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0
+
+
 def check_gpio(pins: Mapping[str, int], dev_dir: Path = Path("/dev"),
-               pin_factory=None) -> CheckResult:
-    """The GPIO chip is there and no other program holds any of the box's pins."""
+               pin_factory=None, service_running: bool = False) -> CheckResult:
+    """The GPIO chip is there and no other program holds any of the box's pins.
+
+    While the box's own service runs it holds every pin: that is a WARN (the pins could not
+    be tested), not a fault.
+    """
     if not sorted(dev_dir.glob("gpiochip*")):
         return CheckResult("gpio", FAIL, f"no {dev_dir}/gpiochip*: not a Raspberry Pi, so no "
                            "buttons (`bunco-pi demo` runs a whole night without hardware)")
@@ -196,6 +212,11 @@ def check_gpio(pins: Mapping[str, int], dev_dir: Path = Path("/dev"),
             held.append(f"GPIO{gpio} ({role}, pin {_header_pin(gpio)}): {exc}")
         else:
             device.close()
+    if held and service_running:
+        return CheckResult("gpio", WARN, f"{len(held)} pin(s) held by the running "
+                           "bunco-pi-table service, as they should be; to test the wiring: "
+                           "`sudo systemctl stop bunco-pi-table bunco-pi-head`, run the doctor, "
+                           "start them again")
     if held:
         return CheckResult("gpio", FAIL, "cannot claim " + "; ".join(held)
                            + ": stop the other program (`systemctl status bunco-pi-table`) or "
@@ -233,14 +254,22 @@ def _valid_sensor_line(raw: bytes) -> str | None:
 
 
 def check_dice(port: str, mode: str = "auto", hello_timeout: float = 3.0,
-               open_serial: Callable | None = None) -> CheckResult:
-    """The sensor's port exists and it speaks the protocol within ``hello_timeout`` seconds."""
+               open_serial: Callable | None = None, service_running: bool = False
+               ) -> CheckResult:
+    """The sensor's port exists and it speaks the protocol within ``hello_timeout`` seconds.
+
+    Not read while the box's service runs: a line the doctor read would be a roll the table
+    never saw.
+    """
     if mode == "off":
         return CheckResult("dice", OK, "sensor switched off in the config ([dice] sensor)")
     missing = WARN if mode == "auto" else FAIL
     if not os.path.exists(port):
         return CheckResult("dice", missing, f"no sensor at {port}: tables score with the buttons; "
                            "plug the Pico in by USB to roll into the tray")
+    if service_running:
+        return CheckResult("dice", OK, f"sensor port {port} present; not read while "
+                           "bunco-pi-table runs (it would take the table's rolls)")
     if open_serial is None:
         import serial
 

@@ -123,6 +123,19 @@ def test_gpio_pin_held_elsewhere_is_named(tmp_path):
     _one_line(result)
 
 
+def test_gpio_held_by_the_boxs_own_service_is_only_a_warning(tmp_path):
+    (tmp_path / "gpiochip0").touch()
+    factory = MockFactory()
+    holders = [Button(g, pin_factory=factory) for g in pinmap.default_button_pins().values()]
+    try:
+        result = doctor.check_gpio(pinmap.default_button_pins(), dev_dir=tmp_path,
+                                   pin_factory=factory, service_running=True)
+    finally:
+        for holder in holders:
+            holder.close()
+    assert result.status == WARN and "systemctl stop bunco-pi-table" in result.message
+
+
 def test_gpio_two_roles_on_one_pin(tmp_path):
     (tmp_path / "gpiochip0").touch()
     result = doctor.check_gpio({"point": 5, "undo": 5}, dev_dir=tmp_path,
@@ -185,6 +198,16 @@ def test_dice_sensor_silent(pty_sensor):
     result = doctor.check_dice(path, "auto", hello_timeout=0.5, open_serial=_opener(master))
     assert result.status == WARN and "said nothing in 0.5 s" in result.message
     assert time.monotonic() - start < 3
+
+
+def test_dice_port_is_not_read_while_the_table_runs(pty_sensor):
+    _, path = pty_sensor
+
+    def must_not_open(path):
+        raise AssertionError("the doctor read the sensor the table is reading")
+
+    result = doctor.check_dice(path, "on", open_serial=must_not_open, service_running=True)
+    assert result.status == OK and "not read while" in result.message
 
 
 def test_dice_port_that_will_not_open(tmp_path):
@@ -340,7 +363,8 @@ def test_a_healthy_box_exits_zero(tmp_path, mosquitto, capsys):
                   str(tmp_path / "none.toml"), "--dev", str(dev))
     probed = []
     code = doctor_command.run(args, pin_factory=MockFactory(),
-                              i2c_probe=lambda dev, addr: probed.append(addr) or True)
+                              i2c_probe=lambda dev, addr: probed.append(addr) or True,
+                              service_running=lambda: False)
     lines = capsys.readouterr().out.splitlines()
     assert code == 0, lines
     assert probed == [0x3C]

@@ -32,18 +32,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def checks(args: argparse.Namespace, pin_factory=None,
-           i2c_probe=doctor.probe_i2c) -> Iterator[CheckResult]:
+def checks(args: argparse.Namespace, pin_factory=None, i2c_probe=doctor.probe_i2c,
+           service_running=doctor.box_service_running) -> Iterator[CheckResult]:
     """Every check, in the order a builder would fix them.
 
-    ``pin_factory`` and ``i2c_probe`` let a test stand in for the Pi's GPIO and I2C.
+    ``pin_factory``, ``i2c_probe`` and ``service_running`` let a test stand in for the Pi's
+    GPIO, its I2C bus and systemd.
     """
     head_path = args.head_config if args.head_config.is_file() else None
     cfg, config_result = doctor.load_config(args.config, head_path)
     yield config_result
+    running = service_running()
     yield doctor.check_display(cfg.i2c_bus, cfg.i2c_address, dev_dir=args.dev, probe=i2c_probe)
-    yield doctor.check_gpio(cfg.pins, dev_dir=args.dev, pin_factory=pin_factory)
-    yield doctor.check_dice(cfg.dice_port, cfg.dice_sensor, hello_timeout=args.hello_timeout)
+    yield doctor.check_gpio(cfg.pins, dev_dir=args.dev, pin_factory=pin_factory,
+                            service_running=running)
+    yield doctor.check_dice(cfg.dice_port, cfg.dice_sensor, hello_timeout=args.hello_timeout,
+                            service_running=running)
     yield from _broker_checks(cfg, args.broker_timeout)
     yield doctor.check_clock()
     yield doctor.check_disk(Path(cfg.data_dir))
@@ -66,9 +70,10 @@ def _broker_checks(cfg: doctor.BoxConfig, timeout: float) -> Iterator[CheckResul
         yield problem or doctor.check_broker(host, port, username, password, timeout, found_by)
 
 
-def run(args: argparse.Namespace, pin_factory=None, i2c_probe=doctor.probe_i2c) -> int:
+def run(args: argparse.Namespace, pin_factory=None, i2c_probe=doctor.probe_i2c,
+        service_running=doctor.box_service_running) -> int:
     failed = False
-    for result in checks(args, pin_factory, i2c_probe):
+    for result in checks(args, pin_factory, i2c_probe, service_running):
         print(result.line(), flush=True)
         failed = failed or result.failed
     if failed:
