@@ -87,8 +87,11 @@ def test_boxes_have_a_watchdog_and_run_the_venv(name):
         f"/opt/bunco-pi/bin/bunco-pi {role} --config /etc/bunco-pi/{role}.toml")
     assert service["User"] == "bunco"
     assert "/var/lib/bunco-pi" in service["ReadWritePaths"]
-    # Hiding /dev would hide the GPIO chip, the I2C bus and the dice sensor.
-    assert "PrivateDevices" not in service and "DevicePolicy" not in service
+    # Hiding /dev would hide the GPIO chip, the I2C bus and the dice sensor; ProtectClock
+    # does it too, by implying DeviceAllow=char-rtc (a device allow-list of one).
+    for key in ("PrivateDevices", "DevicePolicy", "DeviceAllow", "ProtectClock"):
+        assert key not in service, f"{name}: {key} would lock the box out of its devices"
+    assert service["CapabilityBoundingSet"] == ""
 
 
 def test_broker_runs_the_generated_config():
