@@ -87,6 +87,8 @@ def test_boxes_have_a_watchdog_and_run_the_venv(name):
         f"/opt/bunco-pi/bin/bunco-pi {role} --config /etc/bunco-pi/{role}.toml")
     assert service["User"] == "bunco"
     assert "/var/lib/bunco-pi" in service["ReadWritePaths"]
+    # lgpio creates FIFOs in the working directory; / is read-only under ProtectSystem.
+    assert service["WorkingDirectory"] == "/var/lib/bunco-pi"
     # Hiding /dev would hide the GPIO chip, the I2C bus and the dice sensor; ProtectClock
     # does it too, by implying DeviceAllow=char-rtc (a device allow-list of one).
     for key in ("PrivateDevices", "DevicePolicy", "DeviceAllow", "ProtectClock"):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,8 +46,12 @@ def checks(args: argparse.Namespace, pin_factory=None, i2c_probe=doctor.probe_i2
     yield config_result
     running = service_running()
     yield doctor.check_display(cfg.i2c_bus, cfg.i2c_address, dev_dir=args.dev, probe=i2c_probe)
-    yield doctor.check_gpio(cfg.pins, dev_dir=args.dev, pin_factory=pin_factory,
-                            service_running=running)
+    # lgpio makes FIFOs in the working directory, which need not be writable for `bunco`
+    # (`sudo -u bunco bunco-pi doctor` from a home directory): claim the pins from a temp dir.
+    with tempfile.TemporaryDirectory(prefix="bunco-pi-doctor-") as work, contextlib.chdir(work):
+        gpio = doctor.check_gpio(cfg.pins, dev_dir=args.dev, pin_factory=pin_factory,
+                                 service_running=running)
+    yield gpio
     yield doctor.check_dice(cfg.dice_port, cfg.dice_sensor, hello_timeout=args.hello_timeout,
                             service_running=running)
     yield from _broker_checks(cfg, args.broker_timeout)
