@@ -1,0 +1,293 @@
+"""The head table's decisions, without any I/O: inputs in, effects out.
+
+The coordinator owns the night (the fold of the rules engine) and the bookkeeping that makes
+at-least-once delivery give exactly-once effects: each table's entries carry the table's own
+``seq``; an entry is applied once, in seq order, and a seq already seen is only acknowledged
+again. Every input returns a list of effects for the shell to carry out *in order*: first
+``Commit`` (make the log records durable), then acks, publications and the buzzer. So nothing is
+acknowledged or announced before it is on disk, and on restart ``restore(records)`` rebuilds
+exactly the same coordinator from the log.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bunco_pi.head.views import night_state, table_view
+from bunco_pi.protocol import TableEvent, decode_entry, encode_entry
+from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.night import (
+    BREAK,
+    ENDED,
+    PLAYING,
+    PRIZES,
+    READY,
+    RESULTS,
+    CloseRound,
+    EndBreak,
+    NextRound,
+    Night,
+    NightEvent,
+    Player,
+    RingBell,
+    SettlePrizes,
+    StartRound,
+    TableEntry,
+)
+from bunco_pi.rules.record import build_record, decode_event, encode_event
+from bunco_pi.rules.rotation import Seats, initial_seating
+from bunco_pi.rules.table_round import Bell, RuleViolation
+
+# --- effects ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """Make these log records durable (one transaction) before doing anything after it."""
+
+    records: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    table: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class PublishState:
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PublishView:
+    table: int
+    view: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Buzz:
+    pattern: str  # "round-start", "round-end", "bunco"
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A line for the head's log: something was refused or is worth knowing."""
+
+    text: str
+
+
+Effect = Commit | Ack | PublishState | PublishView | Buzz | Note
+
+MAX_HELD = 1000  # out-of-order entries kept per table while waiting for a gap to fill
+
+
+@dataclass
+class Coordinator:
+    rules: HouseRules
+    rules_toml: str
+    name: str
+    table_count: int
+    entropy: random.Random = field(default_factory=random.SystemRandom)
+    night: Night | None = None
+    log: list[NightEvent] = field(default_factory=list)
+    seen: dict[int, int] = field(default_factory=dict)  # table -> highest seq handled
+    held: dict[int, dict[int, TableEvent]] = field(default_factory=dict)
+    online: set[int] = field(default_factory=set)
+
+    # --- the night's set-up ---------------------------------------------------------------
+
+    def start_night(self, players: Sequence[Player], seating: Sequence[Seats] | None = None
+                    ) -> list[Effect]:
+        """Check players in and draw the seats (like the star cards), if not given."""
+        if self.night is not None:
+            return [Note("the night has already started")]
+        if len(players) != self.table_count * 4:
+            raise ValueError(f"{self.table_count} tables need {self.table_count * 4} players "
+                             f"(ghosts included), got {len(players)}")
+        if seating is None:
+            ids = [p.id for p in players]
+            seating = initial_seating(ids, self.entropy.sample(range(len(ids)), len(ids)))
+        record = {"kind": "setup", "name": self.name, "rules_toml": self.rules_toml,
+                  "players": [{"id": p.id, "name": p.name, "ghost": p.ghost} for p in players],
+                  "seating": [list(s) for s in seating]}
+        self._setup(record)
+        return [Commit((record,)), *self._announce_all()]
+
+    def _setup(self, record: dict[str, Any]) -> None:
+        players = [Player(p["id"], p["name"], p["ghost"]) for p in record["players"]]
+        self.night = Night.start(self.rules, players, [tuple(s) for s in record["seating"]])
+        self.log = []
+
+    # --- restoring from the log -----------------------------------------------------------
+
+    def restore(self, records: Iterable[dict[str, Any]]) -> None:
+        """Rebuild the coordinator from its committed log records, in log order."""
+        for record in records:
+            kind = record["kind"]
+            if kind == "setup":
+                self._setup(record)
+            elif kind == "night":
+                self._apply(decode_event(record["event"]))
+            elif kind == "table":
+                table, seq = record["table"], record["seq"]
+                self.seen[table] = max(self.seen.get(table, 0), seq)
+                if record["applied"]:
+                    self._apply(TableEntry(table, decode_entry(record["entry"])))
+
+    # --- inputs ---------------------------------------------------------------------------
+
+    def table_online(self, table: int, online: bool) -> list[Effect]:
+        if online:
+            self.online.add(table)
+        else:
+            self.online.discard(table)
+        return [PublishState(self.state())] if self.night is None else []
+
+    def handle(self, event: TableEvent) -> list[Effect]:
+        """An entry from a table, possibly a repeat or out of order."""
+        table = event.table
+        if table > self.table_count:
+            return [Note(f"table {table}: there are only {self.table_count} tables tonight")]
+        last = self.seen.get(table, 0)
+        if event.seq <= last:
+            return [Ack(table, last)]  # a repeat: already committed, just say so again
+        if event.seq > last + 1:
+            held = self.held.setdefault(table, {})
+            if len(held) < MAX_HELD:
+                held[event.seq] = event
+            return [Note(f"table {table}: seq {event.seq} arrived before {last + 1}; held")]
+        effects: list[Effect] = []
+        records: list[dict[str, Any]] = []
+        after: list[Effect] = []
+        pending = self.held.get(table, {})
+        current: TableEvent | None = event
+        while current is not None:
+            records_for, after_for = self._take(current)
+            records += records_for
+            after += after_for
+            self.seen[table] = current.seq
+            current = pending.pop(current.seq + 1, None)
+        more_records, more_after = self._progress()
+        records += more_records
+        after += more_after
+        effects.append(Commit(tuple(records)))
+        effects.append(Ack(table, self.seen[table]))
+        effects += after
+        return effects
+
+    def _take(self, event: TableEvent) -> tuple[list[dict[str, Any]], list[Effect]]:
+        record: dict[str, Any] = {"kind": "table", "table": event.table, "seq": event.seq,
+                                  "round": event.round_index, "entry": encode_entry(event.entry)}
+        night = self.night
+        reason = None
+        if night is None or night.phase not in (PLAYING, "finishing"):
+            reason = f"no round is being played (the night is '{night.phase if night else 'lobby'}')"
+        elif event.round_index != night.round_index:
+            reason = f"entry for round {event.round_index + 1}, but round {night.round_index + 1} is on"
+        if reason is None:
+            bell_before = night.bell_rung  # type: ignore[union-attr]
+            try:
+                self._apply(TableEntry(event.table, event.entry))
+            except RuleViolation as exc:
+                reason = str(exc)
+        if reason is not None:
+            record.update(applied=False, reason=reason)
+            return [record], [Note(f"table {event.table} seq {event.seq} refused: {reason}")]
+        record["applied"] = True
+        after: list[Effect] = [PublishView(event.table, table_view(self.night, event.table))]
+        night = self.night
+        assert night is not None
+        table_round = night.table(event.table)
+        if table_round.rolls and table_round.rolls[-1].outcome.bunco and not isinstance(
+                event.entry, Bell) and len(table_round.entries) and \
+                table_round.entries[-1] == event.entry:
+            after.append(Buzz("bunco"))
+        if night.bell_rung and not bell_before:
+            after += [Buzz("round-end"), PublishState(self.state())]
+        return [record], after
+
+    def press_bell(self) -> list[Effect]:
+        """The host's physical bell: start a round, force its end, dismiss the break."""
+        night = self.night
+        if night is None:
+            return [Note("the bell starts the night once players have checked in")]
+        events: list[NightEvent] = []
+        if night.phase == READY:
+            events = [StartRound()]
+        elif night.phase == PLAYING:
+            events = [RingBell()]
+        elif night.phase == RESULTS:
+            events = [NextRound()]
+        elif night.phase == BREAK:
+            events = [EndBreak(), StartRound()]
+        if not events:
+            return [Note(f"the bell does nothing while the night is '{night.phase}'")]
+        records = []
+        for event in events:
+            self._apply(event)
+            records.append({"kind": "night", "event": encode_event(event)})
+        if self.night.phase == READY and isinstance(events[-1], NextRound):  # type: ignore[union-attr]
+            self._apply(StartRound())
+            records.append({"kind": "night", "event": encode_event(StartRound())})
+        more_records, after = self._progress()
+        effects: list[Effect] = [Commit(tuple(records + more_records))]
+        if self.night.phase == PLAYING and not self.night.bell_rung:  # type: ignore[union-attr]
+            effects.append(Buzz("round-start"))
+        elif any(isinstance(e, RingBell) for e in events):
+            effects.append(Buzz("round-end"))
+        return effects + after + self._announce_all()
+
+    # --- the night moving on by itself -----------------------------------------------------
+
+    def _progress(self) -> tuple[list[dict[str, Any]], list[Effect]]:
+        """Close the round once every table has finished; settle the prizes at the end."""
+        night = self.night
+        records: list[dict[str, Any]] = []
+        after: list[Effect] = []
+        if night is None:
+            return records, after
+        if night.phase in (PLAYING, "finishing") and night.all_tables_done:
+            self._apply(CloseRound())
+            records.append({"kind": "night", "event": encode_event(CloseRound())})
+            after += self._announce_all()
+        night = self.night
+        last_round = night is not None and night.round_index + 1 == night.rules.rounds_per_night
+        if night is not None and night.phase == RESULTS and last_round:
+            for event in (NextRound(), SettlePrizes(self.entropy.getrandbits(32))):
+                self._apply(event)
+                records.append({"kind": "night", "event": encode_event(event)})
+            after += self._announce_all()
+        return records, after
+
+    def _apply(self, event: NightEvent) -> None:
+        assert self.night is not None
+        self.night = self.night.apply(event)
+        self.log.append(event)
+
+    # --- what the head says ----------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        return night_state(self.night, name=self.name, rules_toml=self.rules_toml,
+                           table_count=self.table_count, lobby_tables=sorted(self.online))
+
+    def _announce_all(self) -> list[Effect]:
+        return [PublishState(self.state())] + [
+            PublishView(t, table_view(self.night, t)) for t in range(1, self.table_count + 1)
+        ]
+
+    @property
+    def ended(self) -> bool:
+        return self.night is not None and self.night.phase == ENDED
+
+    @property
+    def awaiting_prizes(self) -> bool:
+        return self.night is not None and self.night.phase == PRIZES
+
+    def record(self, source: str = "head") -> dict[str, Any] | None:
+        if self.night is None:
+            return None
+        return build_record(self.night, self.log, source=source)
