@@ -7,6 +7,8 @@ import contextlib
 import importlib.util
 import os
 import queue
+import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -521,3 +523,40 @@ def test_host_emulator_command_names_a_missing_port(tmp_path, capsys):
     assert host_emulator.main(["--port", str(missing), "--wait", "0"]) == 2
     err = capsys.readouterr().err
     assert str(missing) in err and err.count("\n") == 1
+
+
+# --- the same code under the real MicroPython -------------------------------------------------
+
+
+def micropython_wasm() -> Path | None:
+    """MicroPython's WebAssembly port, if npm installed it (globally or in this checkout)."""
+    if shutil.which("node") is None:
+        return None
+    roots = [Path(__file__).resolve().parent.parent / "node_modules"]
+    if shutil.which("npm"):
+        found = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, timeout=60)
+        roots.append(Path(found.stdout.strip()))
+    for root in roots:
+        mjs = root / "@micropython" / "micropython-webassembly-pyscript" / "micropython.mjs"
+        if mjs.is_file():
+            return mjs
+    return None
+
+
+def test_main_and_logic_run_under_real_micropython():
+    mjs = micropython_wasm()
+    if mjs is None:
+        pytest.skip("needs node and: npm install -g @micropython/micropython-webassembly-pyscript")
+    here = Path(__file__).resolve().parent / "micropython"
+    result = subprocess.run(
+        ["node", str(here / "run.mjs"), str(mjs), str(FIRMWARE_DIR), str(here / "run_main.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1] == f"SEQFILE {logic.SEQ_BLOCK}"
+    messages = parsed(lines[:-1])
+    assert [type(m).__name__ for m in messages] == ["Hello", "Rolling", "Roll", "Rolling", "Roll"]
+    assert [m.seq for m in messages if isinstance(m, Roll)] == [0, 1]
