@@ -30,10 +30,7 @@ LINES = 20000
 
 def make_lines(n: int) -> list[bytes]:
     rng = random.Random(1)
-    return [
-        format_message(Roll(i % 65536, tuple(rng.randint(1, 6) for _ in range(3))))
-        for i in range(n)
-    ]
+    return [format_message(Roll(i % 65536, tuple(rng.randint(1, 6) for _ in range(3)))) for i in range(n)]
 
 
 def baseline_parse(line: bytes) -> tuple[int, ...]:

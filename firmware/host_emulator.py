@@ -13,6 +13,7 @@ survives a reset on the Pico.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import time
@@ -28,7 +29,7 @@ DEFAULT_STATE = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "
 
 def run_tray(
     write: Callable[[bytes], object],
-    presses: int,
+    presses: int | None,
     state_dir: Path,
     *,
     every_s: float = 2.0,
@@ -36,7 +37,8 @@ def run_tray(
     show: Callable[[tuple[int, int, int], str], None] | None = None,
     random_bytes: Callable[[int], bytes] = os.urandom,
 ) -> logic.Tray:
-    """Boot a tray writing its lines through ``write`` and press its button ``presses`` times.
+    """Boot a tray writing its lines through ``write`` and press its button ``presses`` times
+    (None: forever).
 
     Real time, real polling, the firmware's own debounce and tumble: only the button finger
     and the USB cable are simulated.  Returns the tray (``tray.rolls``, ``tray.dice``).
@@ -62,7 +64,7 @@ def run_tray(
             time.sleep(POLL_S)
 
     tray.boot(now_ms())
-    for _ in range(presses):
+    for _ in itertools.count() if presses is None else range(presses):
         hold(False, every_s)
         hold(True, PRESS_S)
         # Released: the dice tumble then settle; bounded by the tumble time plus a margin.
@@ -85,12 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--port", help="serial path or pyserial URL to write the lines to")
     where.add_argument("--pty", action="store_true", help="make a pty and print its path")
-    parser.add_argument("--rolls", type=int, default=20, help="button presses (default 20)")
+    parser.add_argument("--rolls", type=int, default=20, help="button presses (default 20; 0: until Ctrl-C)")
     parser.add_argument("--every", type=float, default=2.0, help="seconds between presses")
     parser.add_argument("--wait", type=float, default=3.0, help="seconds before booting")
-    parser.add_argument(
-        "--tumble-ms", type=int, default=logic.TUMBLE_MS, help="how long the dice tumble"
-    )
+    parser.add_argument("--tumble-ms", type=int, default=logic.TUMBLE_MS, help="how long the dice tumble")
     parser.add_argument(
         "--state",
         type=Path,
@@ -98,31 +98,30 @@ def main(argv: list[str] | None = None) -> int:
         help="directory keeping the seq between runs",
     )
     args = parser.parse_args(argv)
+    presses = None if args.rolls == 0 else args.rolls
 
     if args.pty:
-        master, slave = os.openpty()
-        import tty
+        return _run_on_own_pty(args, presses)
+    import serial
 
-        tty.setraw(slave)
-        print(os.ttyname(slave), flush=True)
+    try:
+        port = serial.serial_for_url(args.port, baudrate=115200)
+    except (serial.SerialException, ValueError) as exc:
+        print(f"host_emulator: cannot open {args.port}: {exc}", file=sys.stderr)
+        return 2
+    with port:
+        code = _run(args, presses, port.write)
+        port.flush()
+    return code
 
-        def write(data: bytes) -> None:
-            os.write(master, data)
-    else:
-        import serial
 
-        try:
-            port = serial.serial_for_url(args.port, baudrate=115200)
-        except (serial.SerialException, ValueError) as exc:
-            print(f"host_emulator: cannot open {args.port}: {exc}", file=sys.stderr)
-            return 2
-        write = port.write
+def _run(args: argparse.Namespace, presses: int | None, write: Callable[[bytes], object]) -> int:
     # A reader flushes its input when it opens the port: give it time to open first.
     time.sleep(args.wait)
     try:
         run_tray(
             write,
-            args.rolls,
+            presses,
             args.state,
             every_s=args.every,
             tumble_ms=args.tumble_ms,
@@ -131,6 +130,35 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _run_on_own_pty(args: argparse.Namespace, presses: int | None) -> int:
+    import fcntl
+    import termios
+    import tty
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    print(os.ttyname(slave), flush=True)
+
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(master, view) :]
+
+    try:
+        code = _run(args, presses, write)
+        # Closing the pty hangs the reader up: first let it read what is left (bounded).
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            waiting = fcntl.ioctl(slave, termios.FIONREAD, b"\0\0\0\0")
+            if int.from_bytes(waiting, "little") == 0:
+                break
+            time.sleep(0.02)
+        return code
+    finally:
+        os.close(slave)
+        os.close(master)
 
 
 if __name__ == "__main__":

@@ -334,8 +334,7 @@ def test_draw_shows_as_many_pips_as_each_face(dice):
         inside = {
             (x, y)
             for (x, y) in canvas.lit
-            if left < x < left + logic.DIE_SIZE - 1
-            and logic.DIE_TOP < y < logic.DIE_TOP + logic.DIE_SIZE - 1
+            if left < x < left + logic.DIE_SIZE - 1 and logic.DIE_TOP < y < logic.DIE_TOP + logic.DIE_SIZE - 1
         }
         assert len(inside) == face * logic.PIP_SIZE**2  # pips do not overlap or touch the edge
 
@@ -560,3 +559,24 @@ def test_main_and_logic_run_under_real_micropython():
     messages = parsed(lines[:-1])
     assert [type(m).__name__ for m in messages] == ["Hello", "Rolling", "Roll", "Rolling", "Roll"]
     assert [m.seq for m in messages if isinstance(m, Roll)] == [0, 1]
+
+
+def test_host_emulator_pty_mode_as_a_process(tmp_path):
+    """What a person runs to try a table without a Pico: the path it prints is readable."""
+    command = [sys.executable, "-m", "firmware.host_emulator", "--pty", "--rolls", "3"]
+    command += ["--every", "0.05", "--wait", "1", "--tumble-ms", "50", "--state", str(tmp_path)]
+    repo = FIRMWARE_DIR.parent
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    process = subprocess.Popen(command, cwd=repo, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        path = process.stdout.readline().strip()
+        events: queue.Queue = queue.Queue()
+        with DiceSensor(path, events):
+            seen = collect_until(events, lambda s: sum(isinstance(e, Roll) for e in s) == 3)
+        assert process.wait(timeout=WAIT_S) == 0
+    finally:
+        process.kill()
+        process.stdout.close()
+    assert [e.seq for e in seen if isinstance(e, Roll)] == [0, 1, 2]
+    assert Hello(logic.VERSION) in seen
+    assert (tmp_path / "seq.txt").read_text() == f"{logic.SEQ_BLOCK}\n"

@@ -22,9 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "then how many lines were good, repeated or rejected.",
     )
     parser.add_argument("port", help="serial port, e.g. /dev/ttyACM0 or /dev/serial/by-id/...")
-    parser.add_argument(
-        "--seconds", type=float, default=None, help="stop after this long (default: Ctrl-C)"
-    )
+    parser.add_argument("--seconds", type=float, default=None, help="stop after this long (default: Ctrl-C)")
     parser.add_argument(
         "--keep-trying",
         action="store_true",

@@ -143,9 +143,7 @@ class DiceSensor:
                     "sensor in, or give its port (see ls /dev/serial/by-id/)"
                 ) from None
             self._link_up()
-        self._thread = threading.Thread(
-            target=self._run, name=f"dice-sensor {self.port}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name=f"dice-sensor {self.port}", daemon=True)
         self._thread.start()
         return self
 
