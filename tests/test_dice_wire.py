@@ -184,6 +184,9 @@ def test_format(message, wire):
         Hello("x" * 80),
         Roll(1, (1, 2, 3), (("a b", "c"),)),
         Roll(1, (1, 2, 3), (("a", "b c"),)),
+        Unknown("TILT", ("4 5",)),
+        Unknown("TILT", ("",)),
+        Unknown("TI LT", ()),
     ],
 )
 def test_format_refuses_what_no_reader_would_accept(message):
