@@ -121,7 +121,7 @@ def test_an_entry_for_another_round_is_refused_but_acknowledged():
     assert Ack(2, stale.seq) in effects
     assert any(isinstance(e, Note) and "round 6" in e.text for e in effects)
     assert h.coord.night.table(2).rolls == ()
-    assert h.records[-1]["applied"] is False
+    assert h.records[-1]["seq"] == stale.seq  # logged, so a replay refuses it the same way
 
 
 def test_host_bell_starts_forces_the_end_and_moves_on():
@@ -176,3 +176,28 @@ def test_start_night_needs_full_tables():
     coord = Coordinator(preset("classic"), "", "t", 2)
     with pytest.raises(ValueError, match="8 players"):
         coord.start_night(make_players(5)[:5])
+
+
+def test_accept_takes_committed_events_and_commits_only_the_heads_own():
+    h = Harness()
+    h.bell()
+    effects = h.coord.accept(h.event(2, Roll((1, 1, 2))))
+    assert not any(isinstance(e, Ack) for e in effects)
+    assert not any(isinstance(e, Commit) for e in effects)  # nothing of the head's own yet
+    assert h.coord.night.table(2).team_scores == (2, 0)
+
+
+def test_a_round_all_tables_finished_but_never_closed_is_closed_on_restore():
+    h = Harness()
+    h.bell()
+    rng = random.Random(4)
+    play_round(h, rng)
+    assert h.coord.night.phase == "results"
+    # the head died after committing the last table entry, before committing its close
+    closes = [i for i, r in enumerate(h.records) if r.get("event") == ["close"]]
+    cut = h.records[: closes[-1]]
+    again = Coordinator(h.rules, preset_text("classic"), "test", 3)
+    effects = again.restore(cut)
+    assert again.night.phase == "results"
+    assert effects[0] == Commit(({"kind": "night", "event": ["close"]},))
+    assert again.night.history == h.coord.night.history

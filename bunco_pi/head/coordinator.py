@@ -39,7 +39,13 @@ from bunco_pi.rules.night import (
 )
 from bunco_pi.rules.record import build_record, decode_event, encode_event
 from bunco_pi.rules.rotation import Seats, initial_seating
-from bunco_pi.rules.table_round import Bell, RuleViolation
+from bunco_pi.rules.table_round import Bell, RuleViolation, Undo
+
+
+def _table_record(event: TableEvent) -> dict[str, Any]:
+    return {"kind": "table", "table": event.table, "seq": event.seq, "round": event.round_index,
+            "entry": encode_entry(event.entry)}
+
 
 # --- effects ---------------------------------------------------------------------------------
 
@@ -124,8 +130,13 @@ class Coordinator:
 
     # --- restoring from the log -----------------------------------------------------------
 
-    def restore(self, records: Iterable[dict[str, Any]]) -> None:
-        """Rebuild the coordinator from its committed log records, in log order."""
+    def restore(self, records: Iterable[dict[str, Any]]) -> list[Effect]:
+        """Rebuild the coordinator from its committed log records, in log order.
+
+        Returns what the head must still do: a round whose tables had all finished when the
+        head stopped is closed now (that close was never committed), and everything is
+        announced again for nodes that missed it.
+        """
         for record in records:
             kind = record["kind"]
             if kind == "setup":
@@ -133,10 +144,15 @@ class Coordinator:
             elif kind == "night":
                 self._apply(decode_event(record["event"]))
             elif kind == "table":
-                table, seq = record["table"], record["seq"]
-                self.seen[table] = max(self.seen.get(table, 0), seq)
-                if record["applied"]:
-                    self._apply(TableEntry(table, decode_entry(record["entry"])))
+                event = TableEvent(record["table"], record["seq"], record["round"],
+                                   decode_entry(record["entry"]))
+                self.seen[event.table] = max(self.seen.get(event.table, 0), event.seq)
+                self._take(event)
+        if self.night is None:
+            return [PublishState(self.state())]
+        records_now, after = self._progress()
+        effects: list[Effect] = [Commit(tuple(records_now))] if records_now else []
+        return effects + after + self._announce_all()
 
     # --- inputs ---------------------------------------------------------------------------
 
@@ -148,7 +164,8 @@ class Coordinator:
         return [PublishState(self.state())] if self.night is None else []
 
     def handle(self, event: TableEvent) -> list[Effect]:
-        """An entry from a table, possibly a repeat or out of order."""
+        """An entry from a table, possibly a repeat or out of order (the in-process path: the
+        coordinator does its own de-duplication and logs the table's entries itself)."""
         table = event.table
         if table > self.table_count:
             return [Note(f"table {table}: there are only {self.table_count} tables tonight")]
@@ -160,55 +177,57 @@ class Coordinator:
             if len(held) < MAX_HELD:
                 held[event.seq] = event
             return [Note(f"table {table}: seq {event.seq} arrived before {last + 1}; held")]
-        effects: list[Effect] = []
         records: list[dict[str, Any]] = []
         after: list[Effect] = []
         pending = self.held.get(table, {})
         current: TableEvent | None = event
         while current is not None:
-            records_for, after_for = self._take(current)
-            records += records_for
-            after += after_for
+            records.append(_table_record(current))
+            after += self._take(current)
             self.seen[table] = current.seq
             current = pending.pop(current.seq + 1, None)
         more_records, more_after = self._progress()
-        records += more_records
-        after += more_after
-        effects.append(Commit(tuple(records)))
-        effects.append(Ack(table, self.seen[table]))
-        effects += after
-        return effects
+        return [Commit(tuple(records + more_records)), Ack(table, self.seen[table]),
+                *after, *more_after]
 
-    def _take(self, event: TableEvent) -> tuple[list[dict[str, Any]], list[Effect]]:
-        record: dict[str, Any] = {"kind": "table", "table": event.table, "seq": event.seq,
-                                  "round": event.round_index, "entry": encode_entry(event.entry)}
+    def accept(self, event: TableEvent) -> list[Effect]:
+        """An entry the shell has already committed to the log, next in its table's sequence
+        (the networked path: the event log de-duplicates and acknowledges)."""
+        if event.table > self.table_count:
+            return [Note(f"table {event.table}: there are only {self.table_count} tables tonight")]
+        self.seen[event.table] = event.seq
+        after = self._take(event)
+        more_records, more_after = self._progress()
+        head = [Commit(tuple(more_records))] if more_records else []
+        return head + after + more_after
+
+    def _take(self, event: TableEvent) -> list[Effect]:
+        """Apply a table's entry if it belongs to the round being played; refuse it otherwise.
+        Refusing depends only on the night and the entry, so a replay refuses the same ones."""
         night = self.night
         reason = None
         if night is None or night.phase not in (PLAYING, "finishing"):
             reason = f"no round is being played (the night is '{night.phase if night else 'lobby'}')"
         elif event.round_index != night.round_index:
             reason = f"entry for round {event.round_index + 1}, but round {night.round_index + 1} is on"
+        bell_before = night.bell_rung if night is not None else False
         if reason is None:
-            bell_before = night.bell_rung  # type: ignore[union-attr]
             try:
                 self._apply(TableEntry(event.table, event.entry))
             except RuleViolation as exc:
                 reason = str(exc)
         if reason is not None:
-            record.update(applied=False, reason=reason)
-            return [record], [Note(f"table {event.table} seq {event.seq} refused: {reason}")]
-        record["applied"] = True
-        after: list[Effect] = [PublishView(event.table, table_view(self.night, event.table))]
+            return [Note(f"table {event.table} seq {event.seq} refused: {reason}")]
         night = self.night
         assert night is not None
-        table_round = night.table(event.table)
-        if table_round.rolls and table_round.rolls[-1].outcome.bunco and not isinstance(
-                event.entry, Bell) and len(table_round.entries) and \
-                table_round.entries[-1] == event.entry:
+        after: list[Effect] = [PublishView(event.table, table_view(night, event.table))]
+        rolls = night.table(event.table).rolls
+        if not isinstance(event.entry, Bell | Undo) and rolls and rolls[-1].outcome.bunco \
+                and night.table(event.table).entries[-1] is event.entry:
             after.append(Buzz("bunco"))
         if night.bell_rung and not bell_before:
             after += [Buzz("round-end"), PublishState(self.state())]
-        return [record], after
+        return after
 
     def press_bell(self) -> list[Effect]:
         """The host's physical bell: start a round, force its end, dismiss the break."""
