@@ -241,18 +241,6 @@ def _header_pin(gpio: int) -> str:
 
 # --- the dice sensor ----------------------------------------------------------------------------
 
-def _valid_sensor_line(raw: bytes) -> str | None:
-    """The text of a checksummed sensor line (``TEXT*HH``), or None if it is not one."""
-    line = raw.decode("ascii", "replace").rstrip("\r\n")
-    text, star, checksum = line.rpartition("*")
-    if not star or len(checksum) != 2:
-        return None
-    value = 0
-    for byte in text.encode("ascii", "replace"):
-        value ^= byte
-    return text if f"{value:02X}" == checksum else None
-
-
 def check_dice(port: str, mode: str = "auto", hello_timeout: float = 3.0,
                open_serial: Callable | None = None, service_running: bool = False
                ) -> CheckResult:
@@ -270,37 +258,48 @@ def check_dice(port: str, mode: str = "auto", hello_timeout: float = 3.0,
     if service_running:
         return CheckResult("dice", OK, f"sensor port {port} present; not read while "
                            "bunco-pi-table runs (it would take the table's rolls)")
-    if open_serial is None:
-        import serial
+    from bunco_pi.hardware import dice_wire
 
-        def open_serial(path: str):
-            return serial.Serial(path, 115200, timeout=0.2)
+    if open_serial is None:
+        from bunco_pi.hardware.dice_sensor import open_serial
     try:
         link = open_serial(port)
     except Exception as exc:  # pyserial's SerialException, PermissionError, ...
-        hint = (": add the user to the dialout group" if "ermission" in str(exc) else "")
-        return CheckResult("dice", missing, f"cannot open {port} ({exc}){hint}")
+        text = str(exc)
+        hint = (": add the user to the dialout group" if "ermission" in text else
+                ": another program has it open (is bunco-pi-table running?)" if "lock" in text
+                else "")
+        return CheckResult("dice", missing, f"cannot open {port} ({' '.join(text.split())})"
+                           f"{hint}")
     deadline = time.monotonic() + hello_timeout
-    noise = 0
+    rejected = 0
     try:
         while time.monotonic() < deadline:
             raw = link.readline()
             if not raw:
                 continue
-            text = _valid_sensor_line(raw)
-            if text is None:
-                noise += 1
-                continue
-            if text.startswith("HELLO"):
-                return CheckResult("dice", OK, f"sensor on {port} says {text}")
-            return CheckResult("dice", OK, f"sensor on {port} is talking ({text.split()[0]})")
+            message = dice_wire.parse_line(raw.rstrip(b"\n"))
+            if isinstance(message, dice_wire.Rejected):
+                rejected += 1
+            elif isinstance(message, dice_wire.Hello):
+                return CheckResult("dice", OK, f"sensor on {port} says HELLO, firmware "
+                                   f"{message.version}")
+            elif isinstance(message, dice_wire.SensorError):
+                return CheckResult("dice", missing, f"sensor on {port} reports a problem: "
+                                   f"{message.text} (see firmware/README.md)")
+            else:
+                return CheckResult("dice", OK, f"sensor on {port} is talking "
+                                   f"({type(message).__name__.upper()})")
     finally:
         link.close()
-    if noise:
-        return CheckResult("dice", missing, f"{port} sent {noise} line(s) without a valid "
-                           "checksum: is it the bunco-pi firmware? (firmware/)")
-    return CheckResult("dice", missing, f"{port} said nothing in {hello_timeout:g} s: flash the "
-                       "bunco-pi firmware onto the Pico (firmware/) and replug it")
+    if rejected:
+        return CheckResult("dice", missing, f"{port} sent {rejected} line(s) that break the "
+                           "protocol (docs/dice-sensor-protocol.md): is it the bunco-pi "
+                           "firmware? (firmware/README.md)")
+    return CheckResult("dice", missing, f"{port} said nothing in {hello_timeout:g} s: a tray "
+                       "that has rolled since it started speaks only on a roll, so press its "
+                       "ROLL button during the check; or replug it, or flash the firmware "
+                       "(firmware/README.md)")
 
 
 # --- the broker -----------------------------------------------------------------------------------

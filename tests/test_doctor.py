@@ -182,14 +182,28 @@ def test_dice_sensor_says_hello(pty_sensor):
     master, path = pty_sensor
     result = doctor.check_dice(path, "on", hello_timeout=3,
                                open_serial=_opener(master, _checksummed("HELLO 1.2")))
-    assert result.status == OK and "says HELLO 1.2" in result.message
+    assert result.status == OK and "says HELLO, firmware 1.2" in result.message
 
 
 def test_dice_sensor_with_a_bad_checksum_is_not_trusted(pty_sensor):
     master, path = pty_sensor
     result = doctor.check_dice(path, "on", hello_timeout=0.5,
                                open_serial=_opener(master, b"HELLO 1.2*00\r\n", b"garbage\n"))
-    assert result.status == FAIL and "2 line(s) without a valid checksum" in result.message
+    assert result.status == FAIL and "2 line(s) that break the protocol" in result.message
+
+
+def test_dice_sensor_reporting_an_error(pty_sensor):
+    master, path = pty_sensor
+    result = doctor.check_dice(path, "auto", hello_timeout=3,
+                               open_serial=_opener(master, _checksummed("ERR no display")))
+    assert result.status == WARN and "reports a problem: no display" in result.message
+
+
+def test_dice_sensor_rolling_counts_as_talking(pty_sensor):
+    master, path = pty_sensor
+    result = doctor.check_dice(path, "on", hello_timeout=3,
+                               open_serial=_opener(master, _checksummed("ROLL 17 3 3 5")))
+    assert result.status == OK and "talking (ROLL)" in result.message
 
 
 def test_dice_sensor_silent(pty_sensor):
@@ -369,3 +383,25 @@ def test_a_healthy_box_exits_zero(tmp_path, mosquitto, capsys):
     assert code == 0, lines
     assert probed == [0x3C]
     assert [line.split()[0] for line in lines if "clock" not in line] == [OK] * 6
+
+
+def test_dice_with_the_real_opener(pty_sensor):
+    master, path = pty_sensor
+    # The sensor repeats HELLO; speak a little after the doctor has opened (and flushed) it.
+    speaker = threading.Timer(0.5, lambda: os.write(master, _checksummed("HELLO 1.0.0")))
+    speaker.start()
+    try:
+        result = doctor.check_dice(path, "on", hello_timeout=3)
+    finally:
+        speaker.cancel()
+    assert result.status == OK and "firmware 1.0.0" in result.message
+
+
+def test_dice_port_locked_by_the_table(pty_sensor):
+    _, path = pty_sensor
+    table = serial.Serial(path, 115200, exclusive=True)  # as bunco-pi-table opens it
+    try:
+        result = _one_line(doctor.check_dice(path, "on", hello_timeout=0.5))
+    finally:
+        table.close()
+    assert result.status == FAIL and "another program has it open" in result.message

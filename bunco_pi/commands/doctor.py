@@ -26,8 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--head-config", type=Path, default=DEFAULT_HEAD_CONFIG,
                         help=f"the head config, checked when present (default "
                              f"{DEFAULT_HEAD_CONFIG})")
-    parser.add_argument("--hello-timeout", type=float, default=3.0, metavar="SECONDS",
-                        help="how long to wait for the dice sensor to speak (default 3)")
+    parser.add_argument("--hello-timeout", type=float, default=6.0, metavar="SECONDS",
+                        help="how long to wait for the dice sensor to speak (default 6: an "
+                             "idle tray repeats HELLO every 5 s)")
     parser.add_argument("--broker-timeout", type=float, default=5.0, metavar="SECONDS",
                         help="how long to wait for the broker (default 5)")
     parser.add_argument("--dev", type=Path, default=Path("/dev"), help=argparse.SUPPRESS)
