@@ -194,3 +194,62 @@ def test_uninstall_removes_what_install_created(tmp_path):
     assert not (root / "var/lib/bunco-pi").exists()
     assert "would run: userdel bunco" in purge.stdout
     assert all("bunco" not in p for p in _snapshot(root))
+
+
+def test_installed_broker_config_lets_each_node_in(tmp_path):
+    """The head's generated mosquitto files, run by a real mosquitto, admit the handed-out
+    table password and refuse a wrong one."""
+    import socket
+    import time
+
+    import paho.mqtt.client as mqtt
+
+    binary = shutil.which("mosquitto") or shutil.which("/usr/sbin/mosquitto")
+    if binary is None:
+        pytest.skip("mosquitto is not installed (Debian package: mosquitto)")
+    root = tmp_path / "root"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    _install_head(root, "--port", str(port))
+    conf = (root / "etc/bunco-pi/mosquitto/mosquitto.conf").read_text()
+    conf = conf.replace("/etc/bunco-pi", str(root / "etc/bunco-pi"))
+    conf = conf.replace("/var/lib/bunco-pi-broker", str(tmp_path))
+    conf = conf.replace(f"listener {port}\n", f"listener {port} 127.0.0.1\n")
+    if os.geteuid() == 0:
+        conf += "user root\n"
+    (tmp_path / "m.conf").write_text(conf)
+    proc = subprocess.Popen([binary, "-c", str(tmp_path / "m.conf")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+
+        def login(user: str, password: str):
+            import queue
+            replies: queue.Queue = queue.Queue()
+            client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+            client.username_pw_set(user, password)
+            client.on_connect = lambda c, u, f, rc, p: replies.put(rc)
+            client.connect("127.0.0.1", port)
+            client.loop_start()
+            try:
+                return replies.get(timeout=10)
+            finally:
+                client.disconnect()
+                client.loop_stop()
+
+        secrets = root / "etc/bunco-pi/secrets"
+        handed = (secrets / "tables/table3.password").read_text().strip()
+        assert not login("table3", handed).is_failure
+        assert not login("head", (secrets / "head.password").read_text().strip()).is_failure
+        assert not login("table1", (secrets / "table.password").read_text().strip()).is_failure
+        assert login("table3", handed + "x").is_failure
+        assert login("table2", handed).is_failure  # one table's password is not another's
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
