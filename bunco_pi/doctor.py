@@ -62,6 +62,7 @@ class BoxConfig:
     password_file: str | None = None
     data_dir: str = "/var/lib/bunco-pi"
     night: str | None = None  # set on the head only
+    rules_file: str | None = None
     head_username: str | None = None
     head_password_file: str | None = None
 
@@ -110,6 +111,7 @@ def load_config(table_path: Path, head_path: Path | None = None
             password_file=broker.get("password_file"),
             data_dir=str(table.get("data", {}).get("dir", "/var/lib/bunco-pi")),
             night=head.get("night", {}).get("name"),
+            rules_file=head.get("night", {}).get("rules"),
             head_username=head.get("broker", {}).get("username"),
             head_password_file=head.get("broker", {}).get("password_file"),
         )
@@ -118,6 +120,20 @@ def load_config(table_path: Path, head_path: Path | None = None
                                         f"type ({exc})")
     where = f"{table_path}" + (f" and {head_path}" if head else "")
     return cfg, CheckResult("config", OK, f"read {where}")
+
+
+# --- the house rules (head only) -------------------------------------------------------------
+
+def check_rules(path: Path) -> CheckResult:
+    """The head's house rules file loads: a typo found now, not when the first round starts."""
+    from bunco_pi.errors import UserError
+    from bunco_pi.rules.house import load_rules
+
+    try:
+        rules = load_rules(path)
+    except UserError as exc:
+        return CheckResult("rules", FAIL, f"{exc}; `bunco-pi rules check {path}` after fixing")
+    return CheckResult("rules", OK, f"{path}: {rules.name} ({rules.play} play)")
 
 
 # --- the display ----------------------------------------------------------------------------

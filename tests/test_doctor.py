@@ -52,6 +52,24 @@ def test_broken_config_names_file_and_line(tmp_path):
     _one_line(result)
 
 
+# --- house rules --------------------------------------------------------------------------
+
+def test_rules_that_load(tmp_path):
+    presets = Path(provision.__file__).parent / "rules" / "presets"
+    path = tmp_path / "rules.toml"
+    path.write_text(provision.rules_config(presets, "core"))
+    result = doctor.check_rules(path)
+    assert result.status == OK and "core (team play)" in result.message
+
+
+def test_rules_with_a_mistake_name_the_line(tmp_path):
+    path = tmp_path / "rules.toml"
+    path.write_text('name = "ours"\n[round]\ntarget_score = 0\n')
+    result = _one_line(doctor.check_rules(path))
+    assert result.status == FAIL and str(path) in result.message and "target_score" in result.message
+    assert doctor.check_rules(tmp_path / "none.toml").status == FAIL
+
+
 # --- display ---------------------------------------------------------------------------------
 
 def test_display_without_i2c_says_how_to_enable_it(tmp_path):

@@ -45,6 +45,8 @@ def checks(args: argparse.Namespace, pin_factory=None, i2c_probe=doctor.probe_i2
     head_path = args.head_config if args.head_config.is_file() else None
     cfg, config_result = doctor.load_config(args.config, head_path)
     yield config_result
+    if cfg.rules_file:
+        yield doctor.check_rules(Path(cfg.rules_file))
     running = service_running()
     yield doctor.check_display(cfg.i2c_bus, cfg.i2c_address, dev_dir=args.dev, probe=i2c_probe)
     # lgpio makes FIFOs in the working directory, which need not be writable for `bunco`
