@@ -47,11 +47,13 @@ def test_fallback_when_nothing_answers():
     assert calls == [(0.5, "n")]
 
 
-def test_fallback_when_multicast_is_forbidden():
-    def forbidden(timeout, night=None):
-        raise PermissionError("multicast blocked")
+@pytest.mark.parametrize("error", [PermissionError("multicast blocked"),
+                                   ImportError("No module named 'zeroconf'")])
+def test_fallback_when_discovery_cannot_run(error):
+    def broken(timeout, night=None):
+        raise error
 
-    assert find_head("head.lan", 1883, browser=forbidden).source == "config"
+    assert find_head("head.lan", 1883, browser=broken).source == "config"
 
 
 def test_no_browse_when_discovery_is_off():

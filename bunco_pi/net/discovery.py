@@ -156,13 +156,13 @@ def find_head(fallback_host: str, fallback_port: int, *, discover: bool = True,
               browser: Callable[..., HeadAddress | None] = browse) -> HeadAddress:
     """The head's broker: found by zeroconf, else the configured address.
 
-    A network that forbids multicast makes zeroconf raise OSError; that is a reason to fall
-    back, not to stop the table.
+    A network that forbids multicast makes zeroconf raise OSError, and an install without
+    the ``discovery`` extra lacks zeroconf: each is a reason to fall back, not to stop the table.
     """
     if discover:
         try:
             found = browser(timeout, night=night)
-        except OSError:
+        except (OSError, ImportError):
             found = None
         if found is not None:
             return found
