@@ -159,7 +159,7 @@ fi
 RULES="$(provision rules-config --preset "$PRESET")"
 
 # --- system packages, the user, I2C --------------------------------------------------------
-PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero python3-smbus2 i2c-tools)
+PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero i2c-tools)
 [ "$ROLE" = head ] && PACKAGES+=(mosquitto)
 [ "$CAMERA" = 1 ] && PACKAGES+=(python3-picamera2)
 run apt-get update </dev/null
