@@ -1,0 +1,104 @@
+"""The OLED: create the luma.oled device from config, and push only frames that changed.
+
+luma is imported lazily so a box without a screen (or a test) never needs I2C. Screens are
+drawn elsewhere (``bunco_pi.table.screens``) as PIL images; this module owns the device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+from bunco_pi.errors import UserError
+from bunco_pi.hardware.pinmap import DEFAULT_I2C_ADDRESS
+
+WIDTH, HEIGHT = 128, 64
+# "dummy" keeps frames in memory (tests, the terminal emulator); "none" shows nothing.
+DISPLAY_TYPES = ("ssd1306", "sh1106", "dummy", "none")
+
+
+@dataclass(frozen=True)
+class DisplayConfig:
+    kind: str = "ssd1306"
+    address: int = DEFAULT_I2C_ADDRESS
+    port: int = 1
+    rotation: int = 0
+
+
+def open_device(config: DisplayConfig) -> Any | None:
+    """A luma device for ``config``, or None for ``kind = "none"``.
+
+    Raises UserError with one line naming the problem and the fix.
+    """
+    if config.kind == "none":
+        return None
+    if config.kind == "dummy":
+        from luma.core.device import dummy
+
+        return dummy(width=WIDTH, height=HEIGHT, rotate=config.rotation, mode="1")
+    if config.kind not in DISPLAY_TYPES:
+        raise UserError(
+            f"display type {config.kind!r} is unknown; set [display] type to one of "
+            f"{', '.join(DISPLAY_TYPES)}"
+        )
+    from luma.core.error import DeviceNotFoundError, DevicePermissionError
+    from luma.core.interface.serial import i2c
+    from luma.oled import device as oled_devices
+
+    where = f"I2C bus {config.port} address {config.address:#04x}"
+    try:
+        serial = i2c(port=config.port, address=config.address)
+        driver = getattr(oled_devices, config.kind)
+        return driver(serial, width=WIDTH, height=HEIGHT, rotate=config.rotation)
+    except DeviceNotFoundError:
+        raise UserError(
+            f"no I2C bus {config.port} (/dev/i2c-{config.port}): enable I2C with raspi-config"
+        ) from None
+    except DevicePermissionError:
+        raise UserError(
+            f"no permission for /dev/i2c-{config.port}: add this user to the i2c group"
+        ) from None
+    except OSError:
+        raise UserError(
+            f"the {config.kind} display does not answer on {where}: check its wiring and "
+            "[display] address (i2cdetect -y 1 lists what answers)"
+        ) from None
+
+
+class FrameSink:
+    """Pushes frames to a device, skipping any frame identical to the last one pushed.
+
+    A display that fails mid-game (a loose wire) must not stop the scoring: the first error
+    marks the sink failed, ``failure`` says why, and later frames are dropped.
+    """
+
+    def __init__(self, device: Any | None) -> None:
+        self.device = device
+        self.pushed = 0
+        self.skipped = 0
+        self.failure: str | None = None
+        self._last: bytes | None = None
+
+    def show(self, image: Any) -> bool:
+        """Display ``image`` if it differs from the last frame; True when a frame was pushed."""
+        data = image.tobytes()
+        if data == self._last:
+            self.skipped += 1
+            return False
+        self._last = data
+        if self.device is None or self.failure is not None:
+            return False
+        try:
+            self.device.display(image)
+        except OSError as exc:
+            self.failure = f"display stopped answering ({exc.strerror or exc})"
+            return False
+        self.pushed += 1
+        return True
+
+    def close(self) -> None:
+        if self.device is not None and self.failure is None:
+            # Shutting down: a display that fails to clear has nothing more to tell us.
+            with contextlib.suppress(Exception):
+                self.device.cleanup()

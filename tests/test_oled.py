@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import pytest
+from luma.core.device import dummy
+from PIL import Image
+
+from bunco_pi.errors import UserError
+from bunco_pi.hardware.oled import DisplayConfig, FrameSink, open_device
+
+
+def frame(x: int) -> Image.Image:
+    image = Image.new("1", (128, 64), 0)
+    image.putpixel((x, 0), 1)
+    return image
+
+
+class CountingDummy(dummy):
+    def __init__(self) -> None:
+        super().__init__(width=128, height=64, mode="1")
+        self.calls = 0
+
+    def display(self, image):
+        self.calls += 1
+        super().display(image)
+
+
+def test_unchanged_frame_is_never_pushed():
+    device = CountingDummy()
+    sink = FrameSink(device)
+    assert sink.show(frame(1)) is True
+    assert sink.show(frame(1)) is False
+    assert sink.show(frame(2)) is True
+    assert sink.show(frame(2)) is False
+    assert device.calls == 2 and sink.pushed == 2 and sink.skipped == 2
+    assert device.image.getpixel((2, 0))
+
+
+def test_display_failure_mid_game_is_reported_not_raised():
+    class Unplugged(CountingDummy):
+        def display(self, image):
+            raise OSError(121, "Remote I/O error")
+
+    sink = FrameSink(Unplugged())
+    assert sink.show(frame(1)) is False
+    assert "Remote I/O error" in sink.failure
+    assert sink.show(frame(2)) is False  # later frames are dropped quietly
+
+
+def test_dummy_and_none_devices():
+    assert open_device(DisplayConfig(kind="none")) is None
+    device = open_device(DisplayConfig(kind="dummy", rotation=2))
+    assert device.size == (128, 64)
+
+
+def test_unknown_display_type_is_one_line_with_the_fix():
+    with pytest.raises(UserError) as err:
+        open_device(DisplayConfig(kind="ssd9999"))
+    assert "ssd9999" in str(err.value) and "sh1106" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_display_missing_on_i2c_is_one_line():
+    # No I2C bus 99 exists here or on a Pi: the error names the bus and the fix.
+    with pytest.raises(UserError) as err:
+        open_device(DisplayConfig(kind="sh1106", port=99))
+    message = str(err.value)
+    assert "\n" not in message and ("i2c-99" in message or "bus 99" in message)
