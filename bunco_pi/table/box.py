@@ -50,17 +50,27 @@ class TableBox:
         self._pin_factory = pin_factory
         self._dice_port = config.dice_port if dice_port is None else dice_port
         self._clock = clock
+        self._stopped = False
 
     def start(self) -> None:
         self.node.start()
-        self.panel = _open_panel(self.config, self.node.post, self._clock, self._pin_factory)
-        if self._dice_port:
-            from bunco_pi.table.dice_feed import DiceFeed
+        try:
+            self.panel = _open_panel(self.config, self.node.post, self._clock,
+                                     self._pin_factory)
+            if self._dice_port:
+                from bunco_pi.table.dice_feed import DiceFeed
 
-            self.dice = DiceFeed(self._dice_port, self.node.post, log=self.log)
-            self.dice.start()
+                self.dice = DiceFeed(self._dice_port, self.node.post,
+                                     last_seq=self.journal.last_roll_seq())
+                self.dice.start()
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
         if self.dice is not None:
             self.dice.stop()
         if self.panel is not None:

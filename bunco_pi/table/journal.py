@@ -93,5 +93,13 @@ class Journal:
                                     bool(finished), entries))
         return out
 
+    def last_roll_seq(self) -> int | None:
+        """The sensor seq of the latest roll stored: a repeat of it after a restart is ignored."""
+        for (text,) in self._db.execute("SELECT entry FROM entries ORDER BY seq DESC"):
+            entry = json.loads(text)
+            if "roll" in entry and "seq" in entry:
+                return int(entry["seq"])
+        return None
+
     def close(self) -> None:
         self._db.close()

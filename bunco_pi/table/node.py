@@ -23,6 +23,7 @@ mistaken entry ended.
 
 from __future__ import annotations
 
+import collections
 import queue
 import sys
 import threading
@@ -97,6 +98,7 @@ class TableNode:
         self._pending_rolls: list[DiceRoll] = []
         self._display_reported = False
         self._thread: threading.Thread | None = None
+        self._local: collections.deque[object] = collections.deque()
         self._resume_from_journal()
 
     # --- other threads call these -----------------------------------------------------------
@@ -104,8 +106,16 @@ class TableNode:
     def post(self, event: object) -> None:
         self.queue.put(event)
 
+    def _post_from_link(self, event: object) -> None:
+        # A link answering the node's own call (the standalone head ringing its own bell)
+        # must act before anything already queued: the next roll belongs after the bell.
+        if threading.current_thread() is self._thread:
+            self._local.append(event)
+        else:
+            self.queue.put(event)
+
     def start(self) -> threading.Thread:
-        self.link.attach(self.post)
+        self.link.attach(self._post_from_link)
         self._thread = threading.Thread(target=self.run, name="table-node", daemon=True)
         self._thread.start()
         return self._thread
@@ -142,6 +152,8 @@ class TableNode:
                 event.done.set()
                 continue
             self.handle(event)
+            while self._local:
+                self.handle(self._local.popleft())
             self._refresh()
 
     def handle(self, event: object) -> None:
@@ -212,8 +224,9 @@ class TableNode:
         if not self._bell_heard():
             self._end_reported = False
 
-    def _dice_roll(self, event: DiceRoll) -> None:
-        self.dice_seen += 1
+    def _dice_roll(self, event: DiceRoll, replay: bool = False) -> None:
+        if not replay:
+            self.dice_seen += 1
         if self.mode == "playing":
             name = self._roller_name()
             self._accept({"roll": list(event.dice), "seq": event.seq})
@@ -237,7 +250,7 @@ class TableNode:
         pending, self._pending_rolls = self._pending_rolls, []
         for roll in pending:
             if self.mode == "playing":
-                self._dice_roll(roll)
+                self._dice_roll(roll, replay=True)
 
     def _accept(self, entry: Entry) -> None:
         """Store the entry durably, then let it count."""

@@ -1,0 +1,108 @@
+"""Dice sensor lines, through a pty and the real reader, into a table node."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+import tty
+
+import pytest
+from luma.core.device import dummy
+
+from bunco_pi.hardware.dice_sensor import LinkDown, LinkUp
+from bunco_pi.hardware.dice_wire import Fault, Rejected, Roll, SensorError, format_message
+from bunco_pi.table import game
+from bunco_pi.table.box import TableBox
+from bunco_pi.table.config import TableConfig
+from bunco_pi.table.dice_feed import translate
+from bunco_pi.table.events import DiceRoll, DiceStatus
+from bunco_pi.table.link import StandaloneLink
+
+PLAYERS = ("Ann", "Bea", "Cat", "Dot")
+
+
+def test_translate():
+    assert translate(Roll(5, (1, 2, 3))) == DiceRoll(5, (1, 2, 3))
+    assert translate(LinkDown("/dev/x", "gone")) == DiceStatus(False, "dice unplugged: use buttons")
+    assert translate(LinkUp("/dev/x")) == DiceStatus(True)
+    assert translate(SensorError("tilt")).detail == "dice: tilt"
+    assert translate(Rejected(Fault.BAD_CHECKSUM, b"x")) is None
+
+
+def corrupt(rng: random.Random, good: bytes) -> bytes:
+    kind = rng.randrange(5)
+    if kind == 0:  # one character flipped: the checksum no longer matches
+        i = rng.randrange(len(good) - 4)
+        return good[:i] + bytes([good[i] ^ 0x04]) + good[i + 1:]
+    if kind == 1:
+        return b"\x00\xff" + good
+    if kind == 2:
+        return good[:-4] + b"\n"  # checksum cut off
+    if kind == 3:
+        return b"ROLL " + b"9" * 120 + b"\n"
+    return good  # the same roll again: a repeat, harmless
+
+
+@pytest.fixture
+def pty_pair():
+    master, slave = os.openpty()
+    tty.setraw(slave)  # bytes as a USB serial device sends them: no line editing
+    yield master, os.ttyname(slave)
+    os.close(master)
+    os.close(slave)
+
+
+def test_whole_round_from_dice_lines_with_100_corrupted(mock_factory, tmp_path, pty_pair):
+    master, port = pty_pair
+    rng = random.Random(7)
+    link = StandaloneLink(PLAYERS)
+    box = TableBox(TableConfig(players=PLAYERS), None, link, tmp_path / "j.db",
+                   device=dummy(width=128, height=64, mode="1"), dice_port=port)
+    box.start()
+    try:
+        rolls = []
+        corrupted = 0
+        seq = 100
+        # Enough rolls to finish round 1 (target 1) whatever the dice do.
+        while len(rolls) < 400:
+            dice = tuple(rng.randint(1, 6) for _ in range(3))
+            good = format_message(Roll(seq, dice))
+            rolls.append(dice)
+            lines = [good]
+            if corrupted < 100 and rng.random() < 0.5:
+                lines.insert(rng.randrange(2), corrupt(rng, good) if rng.random() < 0.5
+                             else corrupt(rng, format_message(Roll(seq - 1, dice))))
+                corrupted += 1
+            for line in lines:
+                os.write(master, line)
+            seq += 1
+        while corrupted < 100:
+            os.write(master, corrupt(rng, format_message(Roll(seq - 1, (1, 1, 2)))))
+            corrupted += 1
+        deadline = time.monotonic() + 20
+        while box.node.dice_seen < len(rolls) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert box.node.sync()
+        assert box.node.dice_seen == len(rolls)
+        assert box.dice.sensor.stats().malformed > 0
+        # The first round, refolded straight through the engine from the rolls sent.
+        first = link.summaries[0]
+        state = game.new_round(None, 1)
+        used = 0
+        bell = False
+        for dice in rolls:
+            state = game.apply(state, {"roll": list(dice)})
+            used += 1
+            if not bell and game.head_end_reached(state, None):
+                state = game.apply(state, {"bell": "self"})
+                bell = True
+            if game.is_done(state):
+                break
+        assert game.is_done(state)
+        assert (first.score_a, first.score_b) == game.team_scores(state)
+        # Every roll of that round came through once, in order, with its sensor seq.
+        played = [e for e in box.node.finished_rounds[0].effective if "roll" in e]
+        assert played == [{"roll": list(d), "seq": 100 + i} for i, d in enumerate(rolls[:used])]
+    finally:
+        box.stop()
