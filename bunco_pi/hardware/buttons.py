@@ -142,14 +142,18 @@ class ButtonPanel:
         clock: Callable[[], float],
         pin_factory: object | None = None,
     ) -> None:
-        from gpiozero import Button  # lazy: the rest of the package runs without GPIO
+        # Lazy: the rest of the package runs without GPIO. A plain DigitalInputDevice rather
+        # than gpiozero's Button: Button starts a hold-polling thread per button (10 wake-ups
+        # a second each), and hold timing is ours anyway.
+        from gpiozero import DigitalInputDevice
 
         self.buttons = {}
         try:
             for role, pin in pins.items():
-                button = Button(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
-                button.when_pressed = _edge_callback(role, True, on_edge, clock)
-                button.when_released = _edge_callback(role, False, on_edge, clock)
+                button = DigitalInputDevice(pin, pull_up=True, bounce_time=None,
+                                            pin_factory=pin_factory)
+                button.when_activated = _edge_callback(role, True, on_edge, clock)
+                button.when_deactivated = _edge_callback(role, False, on_edge, clock)
                 self.buttons[role] = button
         except Exception:
             self.close()
