@@ -84,10 +84,22 @@ def _open_panel(
     config: TableConfig, post: Callable[[object], None], clock: Callable[[], float],
     pin_factory: Any | None,
 ) -> ButtonPanel:
+    from gpiozero.exc import BadPinFactory, GPIOPinInUse
+
     from bunco_pi.errors import UserError
 
     try:
         return ButtonPanel(config.buttons.pins, post, clock, pin_factory=pin_factory)
+    except BadPinFactory:
+        raise UserError(
+            "no GPIO on this machine (not a Raspberry Pi, or lgpio missing): run with "
+            "--emulate to try the box in the terminal"
+        ) from None
+    except GPIOPinInUse as exc:
+        raise UserError(
+            f"a button pin is already in use by another program ({exc}): stop it, or move "
+            "the button in [buttons] of the config"
+        ) from None
     except Exception as exc:  # gpiozero raises many types; each is a wiring/config problem
         raise UserError(
             f"cannot use the buttons' GPIO pins {sorted(config.buttons.pins.values())}: "
