@@ -40,6 +40,7 @@ def test_file_overrides(tmp_path):
         ("[screen]\n", "unknown section [screen]"),
         ("[buttons\n", "not valid TOML"),
         ('[table]\nplayers = ["a"]\n', "players must be a list of 4"),
+        ('[table]\nplayers = ["a", "b", "a", "c"]\n', "4 different names"),
     ],
 )
 def test_mistakes_are_one_line_naming_file_and_fix(tmp_path, text, expect):

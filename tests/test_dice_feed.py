@@ -12,7 +12,9 @@ from luma.core.device import dummy
 
 from bunco_pi.hardware.dice_sensor import LinkDown, LinkUp
 from bunco_pi.hardware.dice_wire import Fault, Rejected, Roll, SensorError, format_message
-from bunco_pi.table import game
+from bunco_pi.rules.house import preset
+from bunco_pi.rules.table_round import Roll as EngineRoll
+from bunco_pi.rules.table_round import TableRound, TableSetup
 from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import TableConfig
 from bunco_pi.table.dice_feed import translate
@@ -56,8 +58,9 @@ def pty_pair():
 def test_whole_round_from_dice_lines_with_100_corrupted(mock_factory, tmp_path, pty_pair):
     master, port = pty_pair
     rng = random.Random(7)
-    link = StandaloneLink(PLAYERS)
-    box = TableBox(TableConfig(players=PLAYERS), None, link, tmp_path / "j.db",
+    rules = preset("classic")
+    link = StandaloneLink(rules, PLAYERS)
+    box = TableBox(TableConfig(players=PLAYERS), rules, link, tmp_path / "j.db",
                    device=dummy(width=128, height=64, mode="1"), dice_port=port)
     box.start()
     try:
@@ -85,24 +88,23 @@ def test_whole_round_from_dice_lines_with_100_corrupted(mock_factory, tmp_path, 
             time.sleep(0.05)
         assert box.node.sync()
         assert box.node.dice_seen == len(rolls)
-        assert box.dice.sensor.stats().malformed > 0
+        stats = box.dice.sensor.stats()
+        # Each corrupted line was rejected or recognised as a repeat, never scored.
+        assert stats.malformed + stats.duplicates == 100 and stats.malformed > 50
         # The first round, refolded straight through the engine from the rolls sent.
-        first = link.summaries[0]
-        state = game.new_round(None, 1)
+        state = TableRound.begin(TableSetup(1, PLAYERS, 1, rules, can_end_round=True))
         used = 0
-        bell = False
-        for dice in rolls:
-            state = game.apply(state, {"roll": list(dice)})
+        while not state.done:
+            state = state.apply(EngineRoll(rolls[used]))
             used += 1
-            if not bell and game.head_end_reached(state, None):
-                state = game.apply(state, {"bell": "self"})
-                bell = True
-            if game.is_done(state):
-                break
-        assert game.is_done(state)
-        assert (first.score_a, first.score_b) == game.team_scores(state)
+        first = link.night.history[0].tables[0]
+        assert first.team_scores == state.team_scores and first.rolls == state.rolls
+        assert first.winners == state.result.winners
         # Every roll of that round came through once, in order, with its sensor seq.
-        played = [e for e in box.node.finished_rounds[0].effective if "roll" in e]
+        played = [e for e in box.node.finished_rounds[0].log if "roll" in e]
         assert played == [{"roll": list(d), "seq": 100 + i} for i, d in enumerate(rolls[:used])]
+        # Later rounds went on from the next roll (a roll between rounds starts the next one).
+        assert len(link.night.history) >= 2
+        assert box.node.finished_rounds[1].log[0] == {"roll": list(rolls[used]), "seq": 100 + used}
     finally:
         box.stop()

@@ -7,7 +7,7 @@ import random
 
 from luma.core.device import dummy
 
-from bunco_pi.table import game
+from bunco_pi.rules.house import preset
 from bunco_pi.table.blocks import to_blocks
 from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import TableConfig
@@ -23,7 +23,8 @@ class NotATerminal(io.StringIO):
 
 def make_box(factory, tmp_path):
     config = TableConfig()
-    box = TableBox(config, None, StandaloneLink(config.players), tmp_path / "j.db",
+    rules = preset("classic")
+    box = TableBox(config, rules, StandaloneLink(rules, config.players), tmp_path / "j.db",
                    device=dummy(width=128, height=64, mode="1"), pin_factory=factory)
     box.start()
     pad = KeyPad(factory, config.buttons.pins, config.buttons.hold_time, box.node.post,
@@ -39,10 +40,10 @@ def test_keys_press_the_mock_pins(mock_factory, tmp_path):
         assert pad.press("t") == "tap three"
         assert pad.press("x") is None
         assert box.node.sync()
-        assert game.team_scores(box.node.book.state) == (6, 0)
-        assert pad.press("w") == "hold pass"  # wipeout
+        assert box.node.book.state.team_scores == (6, 0)
+        assert pad.press("U") == "hold undo"  # the whole turn
         assert box.node.sync()
-        assert game.team_scores(box.node.book.state) == (0, 0)
+        assert box.node.book.state.team_scores == (0, 0)
     finally:
         box.stop()
 

@@ -11,19 +11,20 @@ from bunco_pi.table.journal import Journal
 def test_entries_survive_reopening_in_order(tmp_path):
     path = tmp_path / "j.db"
     journal = Journal(path)
-    first = journal.begin_round(1, 1, ("a", "b", "c", "d"))
+    first = journal.begin_round(1, 1, 1, ("a", "b", "c", "d"), True)
     journal.append(first, {"tally": "point"})
     journal.append(first, {"roll": [1, 1, 2], "seq": 9})
     journal.finish_round(first)
-    second = journal.begin_round(1, 2, ("a", "b", "c", "d"))
+    second = journal.begin_round(1, 2, 2, ("a", "b", "c", "d"), False)
     journal.append(second, {"pass": True})
     journal.close()
 
     again = Journal(path)
     rounds = again.rounds()
-    assert [(r.round_number, r.finished, r.entries) for r in rounds] == [
-        (1, True, ({"tally": "point"}, {"roll": [1, 1, 2], "seq": 9})),
-        (2, False, ({"pass": True},)),
+    assert [(r.round_number, r.target, r.can_end_round, r.finished, r.entries)
+            for r in rounds] == [
+        (1, 1, True, True, ({"tally": "point"}, {"roll": [1, 1, 2], "seq": 9})),
+        (2, 2, False, False, ({"pass": True},)),
     ]
     assert rounds[0].players == ("a", "b", "c", "d")
     assert again.last_roll_seq() == 9
@@ -41,7 +42,7 @@ def test_durability_settings(tmp_path):
 def test_committed_before_append_returns(tmp_path):
     path = tmp_path / "j.db"
     journal = Journal(path)
-    rid = journal.begin_round(1, 1, ("a", "b", "c", "d"))
+    rid = journal.begin_round(1, 1, 1, ("a", "b", "c", "d"), True)
     journal.append(rid, {"tally": "bunco"})
     # A second connection (as after a crash) sees the entry without any close or commit.
     other = sqlite3.connect(path)

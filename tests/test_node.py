@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import pytest
 from luma.core.device import dummy
 
 from bunco_pi.hardware.pinmap import default_button_pins
-from bunco_pi.table import game
+from bunco_pi.rules.house import Wipeout, preset
 from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import TableConfig
 from bunco_pi.table.events import DiceRoll, DiceStatus, Tick
 from bunco_pi.table.link import InProcessLink, StandaloneLink
-from bunco_pi.table.screens import PlayingView, render
+from bunco_pi.table.screens import PlayingView, ResultsView, render
 
 PINS = default_button_pins()
 PLAYERS = ("Ann", "Bea", "Cat", "Dot")
+CLASSIC = preset("classic")
+WITH_WIPEOUT = dataclasses.replace(CLASSIC, wipeout=Wipeout(enabled=True, ends_turn=True))
 
 
 class FakeClock:
@@ -30,13 +33,13 @@ class FakeClock:
 class Table:
     """A running box plus hands to press its buttons."""
 
-    def __init__(self, factory, tmp_path, link, rules=None, name="journal.db"):
+    def __init__(self, factory, tmp_path, link, rules=CLASSIC):
         self.factory = factory
         self.clock = FakeClock()
         self.device = dummy(width=128, height=64, mode="1")
         self.link = link
         self.log = io.StringIO()
-        self.box = TableBox(TableConfig(players=PLAYERS), rules, link, tmp_path / name,
+        self.box = TableBox(TableConfig(players=PLAYERS), rules, link, tmp_path / "j.db",
                             device=self.device, clock=self.clock, log=self.log)
         self.node = self.box.node
         self.box.start()
@@ -76,23 +79,35 @@ class Table:
 
     @property
     def scores(self):
-        return game.team_scores(self.state)
+        return self.state.team_scores
 
     @property
     def roller(self):
-        return game.roller_seat(self.state)
+        return self.state.roller_seat
 
     def close(self):
         self.box.stop()
 
 
+def start_table(factory, tmp_path, *, head=False, target=3, rules=CLASSIC):
+    link = InProcessLink()
+    table = Table(factory, tmp_path, link, rules)
+    link.seat(PLAYERS)
+    link.start_round(1, target, target, PLAYERS, can_end_round=head)
+    table.sync()
+    return table
+
+
 @pytest.fixture
 def table(mock_factory, tmp_path):
-    link = InProcessLink()
-    t = Table(mock_factory, tmp_path, link)
-    link.seat(PLAYERS)
-    link.start_round(1, 3)
-    t.sync()
+    t = start_table(mock_factory, tmp_path)
+    yield t
+    t.close()
+
+
+@pytest.fixture
+def wipeout_table(mock_factory, tmp_path):
+    t = start_table(mock_factory, tmp_path, rules=WITH_WIPEOUT)
     yield t
     t.close()
 
@@ -104,19 +119,33 @@ def test_whole_round_pressed_button_by_button(table):
     assert table.scores == (7, 0)
     table.tap("pass")
     assert table.roller == 2
-    table.tap("bunco")  # Bea: BUNCO
-    assert table.scores == (7, 21)
-    assert ("end_reached", None) in table.link.reports
+    table.tap("bunco")  # Bea: BUNCO (not the head table: play goes on)
+    assert table.scores == (7, 21) and table.state.rolls[-1].outcome.bunco
+    table.tap("point")
     table.link.ring_bell()
     table.sync()
     assert isinstance(table.node.view(), PlayingView) and table.node.view().bell
     table.tap("point")
-    table.tap("pass")  # Bea finishes: the round is over
+    table.tap("pass")  # Bea finishes her turn: the round is over here
     assert table.node.mode == "results"
     summary = [s for kind, s in table.link.reports if kind == "round_over"][0]
-    assert (summary.score_a, summary.score_b, summary.winner) == (7, 22, "B")
+    assert summary.state.team_scores == (7, 23)
+    assert summary.state.result.winners == ("Bea", "Dot")
+    assert isinstance(table.node.view(), ResultsView) and not table.node.view().won
     # The OLED shows what the node drew, pushed through the dummy device.
     assert table.device.image.tobytes() == table.node.frame.convert("1").tobytes()
+
+
+def test_head_table_bunco_ends_the_round_and_tells_the_link(mock_factory, tmp_path):
+    t = start_table(mock_factory, tmp_path, head=True)
+    try:
+        t.tap("point")
+        t.tap("pass")
+        t.tap("bunco")
+        assert ("end_reached", None) in t.link.reports
+        assert t.node.mode == "results"
+    finally:
+        t.close()
 
 
 def test_every_press_changes_the_screen_at_once(table):
@@ -145,6 +174,7 @@ def test_chattering_buttons_count_once(table):
         table.node.post(Tick())
     table.sync()
     assert table.scores == (1 + 5 + 21, 0)
+    assert len(table.state.rolls) == 3
 
 
 def test_stuck_button_never_repeats_points(table):
@@ -156,12 +186,20 @@ def test_stuck_button_never_repeats_points(table):
     assert table.scores == (1, 0)
 
 
-def test_hold_pass_is_wipeout_and_tap_pass_is_pass(table):
-    table.tap("three")
+def test_hold_pass_is_wipeout_and_tap_pass_is_pass(wipeout_table):
+    wipeout_table.tap("three")
+    wipeout_table.tap("point")
+    wipeout_table.hold("pass")
+    assert wipeout_table.scores == (0, 0)
+    assert wipeout_table.roller == 2  # these rules end the turn on a wipeout
+
+
+def test_wipeout_refused_by_rules_is_shown_not_stored(table):
     table.tap("point")
     table.hold("pass")
-    assert table.scores == (0, 0)
-    assert table.roller == 2  # a wipeout ends the turn
+    assert table.scores == (1, 0) and table.roller == 1
+    assert "wipeout" in table.node.view().flash
+    assert len(table.box.journal.rounds()[-1].entries) == 1
 
 
 @pytest.mark.parametrize(
@@ -177,34 +215,41 @@ def test_hold_pass_is_wipeout_and_tap_pass_is_pass(table):
         (["roll:3,3,3"], "rolled bunco"),
     ],
 )
-def test_undo_reverses_every_kind_of_change_exactly(table, steps, kind):
-    table.tap("point")
-    table.tap("pass")
-    table.tap("three")
-    before = table.state
+def test_undo_reverses_every_kind_of_change_exactly(wipeout_table, steps, kind):
+    t = wipeout_table
+    t.tap("point")
+    t.tap("pass")
+    t.tap("three")
+    before = t.state
     for step in steps:
         if step.startswith("hold:"):
-            table.hold(step[5:])
+            t.hold(step[5:])
         elif step.startswith("roll:"):
-            table.roll(7, *map(int, step[5:].split(",")))
+            t.roll(7, *map(int, step[5:].split(",")))
         else:
-            table.tap(step)
-    assert table.state != before, kind
-    table.tap("undo")
-    assert table.state == before, kind
+            t.tap(step)
+    assert t.state != before, kind
+    t.tap("undo")
+    assert t.state == before, kind
 
 
-def test_undo_of_a_bunco_takes_back_the_bell_it_rang(mock_factory, tmp_path):
-    link = StandaloneLink(PLAYERS)
+def test_undo_of_a_head_table_bunco_reopens_the_round(mock_factory, tmp_path):
+    """The mistaken BUNCO ended the round at the head table: undo takes back its 21
+    points, its bunco, the traveler and the end of the round."""
+    link = StandaloneLink(CLASSIC, PLAYERS)
     t = Table(mock_factory, tmp_path, link)
     try:
         t.tap("pass")  # waiting -> round 1 starts
         t.tap("point")
         before = t.state
-        t.tap("bunco")  # the head table's bunco rings the bell
-        assert t.node.view().bell
+        t.tap("bunco")
+        assert t.node.mode == "results"
+        assert link.night.history[-1].tables[0].rolls[-1].outcome.bunco
         t.tap("undo")
-        assert t.state == before and not t.node.view().bell
+        assert t.node.mode == "playing" and t.state == before
+        assert not link.night.history and link.night.phase == "playing"
+        t.tap("point")
+        assert t.scores == (2, 0)
     finally:
         t.close()
 
@@ -219,7 +264,12 @@ def test_hold_undo_takes_back_the_whole_turn(table):
     table.hold("undo")
     assert table.state == after_pass
     table.hold("undo")  # nothing in this turn yet: take back the previous turn
-    assert table.scores == (0, 0) and table.roller == 1
+    assert table.scores == (0, 0) and table.roller == 1 and not table.state.entries
+
+
+def test_undo_with_nothing_to_undo(table):
+    table.tap("undo")
+    assert table.node.view().flash == "nothing to undo"
 
 
 def test_undo_on_results_reopens_the_round(table):
@@ -246,6 +296,9 @@ def test_dice_sensor_unplugged_is_shown_and_buttons_still_count(table):
     assert "unplugged" in table.node.view().warning
     table.tap("point")
     assert table.scores == (1, 0)
+    table.node.post(DiceStatus(True))
+    table.sync()
+    assert table.node.view().warning == ""
 
 
 def test_display_failure_mid_game_keeps_counting(table):
@@ -269,10 +322,7 @@ def test_unchanged_frames_are_not_pushed(table):
 
 
 def test_restart_resumes_the_round_from_the_journal(mock_factory, tmp_path):
-    link = InProcessLink()
-    first = Table(mock_factory, tmp_path, link)
-    link.start_round(2, 4)
-    first.sync()
+    first = start_table(mock_factory, tmp_path, target=4)
     first.tap("point")
     first.tap("pass")
     first.tap("three")
@@ -286,7 +336,7 @@ def test_restart_resumes_the_round_from_the_journal(mock_factory, tmp_path):
         assert second.scores == (1, 6)
         assert second.node.view() == PlayingView(
             table=1, target=4, score_a=1, score_b=6, roller="Bea", roller_team="B",
-            set_number=2, flash="+1 Bea")
+            set_number=1, flash="+1 Bea")
     finally:
         second.close()
 

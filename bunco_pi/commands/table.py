@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import signal
 import sys
 import threading
@@ -43,16 +44,17 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bunco_pi.rules.house import resolve_rules
     from bunco_pi.table.box import TableBox
     from bunco_pi.table.config import load_config
     from bunco_pi.table.link import StandaloneLink
-    from bunco_pi.table.records import load_house_rules, record_writer
+    from bunco_pi.table.recorder import record_writer
 
     if not args.standalone:
         raise UserError("a networked table needs a head on the LAN, which this version does "
                         "not have yet: run `bunco-pi table --standalone`")
     config = load_config(args.config)
-    rules = load_house_rules(args.rules)
+    rules = resolve_rules(args.rules)
     journal = _journal_path(args)
     device = pin_factory = None
     if args.emulate:
@@ -62,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
 
         pin_factory = MockFactory()
         device = open_device(DisplayConfig(kind="dummy"))
-    link = StandaloneLink(config.players)
-    write = record_writer(args.record, rules, config.number) if args.record else None
+    # The seed settles prize tie-breaks at the end of the night; the rules take it as given.
+    link = StandaloneLink(rules, config.players, seed=random.SystemRandom().randrange(2**31))
+    write = record_writer(args.record, link) if args.record else None
     box = TableBox(config, rules, link, journal, device=device, pin_factory=pin_factory,
                    dice_port=args.dice_port, on_round_over=write)
     stop = threading.Event()

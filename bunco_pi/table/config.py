@@ -152,7 +152,10 @@ def _table(section: dict[str, Any], where: str) -> dict[str, Any]:
             or not all(isinstance(p, str) and p.strip() for p in players)
         ):
             raise UserError(f"{place}: players must be a list of 4 names, seat 1 first")
-        out["players"] = tuple(p.strip() for p in players)
+        names = tuple(p.strip() for p in players)
+        if len(set(names)) != 4:
+            raise UserError(f"{place}: players must be 4 different names")
+        out["players"] = names
     return out
 
 

@@ -50,7 +50,10 @@ class Seating:
 @dataclass(frozen=True)
 class RoundStart:
     set_number: int
-    round_number: int  # 1..6, the target
+    round_number: int
+    target: int
+    seats: tuple[str, str, str, str]
+    can_end_round: bool  # the head table (or any table, by house rules) ends the round
 
 
 @dataclass(frozen=True)

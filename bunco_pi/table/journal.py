@@ -21,7 +21,9 @@ CREATE TABLE IF NOT EXISTS rounds (
     id INTEGER PRIMARY KEY,
     set_number INTEGER NOT NULL,
     round_number INTEGER NOT NULL,
+    target INTEGER NOT NULL,
     players TEXT NOT NULL,
+    can_end_round INTEGER NOT NULL,
     finished INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS entries (
@@ -37,7 +39,9 @@ class JournalRound:
     id: int
     set_number: int
     round_number: int
+    target: int
     players: tuple[str, str, str, str]
+    can_end_round: bool
     finished: bool
     entries: tuple[dict[str, Any], ...]
 
@@ -53,11 +57,14 @@ class Journal:
         except sqlite3.Error as exc:
             raise UserError(f"{self.path}: cannot open the table journal ({exc})") from None
 
-    def begin_round(self, set_number: int, round_number: int, players: tuple[str, ...]) -> int:
+    def begin_round(self, set_number: int, round_number: int, target: int,
+                    players: tuple[str, ...], can_end_round: bool) -> int:
         with self._db:
             cursor = self._db.execute(
-                "INSERT INTO rounds (set_number, round_number, players) VALUES (?, ?, ?)",
-                (set_number, round_number, json.dumps(list(players))),
+                "INSERT INTO rounds (set_number, round_number, target, players, can_end_round)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (set_number, round_number, target, json.dumps(list(players)),
+                 int(can_end_round)),
             )
         return int(cursor.lastrowid)
 
@@ -80,8 +87,9 @@ class Journal:
 
     def rounds(self) -> list[JournalRound]:
         out = []
-        for rid, set_number, round_number, players, finished in self._db.execute(
-            "SELECT id, set_number, round_number, players, finished FROM rounds ORDER BY id"
+        for rid, set_number, round_number, target, players, can_end, finished in self._db.execute(
+            "SELECT id, set_number, round_number, target, players, can_end_round, finished"
+            " FROM rounds ORDER BY id"
         ).fetchall():
             entries = tuple(
                 json.loads(text)
@@ -89,8 +97,9 @@ class Journal:
                     "SELECT entry FROM entries WHERE round_id = ? ORDER BY seq", (rid,)
                 )
             )
-            out.append(JournalRound(rid, set_number, round_number, tuple(json.loads(players)),
-                                    bool(finished), entries))
+            out.append(JournalRound(rid, set_number, round_number, target,
+                                    tuple(json.loads(players)), bool(can_end), bool(finished),
+                                    entries))
         return out
 
     def last_roll_seq(self) -> int | None:

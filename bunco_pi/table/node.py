@@ -1,19 +1,19 @@
 """The table node: the one thread that owns a table's state.
 
 Buttons (gpiozero threads), the dice sensor (its reader thread) and the link only ``post``
-events; this thread takes them off the queue in order, turns them into entries, stores each
-entry durably before it counts, and draws the OLED after every event. Nothing else touches the
-round, so there is no lock anywhere in the game.
+events; this thread takes them off the queue in order, turns them into entries, checks each
+against the rules, stores it durably, and only then lets it count and draws the OLED. Nothing
+else touches the round, so there is no lock anywhere in the game.
 
-Buttons and what they do while a round is played (docs/table-box.md has the full table):
+Buttons and what they do while a round is played (docs/table-box.md has the full story):
 
 =========  =============================  ===========================================
 button     tap                            hold (``hold_time``, default 0.8 s)
 =========  =============================  ===========================================
-point      +1 for the roller              (same as tap, fires on contact)
-three      three of a kind (+5)           (same as tap, fires on contact)
-bunco      BUNCO (+21, bunco, traveler)   (same as tap, fires on contact)
-pass       pass the dice                  wipeout: the roller's team loses its points
+point      +1 for the roller              (same as tap, counts on contact)
+three      three of a kind                (same as tap, counts on contact)
+bunco      BUNCO                          (same as tap, counts on contact)
+pass       pass the dice                  wipeout (when the house rules play it)
 undo       undo the latest change         undo the whole current turn
 =========  =============================  ===========================================
 
@@ -33,8 +33,10 @@ from typing import Any, TextIO
 
 from bunco_pi.hardware.buttons import Edge, Gesture, Gestures
 from bunco_pi.hardware.oled import FrameSink
+from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.table_round import RuleViolation
 from bunco_pi.table import game, screens
-from bunco_pi.table.book import Entry, RoundBook
+from bunco_pi.table.book import RoundBook
 from bunco_pi.table.events import (
     BellRang,
     BreakStart,
@@ -48,11 +50,12 @@ from bunco_pi.table.events import (
     Sync,
     Tick,
 )
+from bunco_pi.table.game import JsonEntry
 from bunco_pi.table.journal import Journal
 from bunco_pi.table.link import RoundSummary, TableLink
 
 HOLD_ROLES = frozenset({"pass", "undo"})
-TALLIES = {"point": "point", "three": "three", "bunco": "bunco"}
+TALLIES = ("point", "three", "bunco")
 FLASH = {"point": "+1", "three": "three of a kind", "bunco": "BUNCO!", "wipeout": "WIPEOUT"}
 
 
@@ -60,7 +63,7 @@ class TableNode:
     def __init__(
         self,
         *,
-        rules: Any,
+        rules: HouseRules,
         link: TableLink,
         journal: Journal,
         sink: FrameSink,
@@ -85,7 +88,6 @@ class TableNode:
         self.mode = "waiting"  # waiting, playing, results, break, ended
         self.book: RoundBook | None = None
         self.round_id: int | None = None
-        self.set_number = 1
         self.flash = ""
         self.dice_warning = ""
         self.results_moves: tuple[str, ...] = ()
@@ -107,16 +109,16 @@ class TableNode:
         self.queue.put(event)
 
     def _post_from_link(self, event: object) -> None:
-        # A link answering the node's own call (the standalone head ringing its own bell)
-        # must act before anything already queued: the next roll belongs after the bell.
+        # A link answering the node's own call (the standalone head starting the next round)
+        # must act before anything already queued: the next roll belongs to the new round.
         if threading.current_thread() is self._thread:
             self._local.append(event)
         else:
             self.queue.put(event)
 
     def start(self) -> threading.Thread:
-        self.link.attach(self._post_from_link)
         self._thread = threading.Thread(target=self.run, name="table-node", daemon=True)
+        self.link.attach(self._post_from_link)
         self._thread.start()
         return self._thread
 
@@ -165,14 +167,15 @@ class TableNode:
             self._dice_roll(event)
         elif isinstance(event, DiceStatus):
             self.dice_warning = "" if event.up else (event.detail or "dice off: use buttons")
+            if event.up and event.detail:
+                self.flash = event.detail
         elif isinstance(event, Seating):
-            self.players = event.players
+            if self.mode != "playing":
+                self.players = event.players
         elif isinstance(event, RoundStart):
             self._round_start(event)
         elif isinstance(event, BellRang):
-            if self.mode == "playing" and not self._bell_heard():
-                self._accept({"bell": "self" if self.link.rolls_start_rounds else "head"})
-                self.flash = "BELL! finish the turn"
+            self._hear_bell()
         elif isinstance(event, RoundResults):
             self.results_moves = event.moves
         elif isinstance(event, BreakStart):
@@ -191,15 +194,16 @@ class TableNode:
         if kind == "down":
             if role in HOLD_ROLES and self.mode == "playing":
                 self.flash = "hold: wipeout" if role == "pass" else "hold: undo turn"
+            elif self.mode != "playing":
+                self.flash = f"{role}"
             return
         if self.mode == "playing":
             if role in TALLIES:
-                self._tally(TALLIES[role])
+                self._tally(role)
+            elif role == "pass" and kind == "hold":
+                self._tally("wipeout")
             elif role == "pass":
-                if kind == "hold":
-                    self._tally("wipeout")
-                else:
-                    self._accept({"pass": True})
+                if self._accept({"pass": True}):
                     self.flash = f"dice to {self._roller_name()}"
             elif role == "undo":
                 self._undo(whole_turn=kind == "hold")
@@ -208,29 +212,32 @@ class TableNode:
         elif role == "undo" and kind == "tap" and self.mode == "results":
             self._reopen()
 
+    def _hear_bell(self) -> None:
+        if self.mode != "playing" or self.book is None or self.book.state.bell:
+            return
+        if self._accept({"bell": True}):
+            self.flash = "BELL! finish the turn"
+
     def _tally(self, kind: str) -> None:
         name = self._roller_name()
-        self._accept({"tally": kind})
-        self.flash = f"{FLASH[kind]} {name}"
+        if self._accept({"tally": kind}):
+            self.flash = f"{FLASH[kind]} {name}"
 
     def _undo(self, whole_turn: bool) -> None:
         assert self.book is not None
         entry = self.book.undo_turn() if whole_turn else self.book.undo_last()
         if entry is None:
             self.flash = "nothing to undo"
-            return
-        self._accept(entry)
-        self.flash = f"undone: {len(entry['undo'])} {'turn' if whole_turn else 'entry'}"
-        if not self._bell_heard():
-            self._end_reported = False
+        elif self._accept(entry):
+            self.flash = "undone: whole turn" if whole_turn else "undone"
 
     def _dice_roll(self, event: DiceRoll, replay: bool = False) -> None:
         if not replay:
             self.dice_seen += 1
         if self.mode == "playing":
             name = self._roller_name()
-            self._accept({"roll": list(event.dice), "seq": event.seq})
-            self.flash = f"{name} {'-'.join(map(str, event.dice))}"
+            if self._accept({"roll": list(event.dice), "seq": event.seq}):
+                self.flash = f"{name} {'-'.join(map(str, event.dice))}"
         elif self.link.rolls_start_rounds and self.mode in ("waiting", "results"):
             self._pending_rolls.append(event)
             if len(self._pending_rolls) == 1:
@@ -239,33 +246,43 @@ class TableNode:
     # --- the round --------------------------------------------------------------------------
 
     def _round_start(self, event: RoundStart) -> None:
-        self.set_number = event.set_number
+        self.players = event.seats
         self.round_id = self.journal.begin_round(event.set_number, event.round_number,
-                                                 self.players)
-        self.book = RoundBook(self.rules, event.set_number, event.round_number, self.players)
+                                                 event.target, event.seats,
+                                                 event.can_end_round)
+        self.book = RoundBook(self.rules, self.table_number, event.set_number,
+                              event.round_number, event.target, event.seats,
+                              event.can_end_round)
         self.mode = "playing"
         self.flash = ""
         self.results_moves = ()
         self._end_reported = False
         pending, self._pending_rolls = self._pending_rolls, []
         for roll in pending:
-            if self.mode == "playing":
-                self._dice_roll(roll, replay=True)
+            self._dice_roll(roll, replay=True)
 
-    def _accept(self, entry: Entry) -> None:
-        """Store the entry durably, then let it count."""
+    def _accept(self, entry: JsonEntry) -> bool:
+        """Check the entry against the rules, store it durably, then let it count."""
         assert self.book is not None and self.round_id is not None
+        try:
+            book = self.book.add(entry)
+        except RuleViolation as exc:
+            self.flash = _short_reason(exc)
+            return False
         self.journal.append(self.round_id, entry)
-        self.book = self.book.add(entry)
+        self.book = book
         self._after_change()
+        return True
 
     def _after_change(self) -> None:
         assert self.book is not None
         state = self.book.state
-        if not self._end_reported and game.head_end_reached(state, self.rules):
+        if state.ended_round and not self._end_reported:
             self._end_reported = True
             self.link.end_reached()
-        if game.is_done(state):
+        elif not state.ended_round:
+            self._end_reported = False
+        if state.done:
             self._finish()
 
     def _finish(self) -> None:
@@ -273,10 +290,8 @@ class TableNode:
         self.journal.finish_round(self.round_id)
         self.mode = "results"
         self.finished_rounds.append(self.book)
-        a, b = game.team_scores(self.book.state)
-        self.link.round_over(RoundSummary(
-            self.book.set_number, self.book.round_number, self.players, a, b,
-            game.winner(self.book.state), self.book.state))
+        self.link.round_over(RoundSummary(self.book.set_number, self.book.round_number,
+                                          self.book.state))
         if self.on_round_over is not None:
             self.on_round_over(self)
 
@@ -290,52 +305,49 @@ class TableNode:
         self.journal.reopen_round(self.round_id)
         self.link.round_reopened()
         self.mode = "playing"
-        self._accept(entry)
-        if not self._bell_heard():
-            self._end_reported = False
-        self.flash = "undone: round reopened"
-
-    def _bell_heard(self) -> bool:
-        return self.book is not None and any("bell" in e for e in self.book.effective)
+        if self._accept(entry):
+            self.flash = "undone: round reopened"
 
     def _roller_name(self) -> str:
         if self.book is None:
             return ""
-        return self.players[game.roller_seat(self.book.state) - 1]
+        return self.book.state.roller
 
     def _resume_from_journal(self) -> None:
+        open_round = False
         for past in self.journal.rounds():
-            book = RoundBook(self.rules, past.set_number, past.round_number, past.players,
-                             past.entries)
+            book = RoundBook(self.rules, self.table_number, past.set_number, past.round_number,
+                             past.target, past.players, past.can_end_round, past.entries)
             if past.finished:
                 self.finished_rounds.append(book)
+                self.book, self.mode, self.players = book, "results", past.players
             else:
                 self.book, self.round_id = book, past.id
-                self.players, self.set_number = past.players, past.set_number
+                self.players = past.players
                 self.mode = "playing"
-                self._end_reported = self._bell_heard()
-        if self.mode == "playing":
-            resume = getattr(self.link, "resume_at", None)
-            if resume is not None:
-                assert self.book is not None
-                resume(self.book.set_number, self.book.round_number)
+                self._end_reported = book.state.ended_round
+                open_round = True
+        resume = getattr(self.link, "resume", None)
+        if resume is not None and (self.finished_rounds or open_round):
+            resume([b.state.entries for b in self.finished_rounds], open_round)
 
     # --- the screen ---------------------------------------------------------------------------
 
     def view(self) -> screens.View:
-        if self.mode == "playing" and self.book is not None:
-            state = self.book.state
-            a, b = game.team_scores(state)
-            seat = game.roller_seat(state)
+        book = self.book
+        if self.mode == "playing" and book is not None:
+            state = book.state
+            a, b = state.team_scores
+            seat = state.roller_seat
             return screens.PlayingView(
-                table=self.table_number, target=self.book.round_number, score_a=a, score_b=b,
-                roller=self.players[seat - 1], roller_team="A" if seat % 2 else "B",
-                set_number=self.set_number, bell=self._bell_heard(), flash=self.flash,
+                table=self.table_number, target=book.target, score_a=a, score_b=b,
+                roller=state.roller, roller_team="A" if seat % 2 else "B",
+                set_number=book.set_number, bell=state.bell, flash=self.flash,
                 warning=self.dice_warning)
-        if self.mode == "results" and self.book is not None:
-            a, b = game.team_scores(self.book.state)
+        if self.mode == "results" and book is not None:
+            a, b = book.state.team_scores
             return screens.ResultsView(
-                table=self.table_number, won=game.winner(self.book.state) == "A",
+                table=self.table_number, won=game.winner_team(book.state) == "A",
                 score_a=a, score_b=b, moves=self.results_moves, hint="pass: go on")
         if self.mode == "break":
             return screens.BreakView(self.break_message, "pass: go on")
@@ -350,3 +362,9 @@ class TableNode:
             self._display_reported = True
             print(f"bunco-pi table: {self.sink.failure}; still counting with the buttons",
                   file=self.log, flush=True)
+
+
+def _short_reason(exc: RuleViolation) -> str:
+    """The rules' reason without the "table N: " prefix, to fit the OLED's last line."""
+    text = str(exc)
+    return text.split(": ", 1)[1] if text.startswith("table ") and ": " in text else text
