@@ -13,6 +13,7 @@ from bunco_pi.rules.house import Wipeout, preset
 from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import TableConfig
 from bunco_pi.table.events import DiceRoll, DiceStatus, Tick
+from bunco_pi.table.gallery import SAMPLES
 from bunco_pi.table.link import InProcessLink, StandaloneLink
 from bunco_pi.table.screens import PlayingView, ResultsView, render
 
@@ -293,9 +294,11 @@ def test_dice_rolls_score_and_a_roll_scoring_nothing_passes(table):
 def test_dice_sensor_unplugged_is_shown_and_buttons_still_count(table):
     table.node.post(DiceStatus(False, "dice sensor unplugged: use buttons"))
     table.sync()
-    assert "unplugged" in table.node.view().warning
-    table.tap("point")
+    assert table.node.view() == SAMPLES["error-dice"]  # the whole screen says it first
+    assert table.device.image.tobytes() == render(SAMPLES["error-dice"]).tobytes()
+    table.tap("point")  # the first press goes back to the game, and counts
     assert table.scores == (1, 0)
+    assert "unplugged" in table.node.view().warning
     table.node.post(DiceStatus(True))
     table.sync()
     assert table.node.view().warning == ""

@@ -42,7 +42,8 @@ SAMPLES: dict[str, View] = {
     "break": BreakView(message="break", detail="back after the break"),
     "end": EndView(prizes=(("Most buncos", "Ann"), ("Most wins", "Bea"),
                            ("Most losses", "Cat"), ("Traveler", "Dot"))),
-    "error-dice": ErrorView(title="dice sensor", lines=("unplugged:", "keep using buttons")),
+    "error-dice": ErrorView(title="dice sensor",
+                            lines=("unplugged or silent:", "keep using buttons")),
     "dice-warning": PlayingView(table=1, target=4, score_a=5, score_b=9, roller="Cat",
                                 roller_team="A", warning="dice off: use buttons"),
 }

@@ -90,6 +90,7 @@ class TableNode:
         self.round_id: int | None = None
         self.flash = ""
         self.dice_warning = ""
+        self.alert: screens.ErrorView | None = None
         self.results_moves: tuple[str, ...] = ()
         self.prizes: tuple[tuple[str, str], ...] = ()
         self.break_message = ""
@@ -166,9 +167,7 @@ class TableNode:
         elif isinstance(event, DiceRoll):
             self._dice_roll(event)
         elif isinstance(event, DiceStatus):
-            self.dice_warning = "" if event.up else (event.detail or "dice off: use buttons")
-            if event.up and event.detail:
-                self.flash = event.detail
+            self._dice_status(event)
         elif isinstance(event, Seating):
             if self.mode != "playing":
                 self.players = event.players
@@ -179,9 +178,9 @@ class TableNode:
         elif isinstance(event, RoundResults):
             self.results_moves = event.moves
         elif isinstance(event, BreakStart):
-            self.mode, self.break_message = "break", event.message
+            self.mode, self.break_message, self.flash = "break", event.message, ""
         elif isinstance(event, NightEnd):
-            self.mode, self.prizes = "ended", event.prizes
+            self.mode, self.prizes, self.flash = "ended", event.prizes, ""
 
     # --- inputs -> entries ------------------------------------------------------------------
 
@@ -189,13 +188,27 @@ class TableNode:
         for gesture in gestures:
             self._gesture(gesture)
 
+    def _dice_status(self, event: DiceStatus) -> None:
+        if not event.up and not self.dice_warning:
+            # Full screen once, so nobody misses it; the first press goes back to the game,
+            # where the bottom line keeps saying it.
+            self.alert = screens.ErrorView("dice sensor", ("unplugged or silent:",
+                                                           "keep using buttons"))
+        self.dice_warning = "" if event.up else (event.detail or "dice off: use buttons")
+        if event.up:
+            self.alert = None
+            if event.detail:
+                self.flash = event.detail
+
     def _gesture(self, gesture: Gesture) -> None:
         role, kind = gesture.role, gesture.kind
         if kind == "down":
+            self.alert = None
             if role in HOLD_ROLES and self.mode == "playing":
                 self.flash = "hold: wipeout" if role == "pass" else "hold: undo turn"
             elif self.mode != "playing":
-                self.flash = f"{role}"
+                # Between rounds only pass (and undo on results) mean something: say so.
+                self.flash = f"{role}: press pass to go on" if role != "pass" else "pass"
             return
         if self.mode == "playing":
             if role in TALLIES:
@@ -288,7 +301,7 @@ class TableNode:
     def _finish(self) -> None:
         assert self.book is not None and self.round_id is not None
         self.journal.finish_round(self.round_id)
-        self.mode = "results"
+        self.mode, self.flash = "results", ""
         self.finished_rounds.append(self.book)
         self.link.round_over(RoundSummary(self.book.set_number, self.book.round_number,
                                           self.book.state))
@@ -334,6 +347,8 @@ class TableNode:
     # --- the screen ---------------------------------------------------------------------------
 
     def view(self) -> screens.View:
+        if self.alert is not None:
+            return self.alert
         book = self.book
         if self.mode == "playing" and book is not None:
             state = book.state
@@ -348,12 +363,14 @@ class TableNode:
             a, b = book.state.team_scores
             return screens.ResultsView(
                 table=self.table_number, won=game.winner_team(book.state) == "A",
-                score_a=a, score_b=b, moves=self.results_moves, hint="pass: go on")
+                score_a=a, score_b=b, moves=self.results_moves,
+                hint=self.flash or "pass: go on")
         if self.mode == "break":
-            return screens.BreakView(self.break_message, "pass: go on")
+            return screens.BreakView(self.break_message, self.flash or "pass: go on")
         if self.mode == "ended":
             return screens.EndView(self.prizes)
-        return screens.WaitingView(self.table_number, self.players, "pass: start round")
+        return screens.WaitingView(self.table_number, self.players,
+                                   self.flash or "pass: start round")
 
     def _refresh(self) -> None:
         self.frame = screens.render(self.view())
