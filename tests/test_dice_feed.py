@@ -108,3 +108,38 @@ def test_whole_round_from_dice_lines_with_100_corrupted(mock_factory, tmp_path, 
         assert box.node.finished_rounds[1].log[0] == {"roll": list(rolls[used]), "seq": 100 + used}
     finally:
         box.stop()
+
+
+def test_sensor_unplugged_mid_game_is_shown_and_buttons_keep_counting(mock_factory, tmp_path):
+    from bunco_pi.hardware.pinmap import default_button_pins
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    rules = preset("classic")
+    link = StandaloneLink(rules, PLAYERS)
+    box = TableBox(TableConfig(players=PLAYERS), rules, link, tmp_path / "j.db",
+                   device=dummy(width=128, height=64, mode="1"), dice_port=os.ttyname(slave))
+    box.start()
+    try:
+        for seq, dice in enumerate([(1, 1, 2), (2, 3, 4)]):  # round 1: Ann scores 2, passes
+            os.write(master, format_message(Roll(seq, dice)))
+        deadline = time.monotonic() + 10
+        while box.node.dice_seen < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.close(master)  # the cable is pulled
+        master = None
+        while not box.node.dice_warning and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert box.node.sync()
+        assert "dice" in box.node.dice_warning
+        assert box.node.view().title == "dice sensor"  # the full-screen alert
+        pin = mock_factory.pin(default_button_pins()["point"])
+        pin.drive_low()
+        assert box.node.sync()
+        assert box.node.book.state.team_scores == (2, 1)
+        assert "dice" in box.node.view().warning
+    finally:
+        box.stop()
+        if master is not None:
+            os.close(master)
+        os.close(slave)

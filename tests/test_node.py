@@ -347,3 +347,17 @@ def test_restart_resumes_the_round_from_the_journal(mock_factory, tmp_path):
 def test_frame_matches_render_of_view(table):
     table.tap("three")
     assert table.node.frame.tobytes() == render(table.node.view()).tobytes()
+
+
+def test_a_failing_journal_is_reported_and_the_point_not_counted(table):
+    def disk_full(round_id, entry):
+        raise OSError(28, "No space left on device")
+
+    table.box.journal.append = disk_full
+    table.tap("point")
+    assert table.scores == (0, 0)  # not stored, so not counted
+    assert "No space left" in table.log.getvalue()
+    assert table.node.view().flash == "error: OSError"
+    del table.box.journal.append  # the disk has room again
+    table.tap("point")
+    assert table.scores == (1, 0)

@@ -154,10 +154,20 @@ class TableNode:
                 self._refresh()
                 event.done.set()
                 continue
-            self.handle(event)
+            self._handle_safely(event)
             while self._local:
-                self.handle(self._local.popleft())
+                self._handle_safely(self._local.popleft())
             self._refresh()
+
+    def _handle_safely(self, event: object) -> None:
+        """Handle one event; an unexpected failure (a full disk, a bug) is reported on the
+        screen and the log, and the table keeps taking input rather than going silent."""
+        try:
+            self.handle(event)
+        except Exception as exc:  # noqa: BLE001 - this thread must outlive any one event
+            self.flash = f"error: {type(exc).__name__}"
+            print(f"bunco-pi table: could not handle {type(event).__name__}: "
+                  f"{type(exc).__name__}: {exc}", file=self.log, flush=True)
 
     def handle(self, event: object) -> None:
         if event is None or isinstance(event, Tick):
