@@ -237,6 +237,19 @@ def test_a_sink_that_raises_does_not_stop_the_reader():
     assert Hello("x") not in seen
 
 
+def test_a_reader_bug_is_reported_as_link_down_not_a_silent_dead_thread():
+    port = serial.serial_for_url("loop://", timeout=0.05)
+
+    def broken_read(_size=1):
+        raise RuntimeError("bug")
+
+    port.read = broken_read
+    events: queue.Queue = queue.Queue()
+    with DiceSensor("loop://", events, opener=lambda _url: port):
+        seen = wait_for(events, lambda s: len(s) >= 2, [])
+    assert seen == [LinkUp("loop://"), LinkDown("loop://", "reader crashed: bug")]
+
+
 def test_last_seq_carries_the_baseline_across_a_restart():
     port = serial.serial_for_url("loop://", timeout=0.05)
     events: queue.Queue = queue.Queue()
@@ -269,6 +282,22 @@ def test_missing_port_at_start_is_a_one_line_user_error(tmp_path):
     assert str(port) in message
     assert "plug the sensor in" in message
     assert "\n" not in message
+
+
+def test_a_port_another_reader_holds_is_a_user_error_saying_so(usb):
+    usb.plug()
+    with DiceSensor(str(usb.link), queue.Queue()), pytest.raises(UserError) as caught:
+        DiceSensor(str(usb.link), queue.Queue()).start()
+    assert "another program is reading this port" in str(caught.value)
+    assert str(usb.link) in str(caught.value)
+
+
+def test_permission_denied_names_the_dialout_group():
+    def opener(_port):
+        raise serial.SerialException(13, "could not open port /dev/ttyACM0: [Errno 13] Permission denied")
+
+    with pytest.raises(UserError, match="dialout group"):
+        DiceSensor("/dev/ttyACM0", queue.Queue(), opener=opener).start()
 
 
 # --- a real pty pair ------------------------------------------------------------------------

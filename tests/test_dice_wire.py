@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -182,6 +184,9 @@ def test_format(message, wire):
         Hello("x" * 80),
         Roll(1, (1, 2, 3), (("a b", "c"),)),
         Roll(1, (1, 2, 3), (("a", "b c"),)),
+        Unknown("TILT", ("4 5",)),
+        Unknown("TILT", ("",)),
+        Unknown("TI LT", ()),
     ],
 )
 def test_format_refuses_what_no_reader_would_accept(message):
@@ -358,3 +363,14 @@ def test_seq_filter_first_roll_is_always_new():
     assert f.last_seq is None
     assert f.accept(40000) is True
     assert f.last_seq == 40000
+
+
+def test_the_example_session_in_the_protocol_doc_is_valid():
+    doc = Path(__file__).resolve().parent.parent / "docs" / "dice-sensor-protocol.md"
+    section = doc.read_text().split("## A minute on the wire", 1)[1]
+    block = section.split("```", 2)[1]
+    lines = [line for line in block.splitlines() if line.strip()]
+    assert len(lines) == 5
+    parsed = [parse_line(line) for line in lines]
+    assert not [p for p in parsed if isinstance(p, Rejected)]
+    assert parsed[2] == Roll(17, (3, 3, 5))

@@ -20,6 +20,7 @@ cannot.  ``keep_trying=True`` (for the running table) never fails at start: it r
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import queue
 import threading
@@ -139,13 +140,10 @@ class DiceSensor:
                 self._serial = self._opener(self.port)
             except (serial.SerialException, OSError, ValueError) as exc:
                 raise UserError(
-                    f"dice sensor: cannot open {self.port} ({_one_line(exc)}): plug the "
-                    "sensor in, or give its port (see ls /dev/serial/by-id/)"
+                    f"dice sensor: cannot open {self.port} ({_one_line(exc)}): {_fix_for(exc)}"
                 ) from None
             self._link_up()
-        self._thread = threading.Thread(
-            target=self._run, name=f"dice-sensor {self.port}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name=f"dice-sensor {self.port}", daemon=True)
         self._thread.start()
         return self
 
@@ -209,6 +207,13 @@ class DiceSensor:
                     backoff = MIN_BACKOFF_S
                     for item in self._assembler.feed(data):
                         self._handle(item)
+        except Exception as exc:  # a bug here must not end the thread without a word
+            log.exception("dice sensor reader on %s crashed", self.port)
+            port, self._serial = self._serial, None
+            if port is not None:
+                with contextlib.suppress(OSError, serial.SerialException):
+                    port.close()
+            self._link_down(f"reader crashed: {_one_line(exc)}")
         finally:
             if self._serial is not None:
                 self._close("stopped")
@@ -271,6 +276,16 @@ class DiceSensor:
             self._emit_to(event)
         except Exception:  # the owner's sink must not kill the reader
             log.exception("dice sensor sink raised on %r", event)
+
+
+def _fix_for(exc: BaseException) -> str:
+    """What the person at the table should do about a port that will not open."""
+    text = str(exc)
+    if getattr(exc, "errno", None) == errno.EACCES or "Permission denied" in text:
+        return "add your user to the dialout group (sudo usermod -aG dialout $USER) and log in again"
+    if "exclusively lock" in text:
+        return "another program is reading this port: stop it (a terminal, another bunco-pi)"
+    return "plug the sensor in, or give its port (see ls /dev/serial/by-id/)"
 
 
 def _one_line(exc: BaseException) -> str:

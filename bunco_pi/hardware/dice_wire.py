@@ -248,6 +248,9 @@ def _body(message: Message) -> str:
             return f"ERR {text}"
         case Unknown(kind=kind, fields=fields):
             _check_token("kind", kind)
+            for item in fields:
+                if not item or " " in item or "*" in item:
+                    raise ValueError(f"field {item!r} is empty or holds a space or '*'")
             return " ".join((kind, *fields))
     raise TypeError(f"not a dice sensor message: {message!r}")
 
