@@ -339,7 +339,7 @@ def test_restart_resumes_the_round_from_the_journal(mock_factory, tmp_path):
         assert second.scores == (1, 6)
         assert second.node.view() == PlayingView(
             table=1, target=4, score_a=1, score_b=6, roller="Bea", roller_team="B",
-            set_number=1, flash="+1 Bea")
+            set_number=1, flash="+1 Bea", roller_seat=2)
     finally:
         second.close()
 
@@ -361,3 +361,23 @@ def test_a_failing_journal_is_reported_and_the_point_not_counted(table):
     del table.box.journal.append  # the disk has room again
     table.tap("point")
     assert table.scores == (1, 0)
+
+
+def test_individual_play_shows_each_seat_and_who_moves(mock_factory, tmp_path):
+    t = start_table(mock_factory, tmp_path, rules=preset("individual"), target=2, head=True)
+    try:
+        t.tap("point")
+        t.tap("three")
+        t.tap("pass")
+        view = t.node.view()
+        assert view.seat_scores == (6, 0, 0, 0) and view.roller_seat == 2
+        assert t.device.image.tobytes() == render(view).convert("1").tobytes()
+        t.tap("bunco")  # Bea's BUNCO ends the round; Cat and Dot tie lowest: a roll-off
+        assert t.state.phase == "rolloff" and t.state.roller == "Cat"
+        t.tap("point")
+        t.tap("pass")
+        t.tap("pass")  # Dot scores nothing in the roll-off
+        assert t.node.mode == "results"
+        assert t.node.view().headline == "Dot moves"
+    finally:
+        t.close()

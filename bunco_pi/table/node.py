@@ -368,13 +368,19 @@ class TableNode:
                 table=self.table_number, target=book.target, score_a=a, score_b=b,
                 roller=state.roller, roller_team="A" if seat % 2 else "B",
                 set_number=book.set_number, bell=state.bell, flash=self.flash,
-                warning=self.dice_warning)
+                warning=self.dice_warning,
+                seat_scores=None if self.rules.team_play else state.seat_points,
+                roller_seat=seat)
         if self.mode == "results" and book is not None:
             a, b = book.state.team_scores
+            headline = ""
+            result = book.state.result
+            if not self.rules.team_play and result is not None:
+                headline = f"{' & '.join(result.losers)} move{'s' if len(result.losers) == 1 else ''}"
             return screens.ResultsView(
                 table=self.table_number, won=game.winner_team(book.state) == "A",
                 score_a=a, score_b=b, moves=self.results_moves,
-                hint=self.flash or "pass: go on")
+                hint=self.flash or "pass: go on", headline=headline)
         if self.mode == "break":
             return screens.BreakView(self.break_message, self.flash or "pass: go on")
         if self.mode == "ended":

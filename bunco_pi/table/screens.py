@@ -42,6 +42,9 @@ class PlayingView:
     bell: bool = False  # the bell rang: the current roller finishes
     flash: str = ""  # feedback for the latest press or roll, e.g. "+1 Ann"
     warning: str = ""  # e.g. "dice sensor unplugged"
+    # Individual play: each seat's own score (seat 1 first) instead of the two team scores.
+    seat_scores: tuple[int, int, int, int] | None = None
+    roller_seat: int = 1
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class ResultsView:
     score_b: int
     moves: tuple[str, ...] = ()  # one short line per player, e.g. "Ann -> T1 S2"
     hint: str = ""
+    headline: str = ""  # instead of "A WON" / "B WON", e.g. "Cat moves" in individual play
 
 
 @dataclass(frozen=True)
@@ -150,26 +154,46 @@ def _waiting(image: Image.Image, draw: ImageDraw.ImageDraw, view: WaitingView) -
 def _playing(image: Image.Image, draw: ImageDraw.ImageDraw, view: PlayingView) -> None:
     left = f"SET {view.set_number} T{view.table}"
     _header(image, draw, left, "BELL!" if view.bell else f"target {view.target}")
-    # Both team scores, three pixels per font pixel: about 10 mm tall on a 0.96" screen.
-    for x0, label, score in ((0, "A", view.score_a), (64, "B", view.score_b)):
-        digits = str(score)
-        scale = 3 if len(digits) <= 2 else 2
-        _text(image, (x0 + 2, 16), label)
-        width = _width(digits, scale)
-        _text(image, (x0 + 10 + (54 - width) // 2, 15), digits, scale)
-    draw.line((63, 14, 63, 48), fill=1)
+    if view.seat_scores is not None:
+        _seat_scores(image, draw, view.seat_scores, view.roller_seat)
+    else:
+        # Both team scores, three pixels per font pixel: about 10 mm tall on a 0.96" screen.
+        for x0, label, score in ((0, "A", view.score_a), (64, "B", view.score_b)):
+            digits = str(score)
+            scale = 3 if len(digits) <= 2 else 2
+            _text(image, (x0 + 2, 16), label)
+            width = _width(digits, scale)
+            _text(image, (x0 + 10 + (54 - width) // 2, 15), digits, scale)
+        draw.line((63, 14, 63, 48), fill=1)
     if view.warning:
         _footer(image, view.warning, inverse=True)
     elif view.flash:
         _footer(image, view.flash, inverse=True)
     else:
         rolls = "finishes" if view.bell else "rolls"
-        _footer(image, f"{view.roller_team}> {view.roller} {rolls}")
+        who = view.roller_seat if view.seat_scores is not None else view.roller_team
+        _footer(image, f"{who}> {view.roller} {rolls}")
+
+
+def _seat_scores(image: Image.Image, draw: ImageDraw.ImageDraw,
+                 scores: tuple[int, int, int, int], roller_seat: int) -> None:
+    """Four columns, one per seat, twice-size digits; the roller's column drawn inverse."""
+    for seat, score in enumerate(scores, start=1):
+        x0 = (seat - 1) * 32
+        inverse = seat == roller_seat
+        if inverse:
+            draw.rectangle((x0 + 1, 14, x0 + 30, 48), fill=1)
+        fill = 0 if inverse else 1
+        _text(image, (x0 + 12, 15), str(seat), fill=fill)
+        digits = str(score)
+        scale = 2 if len(digits) <= 2 else 1
+        _text(image, (x0 + (32 - _width(digits, scale)) // 2, 27), digits, scale, fill=fill)
 
 
 def _results(image: Image.Image, draw: ImageDraw.ImageDraw, view: ResultsView) -> None:
     _header(image, draw, f"TABLE {view.table}", f"{view.score_a}-{view.score_b}")
-    _centered(image, LINE + 1, "A WON" if view.won else "B WON", scale=2)
+    headline = view.headline or ("A WON" if view.won else "B WON")
+    _centered(image, LINE + 1, _fit(headline, 10), scale=2)
     y = LINE + 1 + 2 * LINE
     for line in view.moves[:2]:
         _text(image, (2, y), _fit(line))
