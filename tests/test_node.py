@@ -381,3 +381,15 @@ def test_individual_play_shows_each_seat_and_who_moves(mock_factory, tmp_path):
         assert t.node.view().headline == "Dot moves"
     finally:
         t.close()
+
+
+def test_journal_from_other_rules_is_one_line(mock_factory, tmp_path):
+    first = start_table(mock_factory, tmp_path, rules=WITH_WIPEOUT)
+    first.hold("pass")  # a wipeout: fine under these rules
+    first.close()
+    mock_factory.reset()
+    from bunco_pi.errors import UserError
+
+    with pytest.raises(UserError) as err:
+        Table(mock_factory, tmp_path, InProcessLink(), rules=CLASSIC)
+    assert "--new-night" in str(err.value) and "\n" not in str(err.value)

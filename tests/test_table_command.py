@@ -168,3 +168,17 @@ def test_standalone_run_fed_by_a_pty_writes_a_record_scored_right(tmp_path):
         assert table["score"] == team
         assert max(team) >= 21 or any(r.get("bunco") for r in table["rolls"])
     assert checked > 20
+
+
+def test_new_night_sets_the_old_journal_aside(tmp_path):
+    journal = tmp_path / "j.db"
+    journal.write_text("last night")
+    (tmp_path / "j.db-wal").write_text("wal")
+    args = parse("--standalone", "--journal", str(journal), "--new-night")
+    assert table_command._journal_path(args) == str(journal)
+    assert not journal.exists()
+    assert (tmp_path / "j.db.1.old").read_text() == "last night"
+    assert (tmp_path / "j.db.1.old-wal").read_text() == "wal"
+    journal.write_text("second")
+    table_command._journal_path(args)
+    assert (tmp_path / "j.db.2.old").read_text() == "second"

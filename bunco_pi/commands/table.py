@@ -40,6 +40,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--journal", type=Path, metavar="FILE",
                         help="SQLite journal of every entry, for resuming after a power cut "
                              f"(default: {DEFAULT_JOURNAL}; in-memory with --emulate)")
+    parser.add_argument("--new-night", action="store_true",
+                        help="set the journal of the last night aside and start a new night")
     parser.set_defaults(func=run)
 
 
@@ -101,7 +103,25 @@ def _journal_path(args: argparse.Namespace) -> str:
     else:
         path = DEFAULT_JOURNAL.expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
+    if args.new_night and path.exists():
+        _set_aside(path)
     return os.fspath(path)
+
+
+def _set_aside(path: Path) -> Path:
+    """Rename the journal (and its WAL files) to the first free ``<name>.<n>.old``."""
+    for n in range(1, 10_000):
+        target = path.with_name(f"{path.name}.{n}.old")
+        if not target.exists():
+            break
+    else:
+        raise UserError(f"{path}: too many old journals beside it; delete some")
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    path.rename(target)
+    return target
 
 
 def _on_signals(stop: threading.Event) -> None:

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from bunco_pi.errors import UserError
 from bunco_pi.hardware.buttons import Edge, Gesture, Gestures
 from bunco_pi.hardware.oled import FrameSink
 from bunco_pi.rules.house import HouseRules
@@ -348,11 +349,19 @@ class TableNode:
                 self.book, self.round_id = book, past.id
                 self.players = past.players
                 self.mode = "playing"
-                self._end_reported = book.state.ended_round
                 open_round = True
         resume = getattr(self.link, "resume", None)
-        if resume is not None and (self.finished_rounds or open_round):
-            resume([b.state.entries for b in self.finished_rounds], open_round)
+        try:
+            if self.book is not None:
+                # Refold now: a journal that no longer fits the rules fails here, not mid-game.
+                self._end_reported = self.book.state.ended_round
+            if resume is not None and (self.finished_rounds or open_round):
+                resume([b.state.entries for b in self.finished_rounds], open_round)
+        except RuleViolation as exc:
+            raise UserError(
+                f"{self.journal.path}: this journal's night does not fit these house rules or "
+                f"players ({exc}); use the same --rules and config, or start --new-night"
+            ) from None
 
     # --- the screen ---------------------------------------------------------------------------
 
