@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import time
@@ -11,7 +12,14 @@ import pytest
 from luma.core.device import dummy
 
 from bunco_pi.hardware.dice_sensor import LinkDown, LinkUp
-from bunco_pi.hardware.dice_wire import Fault, Rejected, Roll, SensorError, format_message
+from bunco_pi.hardware.dice_wire import (
+    Fault,
+    Rejected,
+    Roll,
+    Rolling,
+    SensorError,
+    format_message,
+)
 from bunco_pi.rules.house import preset
 from bunco_pi.rules.table_round import Roll as EngineRoll
 from bunco_pi.rules.table_round import TableRound, TableSetup
@@ -30,6 +38,7 @@ def test_translate():
     assert translate(LinkUp("/dev/x")) == DiceStatus(True)
     assert translate(SensorError("tilt")).detail == "dice: tilt"
     assert translate(Rejected(Fault.BAD_CHECKSUM, b"x")) is None
+    assert translate(Rolling()) == DiceStatus(True, "rolling...")
 
 
 def corrupt(rng: random.Random, good: bytes) -> bytes:
@@ -61,7 +70,8 @@ def test_whole_round_from_dice_lines_with_100_corrupted(mock_factory, tmp_path, 
     rules = preset("classic")
     link = StandaloneLink(rules, PLAYERS)
     box = TableBox(TableConfig(players=PLAYERS), rules, link, tmp_path / "j.db",
-                   device=dummy(width=128, height=64, mode="1"), dice_port=port)
+                   device=dummy(width=128, height=64, mode="1"), dice_port=port,
+                   log=io.StringIO())
     box.start()
     try:
         rolls = []
@@ -106,6 +116,9 @@ def test_whole_round_from_dice_lines_with_100_corrupted(mock_factory, tmp_path, 
         # Later rounds went on from the next roll (a roll between rounds starts the next one).
         assert len(link.night.history) >= 2
         assert box.node.finished_rounds[1].log[0] == {"roll": list(rolls[used]), "seq": 100 + used}
+        box.stop()
+        summary = box.log.getvalue()
+        assert f"{stats.malformed} malformed lines rejected" in summary
     finally:
         box.stop()
 

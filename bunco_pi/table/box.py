@@ -73,6 +73,7 @@ class TableBox:
         self._stopped = True
         if self.dice is not None:
             self.dice.stop()
+            print(f"bunco-pi table: {self.dice.summary()}", file=self.log, flush=True)
         if self.panel is not None:
             self.panel.close()
         self.node.stop()

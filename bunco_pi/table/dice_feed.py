@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bunco_pi.hardware.dice_sensor import DiceSensor, LinkDown, LinkUp
-from bunco_pi.hardware.dice_wire import Rejected, Roll, SensorError
+from bunco_pi.hardware.dice_wire import Rejected, Roll, Rolling, SensorError
 from bunco_pi.table.events import DiceRoll, DiceStatus
 
 Post = Callable[[object], None]
@@ -23,6 +23,8 @@ def translate(event: object) -> object | None:
         return DiceStatus(False, "dice unplugged: use buttons")
     if isinstance(event, LinkUp):
         return DiceStatus(True)
+    if isinstance(event, Rolling):
+        return DiceStatus(True, "rolling...")
     if isinstance(event, SensorError):
         return DiceStatus(True, f"dice: {event.text}")
     if isinstance(event, Rejected):
@@ -45,3 +47,10 @@ class DiceFeed:
 
     def stop(self) -> None:
         self.sensor.stop()
+
+    def summary(self) -> str:
+        """One line of the reader's counters, for the log when the table stops."""
+        stats = self.sensor.stats()
+        return (f"dice sensor {self.sensor.port}: {stats.rolls} rolls, {stats.duplicates} "
+                f"repeats ignored, {stats.malformed} malformed lines rejected, "
+                f"{stats.link_downs} disconnects")

@@ -105,6 +105,7 @@ def _frame_lines(box: Any) -> list[str]:
 def _plain_loop(box: Any, keypad: KeyPad, stdin: TextIO, out: TextIO,
                 stop: threading.Event) -> None:
     last: list[str] = []
+    print(f"keys: {HELP}", file=sys.stderr, flush=True)
 
     def show() -> None:
         nonlocal last
