@@ -393,3 +393,28 @@ def test_journal_from_other_rules_is_one_line(mock_factory, tmp_path):
     with pytest.raises(UserError) as err:
         Table(mock_factory, tmp_path, InProcessLink(), rules=CLASSIC)
     assert "--new-night" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_standalone_night_from_waiting_to_the_prizes(mock_factory, tmp_path):
+    """A short night (2 sets of 1 round, a break between) played by dice and buttons."""
+    from bunco_pi.rules.house import NightShape
+
+    rules = dataclasses.replace(CLASSIC, night=NightShape(sets=2, targets=(1,),
+                                                          break_after_sets=(1,)))
+    link = StandaloneLink(rules, PLAYERS, seed=3)
+    t = Table(mock_factory, tmp_path, link, rules)
+    try:
+        assert t.node.mode == "waiting"
+        t.roll(1, 1, 1, 1)  # a roll starts round 1; a BUNCO at the head table ends it
+        assert t.node.mode == "results" and t.node.finished_rounds[0].log[0]["seq"] == 1
+        t.roll(2, 1, 2, 3)  # next roll: the break comes first, so it counts for nothing
+        assert t.node.mode == "break"
+        t.tap("pass")  # end of the break: round 2 (set 2)
+        assert t.node.mode == "playing" and t.state.entries == ()
+        t.tap("bunco")
+        assert t.node.mode == "results"
+        t.tap("pass")
+        assert t.node.mode == "ended" and t.node.view().prizes
+        assert link.record()["complete"]
+    finally:
+        t.close()

@@ -190,8 +190,10 @@ class TableNode:
             self.results_moves = event.moves
         elif isinstance(event, BreakStart):
             self.mode, self.break_message, self.flash = "break", event.message, ""
+            self._pending_rolls = []  # a roll thrown into the break starts nothing
         elif isinstance(event, NightEnd):
             self.mode, self.prizes, self.flash = "ended", event.prizes, ""
+            self._pending_rolls = []
 
     # --- inputs -> entries ------------------------------------------------------------------
 
