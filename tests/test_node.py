@@ -418,3 +418,24 @@ def test_standalone_night_from_waiting_to_the_prizes(mock_factory, tmp_path):
         assert link.record()["complete"]
     finally:
         t.close()
+
+
+def test_display_back_after_failure_is_logged(mock_factory, tmp_path):
+    link = InProcessLink()
+    t = Table(mock_factory, tmp_path, link)
+    try:
+        fresh = dummy(width=128, height=64, mode="1")
+        t.box.sink._reopen = lambda: fresh
+        t.box.sink._retry_seconds = 0.0
+
+        def broken(image):
+            raise OSError(121, "Remote I/O error")
+
+        t.device.display = broken
+        link.start_round(1, 1, 1, PLAYERS, False)
+        t.sync()
+        t.tap("point")
+        assert "answers again" in t.log.getvalue()
+        assert fresh.image.tobytes() == t.node.frame.convert("1").tobytes()
+    finally:
+        t.close()

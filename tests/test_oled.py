@@ -65,3 +65,31 @@ def test_display_missing_on_i2c_is_one_line():
         open_device(DisplayConfig(kind="sh1106", port=99))
     message = str(err.value)
     assert "\n" not in message and ("i2c-99" in message or "bus 99" in message)
+
+
+def test_display_that_comes_back_is_set_up_again():
+    now = [0.0]
+
+    class Flaky(CountingDummy):
+        def display(self, image):
+            raise OSError(121, "Remote I/O error")
+
+    fresh = CountingDummy()
+    attempts = []
+
+    def reopen():
+        attempts.append(now[0])
+        if len(attempts) == 1:
+            raise OSError("still unplugged")
+        return fresh
+
+    sink = FrameSink(Flaky(), reopen=reopen, clock=lambda: now[0], retry_seconds=5)
+    assert sink.show(frame(1)) is False and sink.failure
+    now[0] = 2.0
+    assert sink.show(frame(2)) is False and attempts == []  # too soon to try again
+    now[0] = 6.0
+    assert sink.show(frame(3)) is False and attempts == [6.0]  # tried: still gone
+    now[0] = 12.0
+    assert sink.show(frame(3)) is True  # back: the current frame, even if unchanged
+    assert sink.failure is None and sink.recovered == 1 and fresh.calls == 1
+    assert sink.show(frame(3)) is False  # and unchanged frames are skipped again

@@ -7,6 +7,8 @@ drawn elsewhere (``bunco_pi.table.screens``) as PIL images; this module owns the
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,32 +72,67 @@ class FrameSink:
     """Pushes frames to a device, skipping any frame identical to the last one pushed.
 
     A display that fails mid-game (a loose wire) must not stop the scoring: the first error
-    marks the sink failed, ``failure`` says why, and later frames are dropped.
+    marks the sink failed and ``failure`` says why. With ``reopen`` (a callable making a fresh
+    device, as at start), a later frame tries again every ``retry_seconds``: a display that
+    comes back is set up anew and shown the current frame.
     """
 
-    def __init__(self, device: Any | None) -> None:
+    def __init__(
+        self,
+        device: Any | None,
+        reopen: Callable[[], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        retry_seconds: float = 5.0,
+    ) -> None:
         self.device = device
         self.pushed = 0
         self.skipped = 0
         self.failure: str | None = None
+        self.recovered = 0
+        self._reopen = reopen
+        self._clock = clock
+        self._retry_seconds = retry_seconds
+        self._failed_at = 0.0
         self._last: bytes | None = None
 
     def show(self, image: Any) -> bool:
         """Display ``image`` if it differs from the last frame; True when a frame was pushed."""
         data = image.tobytes()
+        if self.failure is not None:
+            return self._retry(image, data)
         if data == self._last:
             self.skipped += 1
             return False
         self._last = data
-        if self.device is None or self.failure is not None:
+        if self.device is None:
             return False
+        return self._push(image)
+
+    def _push(self, image: Any) -> bool:
         try:
             self.device.display(image)
         except OSError as exc:
             self.failure = f"display stopped answering ({exc.strerror or exc})"
+            self._failed_at = self._clock()
             return False
         self.pushed += 1
         return True
+
+    def _retry(self, image: Any, data: bytes) -> bool:
+        if self._reopen is None or self._clock() - self._failed_at < self._retry_seconds:
+            self._last = data
+            return False
+        try:
+            self.device = self._reopen()
+        except Exception:  # noqa: BLE001 - still gone; try again later
+            self._failed_at = self._clock()
+            return False
+        self.failure = None
+        self._last = data
+        if self._push(image):
+            self.recovered += 1
+            return True
+        return False
 
     def close(self) -> None:
         if self.device is not None and self.failure is None:

@@ -37,7 +37,12 @@ class TableBox:
     ) -> None:
         self.config = config
         self.log = log if log is not None else sys.stderr
-        self.sink = FrameSink(device if device is not None else open_device(config.display))
+        if device is None:
+            # A real display that drops off the bus mid-game is set up again when it answers.
+            self.sink = FrameSink(open_device(config.display),
+                                  reopen=lambda: open_device(config.display), clock=clock)
+        else:
+            self.sink = FrameSink(device)
         self.journal = Journal(journal_path)
         gestures = Gestures(config.buttons.pins, hold_roles=HOLD_ROLES,
                             debounce=config.buttons.debounce, hold_time=config.buttons.hold_time)

@@ -406,6 +406,9 @@ class TableNode:
             self._display_reported = True
             print(f"bunco-pi table: {self.sink.failure}; still counting with the buttons",
                   file=self.log, flush=True)
+        elif not self.sink.failure and self._display_reported:
+            self._display_reported = False
+            print("bunco-pi table: the display answers again", file=self.log, flush=True)
 
 
 def _short_reason(exc: RuleViolation) -> str:
