@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import errno
+
 import pytest
 from luma.core.device import dummy
 from PIL import Image
@@ -93,3 +95,34 @@ def test_display_that_comes_back_is_set_up_again():
     assert sink.show(frame(3)) is True  # back: the current frame, even if unchanged
     assert sink.failure is None and sink.recovered == 1 and fresh.calls == 1
     assert sink.show(frame(3)) is False  # and unchanged frames are skipped again
+
+
+class SilentBus:
+    """An I2C bus with nothing at the address: every write fails as smbus2's does."""
+
+    def write_i2c_block_data(self, address, register, data):
+        raise OSError(errno.EREMOTEIO, "Remote I/O error")
+
+    def i2c_rdwr(self, *messages):
+        raise OSError(errno.EREMOTEIO, "Remote I/O error")
+
+
+@pytest.mark.parametrize("kind", ["ssd1306", "sh1106"])
+def test_display_that_does_not_answer_names_bus_address_and_fix(kind):
+    with pytest.raises(UserError) as err:
+        open_device(DisplayConfig(kind=kind, address=0x3D, port=1), bus=SilentBus())
+    message = str(err.value)
+    assert f"the {kind} display does not answer on I2C bus 1 address 0x3d" in message
+    assert "i2cdetect -y 1" in message and "\n" not in message
+
+
+def test_luma_error_mid_game_is_a_failure_not_a_crash():
+    from luma.core.error import DeviceNotFoundError
+
+    class Gone(CountingDummy):
+        def display(self, image):
+            raise DeviceNotFoundError("I2C device not found on address: 0x3C")
+
+    sink = FrameSink(Gone())
+    assert sink.show(frame(1)) is False
+    assert "0x3C" in sink.failure

@@ -28,10 +28,11 @@ class DisplayConfig:
     rotation: int = 0
 
 
-def open_device(config: DisplayConfig) -> Any | None:
+def open_device(config: DisplayConfig, bus: Any | None = None) -> Any | None:
     """A luma device for ``config``, or None for ``kind = "none"``.
 
-    Raises UserError with one line naming the problem and the fix.
+    ``bus`` is an already open SMBus-like object (tests); by default the I2C bus ``port`` is
+    opened. Raises UserError with one line naming the problem and the fix.
     """
     if config.kind == "none":
         return None
@@ -48,23 +49,25 @@ def open_device(config: DisplayConfig) -> Any | None:
     from luma.core.interface.serial import i2c
     from luma.oled import device as oled_devices
 
-    where = f"I2C bus {config.port} address {config.address:#04x}"
     try:
-        serial = i2c(port=config.port, address=config.address)
-        driver = getattr(oled_devices, config.kind)
-        return driver(serial, width=WIDTH, height=HEIGHT, rotate=config.rotation)
+        serial = i2c(bus=bus, port=config.port, address=config.address)
     except DeviceNotFoundError:
         raise UserError(
-            f"no I2C bus {config.port} (/dev/i2c-{config.port}): enable I2C with raspi-config"
+            f"no I2C bus {config.port} (/dev/i2c-{config.port}): enable I2C with raspi-config, "
+            "or set [display] port"
         ) from None
     except DevicePermissionError:
         raise UserError(
             f"no permission for /dev/i2c-{config.port}: add this user to the i2c group"
         ) from None
-    except OSError:
+    driver = getattr(oled_devices, config.kind)
+    try:
+        return driver(serial, width=WIDTH, height=HEIGHT, rotate=config.rotation)
+    except (DeviceNotFoundError, OSError):
         raise UserError(
-            f"the {config.kind} display does not answer on {where}: check its wiring and "
-            "[display] address (i2cdetect -y 1 lists what answers)"
+            f"the {config.kind} display does not answer on I2C bus {config.port} address "
+            f"{config.address:#04x}: check its wiring and [display] address "
+            f"(i2cdetect -y {config.port} lists what answers)"
         ) from None
 
 
@@ -111,8 +114,9 @@ class FrameSink:
     def _push(self, image: Any) -> bool:
         try:
             self.device.display(image)
-        except OSError as exc:
-            self.failure = f"display stopped answering ({exc.strerror or exc})"
+        except Exception as exc:  # noqa: BLE001 - OSError, or luma's DeviceNotFoundError
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            self.failure = f"display stopped answering ({reason})"
             self._failed_at = self._clock()
             return False
         self.pushed += 1

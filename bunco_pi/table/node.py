@@ -400,7 +400,12 @@ class TableNode:
                                    self.flash or "pass: start round")
 
     def _refresh(self) -> None:
-        self.frame = screens.render(self.view())
+        try:
+            self.frame = screens.render(self.view())
+        except Exception as exc:  # noqa: BLE001 - a drawing bug must not stop the scoring
+            print(f"bunco-pi table: cannot draw the screen: {type(exc).__name__}: {exc}",
+                  file=self.log, flush=True)
+            return
         self.sink.show(self.frame)
         if self.sink.failure and not self._display_reported:
             self._display_reported = True
