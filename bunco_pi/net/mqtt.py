@@ -82,6 +82,7 @@ class PahoReceipt:
 class MqttLink:
     """One node's connection to mosquitto.
 
+    ``client_id`` defaults to ``name``: keep it stable, the broker keys the session on it.
     ``status_topic`` (``Topics.status(name)``) gets the retained birth and will. Use
     :attr:`inbox` (or pass ``sink``) to receive :class:`~bunco_pi.net.link.LinkEvent` records.
     """
@@ -90,7 +91,7 @@ class MqttLink:
                  password: str | None = None, status_topic: str | None = None,
                  sink: Sink | None = None, keepalive: int = 10,
                  reconnect_delay: tuple[float, float] = (0.1, 2.0),
-                 session_expiry: int = SESSION_EXPIRY_S) -> None:
+                 session_expiry: int = SESSION_EXPIRY_S, client_id: str | None = None) -> None:
         self.name = name
         self.host, self.port = host, port
         self.status_topic = status_topic
@@ -102,7 +103,7 @@ class MqttLink:
         self._keepalive = keepalive
         self._session_expiry = session_expiry
 
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=name,
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id or name,
                              protocol=mqtt.MQTTv5)
         if username is not None:
             client.username_pw_set(username, password)
