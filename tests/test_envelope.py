@@ -92,3 +92,13 @@ def test_try_decode_logs_one_line_and_returns_none(caplog):
     assert len(caplog.records) == 1
     assert EVENTS in caplog.records[0].getMessage()
     assert try_decode(EVENTS, good_event(seq=9)).seq == 9
+
+
+@pytest.mark.parametrize("topic", [T.state(), T.control(), T.standings(), T.events(2), T.ack(2),
+                                   T.view(2), T.status("table-2")])
+@pytest.mark.parametrize("data", [b"", b"\x80", b"null", b'"online"', b"{}",
+                                  b"z" * (MAX_BYTES + 1)])
+def test_garbage_on_every_topic_is_one_line_naming_that_topic(topic, data):
+    with pytest.raises(EnvelopeError) as err:
+        decode(topic, data)
+    assert str(err.value).startswith(topic + ": ") and "\n" not in str(err.value)

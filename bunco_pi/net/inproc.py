@@ -60,13 +60,16 @@ class InprocBroker:
 
     # --- used by InprocLink -----------------------------------------------------------------
 
-    def _connect(self, name: str, sink: Sink, will: tuple[str, bytes] | None) -> None:
+    def _connect(self, name: str, sink: Sink, will: tuple[str, bytes] | None,
+                 subs: list[tuple[str, int]]) -> None:
         with self._lock:
             session = self._sessions.get(name)
             present = session is not None
             if session is None:
                 session = self._sessions[name] = _Session(sink)
             session.sink, session.online = sink, True
+            # Like MqttLink, which subscribes again on every connect.
+            session.subs += [sub for sub in subs if sub not in session.subs]
             if will is not None:
                 self._wills[name] = will
             sink(Connected(present))
@@ -90,9 +93,9 @@ class InprocBroker:
     def _subscribe(self, name: str, pattern: str, qos: int) -> None:
         with self._lock:
             session = self._sessions[name]
-            session.subs.append((pattern, qos))
-            if session.online:
-                self._send_retained(session, pattern, qos)
+            if (pattern, qos) not in session.subs:
+                session.subs.append((pattern, qos))
+            self._send_retained(session, pattern, qos)
 
     def _send_retained(self, session: _Session, pattern: str, qos: int) -> None:
         for topic, payload in sorted(self._retained.items()):
@@ -131,6 +134,7 @@ class InprocLink:
         self._sink: Sink = sink or self.inbox.put
         self._broker = broker
         self._online = False
+        self._subs: list[tuple[str, int]] = []
 
     @property
     def connected(self) -> bool:
@@ -141,7 +145,7 @@ class InprocLink:
         if self.status_topic is not None:
             will = (self.status_topic, status_payload(self.name, False))
         self._online = True
-        self._broker._connect(self.name, self._sink, will)
+        self._broker._connect(self.name, self._sink, will, list(self._subs))
         if self.status_topic is not None:
             self.publish(self.status_topic, status_payload(self.name, True), retain=True)
 
@@ -149,7 +153,9 @@ class InprocLink:
         return self._online
 
     def subscribe(self, pattern: str, qos: int = 1) -> None:
-        self._broker._subscribe(self.name, pattern, qos)
+        self._subs.append((pattern, qos))
+        if self._online:
+            self._broker._subscribe(self.name, pattern, qos)
 
     def publish(self, topic: str, payload: bytes, qos: int = 1,
                 retain: bool = False) -> InprocReceipt:
