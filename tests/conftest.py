@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import queue
 import socket
@@ -94,10 +95,8 @@ def pump(inbox: queue.Queue[LinkEvent], handle: Callable[[LinkEvent], object],
         left = deadline - time.monotonic()
         if left <= 0:
             return False
-        try:
+        with contextlib.suppress(queue.Empty):
             handle(inbox.get(timeout=min(left, 0.05)))
-        except queue.Empty:
-            pass
     return True
 
 
@@ -162,20 +161,16 @@ class CutProxy:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def cut(self) -> None:
         self._up.clear()
         with self._lock:
             socks, self._socks = self._socks, []
         for s in socks:
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             s.close()
 
     def restore(self) -> None:

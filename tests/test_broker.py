@@ -109,7 +109,8 @@ def test_anonymous_and_wrong_password_clients_are_refused(make_link, topics, cap
     for link in (wrong, anon):
         link.publish(topics.events(1), envelope.event("table-1", 1, 1, {}))
     assert not [e for e in collect(head.inbox, 0.5) if isinstance(e, Message)]
-    refusals = [r.getMessage() for r in caplog.records if "refused the connection" in r.getMessage()]
+    refusals = [r.getMessage() for r in caplog.records
+                if "refused the connection" in r.getMessage()]
     # mosquitto 2.0 answers a wrong password with "Not authorized" (v5 reason 0x87).
     assert any("table-1" in m and "Not authorized" in m for m in refusals)
     assert any("table-2" in m for m in refusals)
