@@ -97,7 +97,7 @@ def test_generated_files_hold_hashes_not_passwords(broker):
 # --- a real broker -------------------------------------------------------------------------
 
 
-def test_anonymous_and_wrong_password_clients_are_refused(make_link, topics, caplog):
+def test_anonymous_and_wrong_password_clients_are_refused(broker, make_link, topics, caplog):
     head = make_link("head")
     head.subscribe(topics.everything())
     caplog.set_level(logging.WARNING)
@@ -114,9 +114,10 @@ def test_anonymous_and_wrong_password_clients_are_refused(make_link, topics, cap
     # mosquitto 2.0 answers a wrong password with "Not authorized" (v5 reason 0x87).
     assert any("table-1" in m and "Not authorized" in m for m in refusals)
     assert any("table-2" in m for m in refusals)
+    assert "disconnected, not authorised" in broker.log_text()
 
 
-def test_a_table_cannot_write_another_tables_topics(make_link, topics, caplog):
+def test_a_table_cannot_write_another_tables_topics(broker, make_link, topics, caplog):
     head = make_link("head")
     head.subscribe(topics.everything())
     collect(head.inbox, 0.2)
@@ -136,6 +137,9 @@ def test_a_table_cannot_write_another_tables_topics(make_link, topics, caplog):
     refused = [r for r in caplog.records if "refused publish" in r.getMessage()]
     assert len(refused) == len(forged)
     assert all("Not authorized" in r.getMessage() for r in refused)
+    denied = [line for line in broker.log_text().splitlines()
+              if "Denied PUBLISH from table-2" in line and topics.night in line]
+    assert len(denied) == len(forged)
 
 
 def test_each_node_may_write_its_own_status(make_link, topics):

@@ -254,3 +254,29 @@ def test_a_node_reboot_with_events_in_flight_still_gives_exactly_once(
         table.sender.submit({"i": i})
     assert run_until([head, table], lambda: table.sender.pending_count == 0)
     assert [e.payload["i"] for e in head.log.replay()] == list(range(15))
+
+
+def test_a_renumbered_table_is_caught_not_silently_merged(tmp_path, caplog):
+    broker, topics = InprocBroker(), Topics("fri")
+    head = Head(broker.link("head"), topics, tmp_path / "log.sqlite")
+    old = Table(broker.link("table-1"), topics, 1, tmp_path / "old.sqlite")
+    head.link.start(), old.link.start()
+    for i in range(3):
+        old.sender.submit({"i": i})
+    assert run_until([head, old], lambda: old.sender.pending_count == 0)
+    old.link.stop()
+    # A new card with an empty outbox: the retained ack arrives right after connecting ...
+    fresh = Table(broker.link("table-1"), topics, 1, tmp_path / "new.sqlite")
+    assert not fresh.sender.ack_seen
+    fresh.link.start()
+    fresh.step()
+    assert fresh.sender.ack_seen and fresh.outbox.last_seq == 3
+    assert fresh.sender.submit({"i": 3}) == 4  # ... so numbering continues after the head's
+    assert run_until([head, fresh], lambda: fresh.sender.pending_count == 0)
+    assert [e.payload["i"] for e in head.log.replay()] == [0, 1, 2, 3]
+    # A table that submits before hearing the ack reuses a seq: the head says so, loudly.
+    caplog.set_level(logging.ERROR)
+    head.link.inbox.put(Message(topics.events(1), envelope.event("table-1", 1, 1, {"i": 9})))
+    head.step()
+    assert any("different payload" in r.getMessage() for r in caplog.records)
+    assert len(head.log) == 4

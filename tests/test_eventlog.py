@@ -101,3 +101,12 @@ def test_kill_9_mid_commits_keeps_every_reported_commit_once(tmp_path):
         assert [e.position for e in rows] == sorted(e.position for e in rows)
         again = log.commit([ev(2, s) for s in reported])
         assert again.committed == [] and len(again.duplicates) == len(reported)
+
+
+def test_a_duplicate_with_a_different_payload_is_reported_as_a_conflict(tmp_path):
+    with EventLog(tmp_path / "log.sqlite") as log:
+        log.commit([ev(1, 1, a=1), ev(1, 2, a=2)])
+        result = log.commit([ev(1, 1, a=1), ev(1, 2, a=99)])
+        assert result.duplicates == [(1, 1), (1, 2)] and result.conflicts == [(1, 2)]
+        assert log.conflicts([ev(1, 1, a=5), ev(1, 2, a=2), ev(1, 7)]) == [(1, 1)]
+        assert [e.payload for e in log.replay()] == [{"a": 1}, {"a": 2}]

@@ -65,6 +65,9 @@ class CommitResult:
     duplicates: list[tuple[int, int]] = field(default_factory=list)
     # (table, seq) that came before an earlier seq of the same table: not written.
     out_of_order: list[tuple[int, int]] = field(default_factory=list)
+    # Duplicates whose payload differs from the logged one: a table renumbered its events
+    # (a wiped outbox). Not written either; worth a loud log line.
+    conflicts: list[tuple[int, int]] = field(default_factory=list)
 
 
 class EventLog:
@@ -104,6 +107,8 @@ class EventLog:
                 top = highest.get(ev.table, 0)
                 if ev.seq <= top:
                     result.duplicates.append((ev.table, ev.seq))
+                    if self._differs(ev):
+                        result.conflicts.append((ev.table, ev.seq))
                     continue
                 if ev.seq != top + 1:
                     result.out_of_order.append((ev.table, ev.seq))
@@ -122,6 +127,15 @@ class EventLog:
                     int(cur.lastrowid or 0), ev.table, ev.seq, ev.sender, ev.payload))
         self._highest = highest  # only once the commit is durable
         return result
+
+    def conflicts(self, events: Iterable[IncomingEvent]) -> list[tuple[int, int]]:
+        """The (table, seq) of ``events`` already logged with a different payload."""
+        return [(ev.table, ev.seq) for ev in events if self._differs(ev)]
+
+    def _differs(self, ev: IncomingEvent) -> bool:
+        row = self._db.execute("SELECT payload FROM events WHERE table_no = ? AND seq = ?",
+                               (ev.table, ev.seq)).fetchone()
+        return row is not None and json.loads(row[0]) != ev.payload
 
     def append_own(self, sender: str, payload: dict[str, Any]) -> LoggedEvent:
         """Log one of the head's own events (source 0) with the next seq."""

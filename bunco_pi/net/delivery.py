@@ -59,7 +59,15 @@ class TableSender:
         self._resend_after = resend_after
         self._clock = clock
         self._last_progress = clock()
+        self._ack_seen = False
         link.subscribe(self._ack_topic)
+
+    @property
+    def ack_seen(self) -> bool:
+        """Whether an ack came since start. A fresh outbox (``last_seq == 0``) on a night
+        already under way should wait for it (it is retained: it comes right after connecting)
+        before its first ``submit``, so numbering continues after what the head has."""
+        return self._ack_seen
 
     @property
     def pending_count(self) -> int:
@@ -91,6 +99,7 @@ class TableSender:
         if env is None or seq is None or env.sender != HEAD_NAME:
             log.warning("%s: ignored a malformed ack on %s", self.name, event.topic)
             return True
+        self._ack_seen = True
         if self.outbox.ack(seq):
             self._last_progress = self._clock()
         return True
@@ -172,6 +181,7 @@ class HeadIngest:
 
     def _ingest(self, incoming: list[IncomingEvent]) -> list[LoggedEvent]:
         batch: list[IncomingEvent] = []
+        dups: list[IncomingEvent] = []
         touched: set[int] = set()
         expected = {}
         for ev in incoming:
@@ -179,6 +189,7 @@ class HeadIngest:
             top = expected.setdefault(ev.table, self.log.highest(ev.table))
             if ev.seq <= top:
                 self.stats.duplicates += 1
+                dups.append(ev)
                 continue
             held = self._held.setdefault(ev.table, {})
             if ev.seq != top + 1:
@@ -204,6 +215,9 @@ class HeadIngest:
         if result is not None:
             self.stats.committed += len(result.committed)
             self.stats.duplicates += len(result.duplicates)
+        for table, seq in self.log.conflicts(dups):
+            log.error("table %d sent seq %d again with a different payload: its outbox was "
+                      "renumbered; the new event is NOT counted", table, seq)
         # The commit above is durable: only now may the tables hear that it happened.
         for table in sorted(touched):
             self._publish_ack(table, self.log.highest(table))
