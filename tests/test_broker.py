@@ -100,6 +100,7 @@ def test_generated_files_hold_hashes_not_passwords(broker):
 def test_anonymous_and_wrong_password_clients_are_refused(broker, make_link, topics, caplog):
     head = make_link("head")
     head.subscribe(topics.everything())
+    assert head.wait_subscribed(5)
     caplog.set_level(logging.WARNING)
     wrong = make_link("table-1", password="not-the-password", wait=False)
     anon = make_link("table-2", start=False)
@@ -120,7 +121,7 @@ def test_anonymous_and_wrong_password_clients_are_refused(broker, make_link, top
 def test_a_table_cannot_write_another_tables_topics(broker, make_link, topics, caplog):
     head = make_link("head")
     head.subscribe(topics.everything())
-    collect(head.inbox, 0.2)
+    assert head.wait_subscribed(5)
     t2 = make_link("table-2")
     caplog.set_level(logging.WARNING)
     forged = [
@@ -145,6 +146,7 @@ def test_a_table_cannot_write_another_tables_topics(broker, make_link, topics, c
 def test_each_node_may_write_its_own_status(make_link, topics):
     watcher = make_link("table-1")
     watcher.subscribe(topics.all_status())
+    assert watcher.wait_subscribed(5)
     t2 = make_link("table-2", status_topic=topics.status("table-2"))
     events = collect(watcher.inbox, 0.5)
     statuses = [envelope.decode(e.topic, e.payload).payload for e in events

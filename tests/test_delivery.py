@@ -22,6 +22,8 @@ class Head:
         self.log = EventLog(path)
         self.ingest = HeadIngest(link, topics, self.log)
         self.applied = []
+        if link.connected:
+            assert link.wait_subscribed(5)
 
     def step(self):
         batch = []
@@ -39,6 +41,8 @@ class Table:
         self.link = link
         self.outbox = Outbox(path)
         self.sender = TableSender(link, topics, n, self.outbox, **kw)
+        if link.connected:
+            assert link.wait_subscribed(5)
 
     def step(self):
         busy = False
@@ -138,6 +142,7 @@ def test_duplicated_and_reordered_deliveries_commit_once_in_seq_order(make_link,
     head = Head(make_link("head"), topics, tmp_path / "log.sqlite")
     raw = make_link("table-2")
     raw.subscribe(topics.ack(2))
+    assert raw.wait_subscribed(5)
     for seq in [2, 1, 1, 3, 6, 5, 2, 4, 6]:
         raw.publish(topics.events(2), envelope.event("table-2", 2, seq, {"s": seq})).wait(3)
     assert run_until([head], lambda: len(head.log) == 6)

@@ -14,7 +14,7 @@ def messages(events):
 def test_qos1_publish_is_acknowledged_and_delivered(make_link, topics):
     head = make_link("head")
     head.subscribe(topics.all_events())
-    collect(head.inbox, 0.2)
+    assert head.wait_subscribed(5)
     table = make_link("table-1")
     receipt = table.publish(topics.events(1), envelope.event("table-1", 1, 1, {"k": 1}))
     assert receipt.wait(3) and receipt.acknowledged()
@@ -34,9 +34,11 @@ def test_socket_has_tcp_nodelay(make_link):
 def test_birth_then_will_when_the_wire_is_cut(make_link, topics, cut_proxy: CutProxy):
     watcher = make_link("head")
     watcher.subscribe(topics.all_status())
-    table = make_link("table-2", port=cut_proxy.port, status_topic=topics.status("table-2"))
-    assert table.connected
-    got = messages(collect(watcher.inbox, 0.3))
+    assert watcher.wait_subscribed(5)
+    make_link("table-2", port=cut_proxy.port, status_topic=topics.status("table-2"))
+    got = []
+    assert pump(watcher.inbox, got.append, lambda: messages(got), timeout=5)  # the birth
+    got = messages(got)
     cut_proxy.cut()
     got += messages(collect(watcher.inbox, 1.0))
     states = [envelope.decode(m.topic, m.payload).payload["status"] for m in got]
@@ -52,7 +54,7 @@ def test_birth_then_will_when_the_wire_is_cut(make_link, topics, cut_proxy: CutP
 def test_session_survives_a_cut_and_queued_messages_arrive(make_link, topics, cut_proxy):
     table = make_link("table-3", port=cut_proxy.port)
     table.subscribe(topics.control())
-    collect(table.inbox, 0.2)
+    assert table.wait_subscribed(5)
     head = make_link("head")
     cut_proxy.cut()
     sent = [head.publish(topics.control(), envelope.message("head", {"n": n})) for n in range(5)]
@@ -84,7 +86,7 @@ def test_an_exception_in_the_owner_sink_does_not_kill_the_network_thread(
     caplog.set_level(logging.ERROR)
     link.start()
     try:
-        assert link.wait_connected(5)
+        assert link.wait_subscribed(5)
         head = make_link("head")
         for n in range(3):
             head.publish(topics.control(), envelope.message("head", {"n": n})).wait(3)
@@ -105,3 +107,15 @@ def test_reconnects_by_itself_after_a_broker_restart(make_private_link, private_
                 lambda: any(isinstance(e, Connected) for e in events), timeout=5)
     assert isinstance(events[0], Disconnected)
     assert link.connected
+
+
+def test_wait_subscribed_means_the_next_message_is_received(make_link, topics):
+    head = make_link("head")
+    for n in range(1, 4):
+        table = make_link(f"table-{n}")
+        table.subscribe(topics.view(n))
+        assert table.wait_subscribed(5) and not table._subs_unacked
+        head.publish(topics.view(n), envelope.message("head", {"n": n}))  # not retained
+        got: list = []
+        assert pump(table.inbox, got.append, lambda g=got: messages(g), timeout=5)
+        assert envelope.decode(topics.view(n), messages(got)[0].payload).payload == {"n": n}

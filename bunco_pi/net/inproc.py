@@ -152,6 +152,9 @@ class InprocLink:
     def wait_connected(self, timeout: float) -> bool:
         return self._online
 
+    def wait_subscribed(self, timeout: float) -> bool:
+        return self._online  # subscriptions take effect at once here
+
     def subscribe(self, pattern: str, qos: int = 1) -> None:
         self._subs.append((pattern, qos))
         if self._online:

@@ -99,6 +99,9 @@ class MqttLink:
         self._sink: Sink = sink or self.inbox.put
         self._connected = threading.Event()
         self._subs: tuple[tuple[str, int], ...] = ()  # replaced whole, never mutated
+        # Message ids of SUBSCRIBEs not yet acknowledged; guarded by the condition's lock.
+        self._sub_cond = threading.Condition()
+        self._subs_unacked: set[int] = set()
         self._last_refusal = ""
         self._keepalive = keepalive
         self._session_expiry = session_expiry
@@ -139,7 +142,25 @@ class MqttLink:
         self._subs = (*self._subs, (pattern, qos))
         # Unconditional: if not connected paho refuses it and _on_connect sends the new list;
         # if a connect is completing right now this closes the gap.
-        self._client.subscribe(pattern, qos)
+        self._send_subscribe(self._client, pattern, qos)
+
+    def wait_subscribed(self, timeout: float) -> bool:
+        """Wait until connected and every subscription so far is acknowledged by the broker
+        (a message published before that may not reach this node)."""
+        deadline = time.monotonic() + timeout
+        if not self._connected.wait(timeout):
+            return False
+        with self._sub_cond:
+            return self._sub_cond.wait_for(lambda: not self._subs_unacked,
+                                           max(0.0, deadline - time.monotonic()))
+
+    def _send_subscribe(self, client: mqtt.Client, pattern: str, qos: int) -> None:
+        # Holding the lock across the call: the SUBACK callback cannot run before the mid
+        # is recorded.
+        with self._sub_cond:
+            rc, mid = client.subscribe(pattern, qos)
+            if rc == mqtt.MQTT_ERR_SUCCESS and mid is not None:
+                self._subs_unacked.add(mid)
 
     def publish(self, topic: str, payload: bytes, qos: int = 1,
                 retain: bool = False) -> PahoReceipt:
@@ -173,8 +194,10 @@ class MqttLink:
             self._sink(Disconnected(f"refused: {text}"))
             return
         self._last_refusal = ""
+        with self._sub_cond:
+            self._subs_unacked.clear()  # a new connection: earlier SUBACKs will never come
         for pattern, qos in self._subs:
-            client.subscribe(pattern, qos)
+            self._send_subscribe(client, pattern, qos)
         if self.status_topic is not None:
             client.publish(self.status_topic, status_payload(self.name, True), qos=1,
                            retain=True)
@@ -210,6 +233,9 @@ class MqttLink:
     @_guarded
     def _on_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any,
                       properties: Any) -> None:
+        with self._sub_cond:
+            self._subs_unacked.discard(mid)
+            self._sub_cond.notify_all()
         for reason in reasons:
             if reason.is_failure:
                 log.warning("%s: broker refused a subscription: %s", self.name, reason)
