@@ -142,7 +142,8 @@ def our_round_trip(bench: Bench, n: int, tmp: Path) -> list[float]:
     worker.start()
     ready.wait(5)
     sender = TableSender(table_link, topics, 2, Outbox(tmp / "outbox.sqlite"))
-    time.sleep(0.2)  # let both subscriptions land
+    if not (head_link.wait_subscribed(5) and table_link.wait_subscribed(5)):
+        raise SystemExit("subscriptions not acknowledged")
     out = []
     for i in range(n):
         t0 = time.perf_counter()
@@ -179,7 +180,8 @@ def link_round_trip(bench: Bench, n: int) -> list[float]:
 
     worker = threading.Thread(target=echo, daemon=True)
     worker.start()
-    time.sleep(0.2)
+    if not (head.wait_subscribed(5) and table.wait_subscribed(5)):
+        raise SystemExit("subscriptions not acknowledged")
     data = envelope.event("table-3", 3, 1, {"kind": "roll", "dice": [1, 2, 3]})
     out = []
     for _ in range(n):
@@ -217,6 +219,7 @@ def fan_out(bench: Bench, subscribers: int, n: int, raw: bool) -> list[float]:
         for user in users:
             link = bench.link(user)
             link.subscribe(topics.control())
+            link.wait_subscribed(5)
 
             def consume(link: MqttLink = link) -> None:  # each node's owner thread
                 while True:
