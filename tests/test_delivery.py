@@ -285,3 +285,25 @@ def test_a_renumbered_table_is_caught_not_silently_merged(tmp_path, caplog):
     head.step()
     assert any("different payload" in r.getMessage() for r in caplog.records)
     assert len(head.log) == 4
+
+
+def test_a_payload_the_protocol_refuses_is_logged_as_rejected_and_does_not_block(tmp_path,
+                                                                                 caplog):
+    from bunco_pi.protocol import decode_entry
+
+    broker, topics = InprocBroker(), Topics("fri")
+    head = Head(broker.link("head"), topics, tmp_path / "log.sqlite")
+    head.ingest.check = lambda ev: decode_entry(ev.payload["entry"])
+    table = Table(broker.link("table-1"), topics, 1, tmp_path / "ob.sqlite")
+    head.link.start(), table.link.start()
+    caplog.set_level(logging.WARNING)
+    for entry in (["roll", [1, 2, 3]], ["roll", [9, 9, 9]], ["pass"]):
+        table.sender.submit({"round": 0, "entry": entry})
+    table.sender.submit({"round": 0})  # no entry at all
+    table.sender.submit({"round": 0, "entry": ["undo"]})
+    assert run_until([head, table], lambda: table.sender.pending_count == 0)
+    assert [e.seq for e in head.applied] == [1, 3, 5]
+    assert [e.seq for e in head.log.replay()] == [1, 3, 5]
+    assert head.log.highest(1) == 5 and head.ingest.stats.rejected == 2
+    lines = [r.getMessage() for r in caplog.records if "refused by the protocol" in r.getMessage()]
+    assert len(lines) == 2 and "seq 2" in lines[0] and "seq 4" in lines[1]

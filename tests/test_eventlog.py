@@ -42,12 +42,13 @@ def test_a_gap_is_refused_so_the_highest_seq_is_a_cumulative_ack(tmp_path):
 def test_replay_reads_everything_in_log_order_from_a_position(tmp_path):
     with EventLog(tmp_path / "log.sqlite") as log:
         log.commit([ev(1, 1), ev(2, 1)])
-        own = log.append_own("head", {"bell": True})
+        [own] = log.append_own("head", {"bell": True})
         log.commit([ev(1, 2)])
         assert own.table == OWN_SOURCE and own.seq == 1 and own.position == 3
         assert [(e.table, e.seq) for e in log.replay()] == [(1, 1), (2, 1), (0, 1), (1, 2)]
         assert [e.position for e in log.replay(after_position=2)] == [3, 4]
-        assert log.append_own("head", {}).seq == 2
+        assert [e.seq for e in log.append_own("head", {}, {"x": 1})] == [2, 3]
+        assert [e.position for e in log.replay(after_position=4)] == [5, 6]
 
 
 def test_a_failed_transaction_leaves_neither_rows_nor_cached_highs(tmp_path):
@@ -110,3 +111,16 @@ def test_a_duplicate_with_a_different_payload_is_reported_as_a_conflict(tmp_path
         assert result.duplicates == [(1, 1), (1, 2)] and result.conflicts == [(1, 2)]
         assert log.conflicts([ev(1, 1, a=5), ev(1, 2, a=2), ev(1, 7)]) == [(1, 1)]
         assert [e.payload for e in log.replay()] == [{"a": 1}, {"a": 2}]
+
+
+def test_a_rejected_event_uses_its_seq_but_is_not_replayed_for_applying(tmp_path):
+    path = tmp_path / "log.sqlite"
+    with EventLog(path) as log:
+        bad = IncomingEvent(1, 2, "table-1", {"entry": ["roll", [9, 9, 9]]}, "bad dice")
+        result = log.commit([ev(1, 1), bad, ev(1, 3)])
+        assert [e.rejected for e in result.committed] == [None, "bad dice", None]
+    with EventLog(path) as log:
+        assert log.highest(1) == 3
+        assert [e.seq for e in log.replay()] == [1, 3]
+        assert [(e.seq, e.rejected) for e in log.replay(include_rejected=True)] == \
+            [(1, None), (2, "bad dice"), (3, None)]

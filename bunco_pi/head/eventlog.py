@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS events (
     seq      INTEGER NOT NULL,
     sender   TEXT NOT NULL,
     payload  TEXT NOT NULL,
+    rejected TEXT,
     UNIQUE (table_no, seq)
 );
 """
@@ -48,6 +49,10 @@ class IncomingEvent:
     seq: int
     sender: str
     payload: dict[str, Any]
+    # Why the payload is not to be applied (it failed the protocol check), or None. Such an
+    # event is still logged: it uses up its seq, so the table's later events are not stuck
+    # behind a gap, and the log keeps what was received.
+    rejected: str | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class LoggedEvent:
     seq: int
     sender: str
     payload: dict[str, Any]
+    rejected: str | None = None
 
 
 @dataclass
@@ -115,16 +121,17 @@ class EventLog:
                     continue
                 text = json.dumps(ev.payload, separators=(",", ":"), allow_nan=False)
                 cur = db.execute(
-                    "INSERT INTO events (table_no, seq, sender, payload) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT (table_no, seq) DO NOTHING",
-                    (ev.table, ev.seq, ev.sender, text),
+                    "INSERT INTO events (table_no, seq, sender, payload, rejected)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (table_no, seq) DO NOTHING",
+                    (ev.table, ev.seq, ev.sender, text, ev.rejected),
                 )
                 if cur.rowcount == 0:  # only if the cache and the file disagree
                     result.duplicates.append((ev.table, ev.seq))
                     continue
                 highest[ev.table] = ev.seq
                 result.committed.append(LoggedEvent(
-                    int(cur.lastrowid or 0), ev.table, ev.seq, ev.sender, ev.payload))
+                    int(cur.lastrowid or 0), ev.table, ev.seq, ev.sender, ev.payload,
+                    ev.rejected))
         self._highest = highest  # only once the commit is durable
         return result
 
@@ -137,18 +144,22 @@ class EventLog:
                                (ev.table, ev.seq)).fetchone()
         return row is not None and json.loads(row[0]) != ev.payload
 
-    def append_own(self, sender: str, payload: dict[str, Any]) -> LoggedEvent:
-        """Log one of the head's own events (source 0) with the next seq."""
-        seq = self.highest(OWN_SOURCE) + 1
-        return self.commit([IncomingEvent(OWN_SOURCE, seq, sender, payload)]).committed[0]
+    def append_own(self, sender: str, *payloads: dict[str, Any]) -> list[LoggedEvent]:
+        """Log the head's own records (source 0, next seqs) in one durable transaction."""
+        first = self.highest(OWN_SOURCE) + 1
+        return self.commit([IncomingEvent(OWN_SOURCE, first + i, sender, payload)
+                            for i, payload in enumerate(payloads)]).committed
 
-    def replay(self, after_position: int = 0) -> Iterator[LoggedEvent]:
-        """Every logged event after ``after_position``, in log order."""
+    def replay(self, after_position: int = 0, *,
+               include_rejected: bool = False) -> Iterator[LoggedEvent]:
+        """Every logged event after ``after_position``, in log order (the ones to apply,
+        unless ``include_rejected``)."""
         rows = self._db.execute(
-            "SELECT position, table_no, seq, sender, payload FROM events"
-            " WHERE position > ? ORDER BY position", (after_position,))
-        for pos, table, seq, sender, text in rows:
-            yield LoggedEvent(int(pos), int(table), int(seq), sender, json.loads(text))
+            "SELECT position, table_no, seq, sender, payload, rejected FROM events"
+            " WHERE position > ? AND (? OR rejected IS NULL) ORDER BY position",
+            (after_position, include_rejected))
+        for pos, table, seq, sender, text, rejected in rows:
+            yield LoggedEvent(int(pos), int(table), int(seq), sender, json.loads(text), rejected)
 
     def __len__(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM events").fetchone()[0])

@@ -133,8 +133,13 @@ class HeadIngest:
     """Validates table events, commits them to the log in (table, seq) order, then acks."""
 
     def __init__(self, link: Link, topics: Topics, eventlog: EventLog, *,
+                 check: Callable[[IncomingEvent], object] | None = None,
                  name: str = HEAD_NAME, max_held: int = 1000) -> None:
+        """``check(event)`` raises ValueError (or KeyError/TypeError) for a payload the
+        protocol refuses: that event is logged as rejected (it uses up its seq) and not
+        returned for applying."""
         self.link, self.topics, self.log = link, topics, eventlog
+        self.check = check
         self.name = name
         self.max_held = max_held
         self.stats = IngestStats()
@@ -152,7 +157,8 @@ class HeadIngest:
         return self.handle_many([event])
 
     def handle_many(self, events: Iterable[LinkEvent]) -> list[LoggedEvent]:
-        """Ingest a batch of link events in one commit; returns what was newly committed."""
+        """Ingest a batch of link events in one commit; returns the newly committed events
+        to apply, in log order. Other link events (status, Published ...) are ignored."""
         incoming: list[IncomingEvent] = []
         for event in events:
             if isinstance(event, Connected):
@@ -177,7 +183,17 @@ class HeadIngest:
             self.stats.rejected += 1
             return None
         assert env.table is not None and env.seq is not None
-        return IncomingEvent(env.table, env.seq, env.sender, env.payload)
+        event = IncomingEvent(env.table, env.seq, env.sender, env.payload)
+        if self.check is not None:
+            try:
+                self.check(event)
+            except (ValueError, KeyError, TypeError) as exc:
+                reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+                log.warning("%s: table %d seq %d refused by the protocol check: %s",
+                            msg.topic, env.table, env.seq, reason)
+                self.stats.rejected += 1
+                return IncomingEvent(env.table, env.seq, env.sender, env.payload, reason)
+        return event
 
     def _ingest(self, incoming: list[IncomingEvent]) -> list[LoggedEvent]:
         batch: list[IncomingEvent] = []
@@ -221,7 +237,7 @@ class HeadIngest:
         # The commit above is durable: only now may the tables hear that it happened.
         for table in sorted(touched):
             self._publish_ack(table, self.log.highest(table))
-        return result.committed if result is not None else []
+        return [ev for ev in result.committed if ev.rejected is None] if result else []
 
     def _publish_ack(self, table: int, seq: int) -> None:
         self.link.publish(self.topics.ack(table),
