@@ -307,3 +307,86 @@ def test_a_payload_the_protocol_refuses_is_logged_as_rejected_and_does_not_block
     assert head.log.highest(1) == 5 and head.ingest.stats.rejected == 2
     lines = [r.getMessage() for r in caplog.records if "refused by the protocol" in r.getMessage()]
     assert len(lines) == 2 and "seq 2" in lines[0] and "seq 4" in lines[1]
+
+
+# --- the head coordinator on top of this layer ---------------------------------------------
+
+
+def test_the_coordinator_over_delivery_gives_the_same_night_after_a_restore(tmp_path):
+    """A round played through outboxes, the link and the log, with every event sent twice;
+    the head's night equals one rebuilt from its log alone."""
+    import random
+
+    from bunco_pi.head.coordinator import Commit, Coordinator, PublishState, PublishView
+    from bunco_pi.head.eventlog import OWN_SOURCE
+    from bunco_pi.protocol import TableEvent, decode_entry, encode_entry
+    from bunco_pi.rules.house import preset, preset_text
+    from bunco_pi.rules.table_round import Bell, Roll
+    from bunco_pi.sim.players import make_players
+
+    broker, topics = InprocBroker(), Topics("fri")
+    head = Head(broker.link("head"), topics, tmp_path / "log.sqlite")
+    head.ingest.check = lambda ev: decode_entry(ev.payload["entry"])
+    coord = Coordinator(preset("classic"), preset_text("classic"), "fri", 3,
+                        entropy=random.Random(1))
+
+    def carry_out(effects):  # the head's shell: commit first, then say it
+        for effect in effects:
+            if isinstance(effect, Commit) and effect.records:
+                head.log.append_own("head", *effect.records)
+            elif isinstance(effect, PublishState):
+                head.link.publish(topics.state(), envelope.message("head", effect.state),
+                                  retain=True)
+            elif isinstance(effect, PublishView):
+                head.link.publish(topics.view(effect.table),
+                                  envelope.message("head", effect.view), retain=True)
+
+    def head_step():
+        busy = head.step()
+        while head.applied:
+            ev = head.applied.pop(0)
+            carry_out(coord.accept(TableEvent(ev.table, ev.seq, ev.payload["round"],
+                                              decode_entry(ev.payload["entry"]))))
+        return busy
+
+    head_node = type("HeadNode", (), {"step": staticmethod(head_step)})
+    tables = {n: Table(broker.link(f"table-{n}"), topics, n, tmp_path / f"ob{n}.sqlite")
+              for n in (1, 2, 3)}
+    head.link.start()
+    for t in tables.values():
+        t.link.start()
+    carry_out(coord.start_night(make_players(12)))
+    carry_out(coord.press_bell())
+    assert coord.night.phase == "playing"
+
+    rng, heard = random.Random(5), set()
+    for _ in range(2000):  # bounded; a round takes a few hundred rolls
+        if coord.night.phase not in ("playing", "finishing"):
+            break
+        if coord.night.bell_rung:
+            waiting = [t.setup.table for t in coord.night.tables
+                       if not t.bell and not t.done and t.setup.table not in heard]
+            if waiting:
+                n, entry = waiting[0], Bell()
+                heard.add(n)
+            else:
+                n = rng.choice([t.setup.table for t in coord.night.tables if not t.done])
+                entry = Roll((rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6)))
+        else:
+            n = rng.choice([t.setup.table for t in coord.night.tables if not t.done])
+            entry = Roll((rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6)))
+        table = tables[n]
+        table.sender.submit({"round": coord.night.round_index, "entry": encode_entry(entry)})
+        table.sender.resend_pending()  # every event arrives at least twice
+        assert run_until([head_node, *tables.values()],
+                         lambda t=table: t.sender.pending_count == 0)
+    assert coord.night.phase == "results"
+    assert head.ingest.stats.duplicates > 0
+
+    records = [ev.payload if ev.table == OWN_SOURCE else
+               {"kind": "table", "table": ev.table, "seq": ev.seq,
+                "round": ev.payload["round"], "entry": ev.payload["entry"]}
+               for ev in head.log.replay()]
+    again = Coordinator(preset("classic"), preset_text("classic"), "fri", 3)
+    again.restore(records)
+    assert again.night == coord.night
