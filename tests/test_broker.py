@@ -155,6 +155,7 @@ def test_each_node_may_write_its_own_status(make_link, topics):
     assert t2.connected
 
 
+@pytest.mark.slow
 def test_retained_messages_survive_a_broker_restart(make_private_link, private_broker, topics):
     head = make_private_link("head")
     head.publish(topics.state(), envelope.message("head", {"phase": "ready"}), retain=True).wait(3)

@@ -188,6 +188,7 @@ def test_table_ignores_malformed_acks_and_keeps_working(make_link, topics, tmp_p
     assert run_until([head, table], lambda: table.sender.pending_count == 0)
 
 
+@pytest.mark.slow
 def test_broker_restart_mid_stream_every_event_arrives_once(make_private_link, private_broker,
                                                              topics, tmp_path):
     head = Head(make_private_link("head"), topics, tmp_path / "log.sqlite")
@@ -202,6 +203,7 @@ def test_broker_restart_mid_stream_every_event_arrives_once(make_private_link, p
     assert_exactly_once_in_seq_order(head, 1, 60)
 
 
+@pytest.mark.slow
 def test_broker_crash_loses_its_queue_but_not_our_events(make_private_link, private_broker,
                                                           topics, tmp_path):
     head = Head(make_private_link("head"), topics, tmp_path / "log.sqlite")
@@ -218,6 +220,7 @@ def test_broker_crash_loses_its_queue_but_not_our_events(make_private_link, priv
     assert_exactly_once_in_seq_order(head, 1, 20)
 
 
+@pytest.mark.slow
 def test_a_table_cut_off_keeps_appending_and_everything_arrives_once(make_link, topics,
                                                                      tmp_path, cut_proxy):
     head = Head(make_link("head"), topics, tmp_path / "log.sqlite")

@@ -4,6 +4,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, IncomingEvent
 
 
@@ -77,6 +79,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_kill_9_mid_commits_keeps_every_reported_commit_once(tmp_path):
     path = tmp_path / "log.sqlite"
     child = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE,

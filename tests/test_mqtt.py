@@ -1,6 +1,8 @@
 import logging
 import socket
 
+import pytest
+
 from bunco_pi.net import envelope
 from bunco_pi.net.link import Connected, Disconnected, Message, Published
 from bunco_pi.net.mqtt import MqttLink
@@ -98,6 +100,7 @@ def test_an_exception_in_the_owner_sink_does_not_kill_the_network_thread(
         link.stop()
 
 
+@pytest.mark.slow
 def test_reconnects_by_itself_after_a_broker_restart(make_private_link, private_broker, topics):
     link = make_private_link("table-1")
     collect(link.inbox, 0.2)

@@ -72,6 +72,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_kill_9_mid_writes_loses_nothing_returned_and_doubles_nothing(tmp_path):
     path = tmp_path / "outbox.sqlite"
     child = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE,
