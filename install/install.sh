@@ -7,8 +7,9 @@
 # Running it again changes nothing: passwords and the configs in /etc/bunco-pi are kept
 # (delete a config to have it written afresh); unit files and the broker config are ours
 # and are rewritten. Every file's content comes from bunco_pi.provision, which takes the
-# broker's (credentials, password hashes, ACL, mosquitto.conf) from bunco_pi.net.broker. --root DIR writes every file under DIR instead of / and only prints
-# the system commands (apt-get, useradd, systemctl, ...) it would run: a dry run for tests.
+# broker's (credentials, password hashes, ACL, mosquitto.conf) from bunco_pi.net.broker.
+# --root DIR writes every file under DIR instead of / and only prints the system commands
+# (apt-get, useradd, systemctl, ...) it would run: a dry run for tests.
 set -euo pipefail
 
 usage() {
@@ -135,8 +136,9 @@ else
     TABLE_CONFIG="$(provision table-config --table "$TABLE" --head-host "$HEAD_HOST" \
         --port "$PORT")"
     if [ -z "$PASSWORD_FILE" ] && [ ! -s "$ETC/secrets/credentials.json" ]; then
-        die "table $TABLE needs its broker password the first time: --password-file FILE, made" \
-            "on the head as /etc/bunco-pi/secrets/tables/table-$TABLE.password (see docs/install.md)"
+        die "table $TABLE needs its broker password the first time: --password-file FILE," \
+            "made on the head as /etc/bunco-pi/secrets/tables/table-$TABLE.password" \
+            "(see docs/install.md)"
     fi
     if [ -n "$PASSWORD_FILE" ] && [ "$PASSWORD_FILE" != "-" ] && [ ! -s "$PASSWORD_FILE" ]; then
         die "--password-file $PASSWORD_FILE: no such file, or empty"

@@ -174,7 +174,8 @@ def test_installed_configs_load_with_the_boxes_own_loaders(tmp_path):
     etc = root / "etc/bunco-pi"
     for name in ("table.toml", "head.toml"):
         text = (etc / name).read_text().replace("/etc/bunco-pi", str(etc))
-        (tmp_path / name).write_text(text.replace("/var/lib/bunco-pi", str(root / "var/lib/bunco-pi")))
+        text = text.replace("/var/lib/bunco-pi", str(root / "var/lib/bunco-pi"))
+        (tmp_path / name).write_text(text)
     table = load_config(tmp_path / "table.toml")
     head = load_head_config(tmp_path / "head.toml")
     assert (table.number, table.broker.discover, table.broker.host) == (1, False, "127.0.0.1")
