@@ -185,7 +185,7 @@ def check_display(bus: int = 1, address: int = pinmap.DEFAULT_I2C_ADDRESS,
         return CheckResult("display", FAIL,
                            f"nothing answers at 0x{address:02x} on {device}: check {wires} "
                            f"({WIRING}); `i2cdetect -y {bus}` lists what is there (0x3d is the "
-                           "other usual address: set [display] i2c_address)")
+                           "other usual address: set [display] address)")
     return CheckResult("display", OK, f"OLED answers at 0x{address:02x} on {device}")
 
 
@@ -215,8 +215,9 @@ def check_gpio(pins: Mapping[str, int], dev_dir: Path = Path("/dev"),
                            "buttons (`bunco-pi demo` runs a whole night without hardware)")
     clashes = _duplicate_pins(pins)
     if clashes:
-        return CheckResult("gpio", FAIL, f"{clashes} in [pins] of the config: give each role "
-                           f"its own GPIO ({WIRING})")
+        return CheckResult("gpio", FAIL, f"{clashes} in the config ([buttons] of table.toml, "
+                           f"[bell] and [buzzer] of head.toml): give each role its own GPIO "
+                           f"({WIRING})")
     from gpiozero import DigitalOutputDevice, InputDevice
 
     held = []
@@ -236,7 +237,7 @@ def check_gpio(pins: Mapping[str, int], dev_dir: Path = Path("/dev"),
     if held:
         return CheckResult("gpio", FAIL, "cannot claim " + "; ".join(held)
                            + ": stop the other program (`systemctl status bunco-pi-table`) or "
-                           "fix [pins]")
+                           "fix the pins in the config")
     roles = ", ".join(f"{r}=GPIO{g}" for r, g in pins.items())
     return CheckResult("gpio", OK, f"pins free: {roles}")
 

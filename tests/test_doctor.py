@@ -274,7 +274,7 @@ def _free_port() -> int:
 
 def test_broker_not_listening():
     port = _free_port()
-    result = _one_line(doctor.check_broker("127.0.0.1", port, "table2", "pw", timeout=1))
+    result = _one_line(doctor.check_broker("127.0.0.1", port, "table-2", "pw", timeout=1))
     assert result.status == FAIL and f"cannot reach 127.0.0.1:{port}" in result.message
 
 
@@ -286,7 +286,7 @@ def test_broker_that_is_not_mqtt():
     thread.start()
     port = listener.getsockname()[1]
     try:
-        result = doctor.check_broker("127.0.0.1", port, "table2", "pw", timeout=1)
+        result = doctor.check_broker("127.0.0.1", port, "table-2", "pw", timeout=1)
     finally:
         thread.join(5)
         for conn, _ in accepted:
