@@ -26,6 +26,7 @@ def test_a_name_is_all_it_needs(tmp_path):
     assert cfg.house_rules() == preset("classic")
     assert (cfg.bell_pin, cfg.buzzer_pin, cfg.buzzer_kind) == (
         pins["bell"], pins["buzzer"], "TonalBuzzer")
+    assert cfg.buzzer_mode == "tonal"
     assert (cfg.broker.host, cfg.broker.port, cfg.advertise) == ("127.0.0.1", 1883, True)
     assert cfg.username == "head"
     assert cfg.event_log == Path("/var/lib/bunco-pi/night-n1.sqlite")
@@ -71,7 +72,8 @@ dir = "data"
     assert cfg.record == tmp_path / "out/record.json"
     assert (cfg.broker.host, cfg.broker.port, cfg.advertise) == ("10.0.0.1", 1884, False)
     assert cfg.password() == "pw-h"
-    assert (cfg.bell_pin, cfg.buzzer_pin, cfg.buzzer_kind) == (20, 21, "Buzzer")
+    assert (cfg.bell_pin, cfg.buzzer_pin, cfg.buzzer_kind, cfg.buzzer_mode) == (
+        20, 21, "Buzzer", "plain")
     assert cfg.event_log == tmp_path / "data/night-fri-2026.sqlite"
 
 
@@ -86,6 +88,8 @@ def test_a_preset_by_name(tmp_path):
         ("[night]\ntables = 2\n", ":1 [night]: missing key name"),
         ('[night]\nname = "Friday night"\n', ":2 [night] name = 'Friday night': use 1-40"),
         ('[night]\nname = "n"\ntables = 0\n', ":3 [night] tables = 0: the number of tables"),
+        ('[night]\nname = "n"\ntables = 51\n', ":3 [night] tables = 51: the number of tables "
+         "must be a whole number 1..50"),
         ('[night]\nname = "n"\ntables = 2\nplayers = 9\n',
          ":4 [night] players = 9: players for 2 table(s) must be a whole number 1..8"),
         ('[night]\nname = "n"\nplayers = 4\nroster = "r.txt"\n',

@@ -65,7 +65,8 @@ def test_head_config_is_what_the_head_reads(tmp_path):
         (lambda: provision.head_config("Friday night", 4), "--night 'Friday night'"),
         (lambda: provision.head_config("ok", 0), "--tables 0"),
         (lambda: provision.table_credentials(2, "  \n"), "table 2's password: empty"),
-        (lambda: provision.table_credentials(100, "pw"), "--table 100"),
+        (lambda: provision.table_credentials(51, "pw"), "--table 51"),
+        (lambda: provision.head_config("ok", 51), "--tables 51"),
     ],
 )
 def test_bad_input_names_the_option(call, message):

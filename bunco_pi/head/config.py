@@ -12,12 +12,13 @@ How to use::
     cfg.broker.host, cfg.broker.port      # where the broker listens
     cfg.event_log, cfg.record             # the night's SQLite log, the night record (JSON)
     cfg.bell_pin, cfg.buzzer_pin, cfg.buzzer_kind   # BCM GPIOs; "Buzzer" or "TonalBuzzer"
+    BellBuzzer(cfg.buzzer_pin, cfg.buzzer_mode)     # buzzer_kind as "plain" or "tonal"
 
 The file (every key shown; all but ``[night] name`` have the default shown)::
 
     [night]
     name = "bunco-night"     # a topic level: letters, digits, '-', '_'
-    tables = 4               # tables of the night, the head's own (table 1) included
+    tables = 4               # tables of the night (1..50), the head's own (table 1) included
     rules = "/etc/bunco-pi/rules.toml"   # a house rules file, or a preset: classic, core, ...
     players = 16             # how many players (default 4 per table), or instead:
     # roster = "roster.txt"  # a file of the players (mutually exclusive with players)
@@ -61,7 +62,8 @@ from bunco_pi.configfile import (
 )
 from bunco_pi.errors import UserError
 from bunco_pi.hardware import pinmap
-from bunco_pi.net.topics import MAX_TABLE, TopicError, check_night
+from bunco_pi.net.topics import TopicError, check_night
+from bunco_pi.rules.night import MAX_TABLES
 
 if TYPE_CHECKING:
     from bunco_pi.rules.house import HouseRules
@@ -105,6 +107,11 @@ class HeadConfig:
         return HEAD_USER
 
     @property
+    def buzzer_mode(self) -> Literal["tonal", "plain"]:
+        """``buzzer_kind`` as ``bunco_pi.hardware.bell.BellBuzzer`` takes it."""
+        return "tonal" if self.buzzer_kind == "TonalBuzzer" else "plain"
+
+    @property
     def event_log(self) -> Path:
         """The night's durable event log (SQLite): one file per night name."""
         return self.data_dir / f"night-{self.night}.sqlite"
@@ -146,7 +153,7 @@ def parse_head_config(data: dict, text: str, source: str, base: Path) -> HeadCon
         check_night(night)
     except TopicError as exc:
         raise night_sec.fail("name", str(exc).split(": ", 1)[1]) from None
-    tables = night_sec.integer("tables", 1, 1, MAX_TABLE, "the number of tables")
+    tables = night_sec.integer("tables", 1, 1, MAX_TABLES, "the number of tables")
     rules_preset, rules_file = _rules(night_sec, base)
     players, roster = _players(night_sec, tables, base)
     data_dir = sec["data"].path("dir", DEFAULT_DATA_DIR, base)
