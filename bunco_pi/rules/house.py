@@ -390,8 +390,8 @@ def _parse_prizes(items: Any, source: str, text: str) -> tuple[Prize, ...]:
 def _check_consistency(rules: HouseRules, source: str, text: str) -> None:
     """Rules that are each valid alone but cannot be played together."""
 
-    def fail(section: str, key: str, message: str) -> None:
-        raise UserError(f"{_where(source, text, section, key)}: {message}")
+    def fail(section: str, key: str, message: str, index: int = 0) -> None:
+        raise UserError(f"{_where(source, text, section, key, index)}: {message}")
 
     individual_scheme = rules.rotation.scheme == "lowest-moves"
     if individual_scheme and rules.team_play:
@@ -408,14 +408,16 @@ def _check_consistency(rules: HouseRules, source: str, text: str) -> None:
         fail("wipeout", "traveler", "'wipeout.traveler' needs 'wipeout.enabled = true'")
     if any(s > rules.night.sets for s in rules.night.break_after_sets):
         fail("night", "break_after_sets", "'night.break_after_sets' names a set after the last one")
-    for prize in rules.prizes.prize:
+    for index, prize in enumerate(rules.prizes.prize):
         if prize.award == "traveler" and not rules.traveler.enabled:
             fail("prizes.prize", "award", f"prize '{prize.name}' is for the traveler, "
-                 "but 'traveler.enabled' is false")
+                 "but 'traveler.enabled' is false", index)
         if prize.award == "wipeout-traveler" and not rules.wipeout.traveler:
-            fail("prizes.prize", "award", f"prize '{prize.name}' needs 'wipeout.traveler = true'")
+            fail("prizes.prize", "award", f"prize '{prize.name}' needs 'wipeout.traveler = true'",
+                 index)
         if prize.award == "most-baby-buncos" and not rules.scoring.baby_bunco:
-            fail("prizes.prize", "award", f"prize '{prize.name}' needs 'scoring.baby_bunco = true'")
+            fail("prizes.prize", "award", f"prize '{prize.name}' needs 'scoring.baby_bunco = true'",
+                 index)
 
 
 def load_rules(path: str | Path) -> HouseRules:
