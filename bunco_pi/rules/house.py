@@ -269,6 +269,8 @@ def _find_line(text: str, section: str, key: str | None, index: int = 0) -> int:
         line = raw.split("#", 1)[0].strip()
         if line.startswith("[[") and line.endswith("]]"):
             current = line[2:-2].strip()
+            if section == "" and current.split(".", 1)[0].strip().strip('"') == key:
+                return number
             if current == section:
                 seen_array += 1
                 if seen_array == index:
@@ -278,6 +280,8 @@ def _find_line(text: str, section: str, key: str | None, index: int = 0) -> int:
             current = line[1:-1].strip()
             if current == section and key is None:
                 return number
+            if section == "" and current.split(".", 1)[0].strip().strip('"') == key:
+                return number  # a whole [table] under a top-level name
             continue
         in_place = current == section and (not section.endswith("prize") or seen_array == index)
         if key is not None and in_place and "=" in line:
@@ -325,7 +329,8 @@ def _check_table(
         dotted = f"{section}.{key}" if section else key
         if key not in spec:
             where = _where(source, text, section, key, index)
-            allowed = ", ".join(sorted(spec))
+            allowed = ", ".join(sorted(spec) + (sorted(f"[{name}]" for name in _SECTIONS)
+                                                if not section else []))
             raise UserError(f"{where}: unknown key '{dotted}' (allowed here: {allowed})")
         kind, check, _ = spec[key]
         try:
