@@ -400,9 +400,9 @@ def _check_consistency(rules: HouseRules, source: str, text: str) -> None:
 
     individual_scheme = rules.rotation.scheme == "lowest-moves"
     if individual_scheme and rules.team_play:
-        fail("rotation", "scheme", "rotation 'lowest-moves' needs play = \"individual\"")
+        fail("rotation", "scheme", "'rotation.scheme' \"lowest-moves\" needs play = \"individual\"")
     if not individual_scheme and not rules.team_play:
-        fail("rotation", "scheme", "individual play needs rotation scheme = \"lowest-moves\"")
+        fail("rotation", "scheme", "individual play needs 'rotation.scheme' = \"lowest-moves\"")
     if rules.ghost.moves_instead and rules.team_play:
         fail("ghost", "moves_instead", "'ghost.moves_instead' only applies to individual play")
     if rules.wipeout.enabled and 1 in rules.night.targets:
