@@ -87,6 +87,9 @@ def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[
     ended_at: int | None = None
     for i, roll in enumerate(t["rolls"]):
         player = roll["player"]
+        if player not in seats:
+            problems.append(f"{where}: roll {i + 1} is by {player}, who does not sit at this table")
+            continue
         seat = seats.index(player)
         ghost = player in ghosts
         if roll["dice"] is not None:
@@ -199,7 +202,11 @@ def _audit_moves(rnds: list[dict[str, Any]], index: int, rules: HouseRules, wher
     rnd, nxt = rnds[index], rnds[index + 1]
     outcomes = [TableOutcome(tuple(t["seats"]), tuple(t["winners"]), tuple(t["losers"]))
                 for t in rnd["tables"]]
-    expected, _ = next_seating(rules, outcomes)
+    try:
+        expected, _ = next_seating(rules, outcomes)
+    except (ValueError, IndexError, KeyError):
+        # seats that do not match the winners and losers (reported with the table)
+        return [f"{where}: the seats and results do not give a next seating to check against"]
     actual = [tuple(t["seats"]) for t in nxt["tables"]]
     problems = []
     if actual != list(expected):
@@ -242,6 +249,9 @@ def _audit_prizes(record: dict[str, Any], rules: HouseRules, paying: int) -> lis
         if rule.award == "traveler" and winner != record["traveler"] and record["traveler"] in eligible:
             problems.append(f"prize '{rule.name}' went to {winner}, the traveler is "
                             f"{record['traveler']}")
+        if winner is not None and winner not in cards:
+            problems.append(f"prize '{rule.name}' went to {winner}, who has no score card")
+            continue
         if rule.award in metric and winner is not None and eligible:
             best = max(metric[rule.award](cards[p]) for p in eligible)
             if metric[rule.award](cards[winner]) != best:
