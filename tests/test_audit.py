@@ -1,0 +1,223 @@
+"""The audit catches every kind of tampering with a real night record, and names the place."""
+
+import copy
+
+import pytest
+
+from bunco_pi.rules.audit import audit_record
+from bunco_pi.rules.house import PRESET_NAMES, preset
+from bunco_pi.rules.record import build_record
+from bunco_pi.sim.players import simulate_night
+
+
+def real_record(name: str, players: int = 12, seed: int = 5) -> dict:
+    sim = simulate_night(preset(name), players, seed)
+    return build_record(sim.night, sim.log, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def classic() -> dict:
+    return real_record("classic")
+
+
+@pytest.fixture
+def record(classic) -> dict:
+    return copy.deepcopy(classic)
+
+
+RULES = preset("classic")
+
+
+def only(problems: list[str], *words: str) -> list[str]:
+    hits = [p for p in problems if all(w in p for w in words)]
+    assert hits, problems
+    return hits
+
+
+@pytest.mark.parametrize("name", PRESET_NAMES)
+def test_an_untouched_record_is_consistent(name: str) -> None:
+    assert audit_record(real_record(name), preset(name)) == []
+
+
+def scoring_roll(record: dict, round_index: int = 3):
+    rnd = record["rounds"][round_index]
+    for t in rnd["tables"]:
+        for i, roll in enumerate(t["rolls"]):
+            if roll["points"] > 0 and not roll["rolloff"]:
+                return rnd, t, i, roll
+    raise AssertionError("no scoring roll")
+
+
+def test_changing_a_rolls_points_is_caught(record) -> None:
+    rnd, t, i, roll = scoring_roll(record)
+    roll["points"] += 1
+    problems = audit_record(record, RULES)
+    where = f"set {rnd['set']} round {rnd['round']} table {t['table']}"
+    only(problems, where, f"roll {i + 1}", f"scored {roll['points']}", f"rules say {roll['points'] - 1}")
+    only(problems, where, "seat scores")
+
+
+def test_changing_a_rolls_dice_is_caught(record) -> None:
+    rnd, t, i, roll = scoring_roll(record, 7)
+    roll["dice"] = [d % 6 + 1 for d in roll["dice"]] if len(set(roll["dice"])) > 1 else [1, 2, 3]
+    assert audit_record(record, RULES)
+
+
+def test_changing_a_tables_score_is_caught(record) -> None:
+    t = record["rounds"][2]["tables"][1]
+    t["score"][0] += 2
+    only(audit_record(record, RULES), "set 1 round 3 table 2", "score", "its rolls add up to")
+
+
+def test_swapping_a_winner_and_a_loser_is_caught(record) -> None:
+    t = record["rounds"][5]["tables"][2]
+    t["winners"], t["losers"] = t["losers"], t["winners"]
+    problems = audit_record(record, RULES)
+    only(problems, "set 1 round 6 table 3", "winners", "do not match the scores")
+    # the cards no longer agree with the results either
+    only(problems, "card says wins")
+
+
+def test_changing_a_card_count_is_caught(record) -> None:
+    card = record["cards"]["p4"]
+    card["buncos"] += 1
+    only(audit_record(record, RULES), "p4: card says buncos")
+    card["buncos"] -= 1
+    card["wins"] += 1
+    problems = audit_record(record, RULES)
+    only(problems, "p4: card says wins")
+    only(problems, "p4", "rounds played")
+
+
+def test_a_missing_card_is_caught(record) -> None:
+    del record["cards"]["p7"]
+    only(audit_record(record, RULES), "no card for p7")
+
+
+def test_changing_the_traveler_is_caught(record) -> None:
+    holder = record["traveler"]
+    assert holder is not None
+    other = next(p["id"] for p in record["players"] if p["id"] != holder)
+    record["traveler"] = other
+    problems = audit_record(record, RULES)
+    only(problems, f"traveler is {other}", f"the last trigger was by {holder}")
+
+
+def test_reordering_the_travelers_trigger_is_caught(record) -> None:
+    """The traveler is whoever rolled the LAST bunco: move the last bunco earlier in time."""
+    buncos = [(r["at"], r) for rnd in record["rounds"] for t in rnd["tables"] for r in t["rolls"]
+              if r.get("bunco")]
+    buncos.sort(key=lambda item: item[0])
+    last = buncos[-1][1]
+    earlier = next(r for _, r in reversed(buncos) if r["player"] != last["player"])
+    last["at"], earlier["at"] = earlier["at"], last["at"]
+    only(audit_record(record, RULES), "traveler is", "the last trigger was by")
+
+
+def test_changing_a_seat_in_the_next_round_is_caught(record) -> None:
+    nxt = record["rounds"][9]["tables"]
+    nxt[0]["seats"][1], nxt[2]["seats"][3] = nxt[2]["seats"][3], nxt[0]["seats"][1]
+    problems = audit_record(record, RULES)
+    only(problems, "set 2 round 3: next seating", "is not the rotation's")
+    # the swapped players' rolls are now at tables they do not sit at, and their results too
+    only(problems, "set 2 round 4 table 1", "who does not sit at this table")
+    only(problems, "set 2 round 4: the seats and results do not give a next seating")
+
+
+def test_swapping_two_seats_at_one_table_is_caught(record) -> None:
+    seats = record["rounds"][6]["tables"][1]["seats"]
+    seats[0], seats[1] = seats[1], seats[0]
+    only(audit_record(record, RULES), "set 1 round 6: next seating", "is not the rotation's")
+
+
+def test_partners_not_split_is_caught(record) -> None:
+    # seat the head table's staying winners across from each other in the next round
+    w1, w2 = record["rounds"][0]["tables"][0]["winners"]
+    nxt = record["rounds"][1]["tables"][0]["seats"]
+    i = nxt.index(w1)
+    j = (i + 2) % 4
+    nxt[nxt.index(w2)], nxt[j] = nxt[j], w2
+    problems = audit_record(record, RULES)
+    only(problems, "set 1 round 1", "were not split")
+
+
+def test_a_player_seated_twice_is_caught(record) -> None:
+    seats = record["rounds"][4]["tables"][1]["seats"]
+    seats[0] = seats[1]
+    only(audit_record(record, RULES), "set 1 round 5", "not every player sits exactly once")
+
+
+def test_changing_a_prize_amount_is_caught(record) -> None:
+    record["prizes"][1]["amount"] += 3
+    only(audit_record(record, RULES), "cash prizes pay 63.00, the pot is 60.00")
+
+
+def test_giving_a_prize_to_someone_else_is_caught(record) -> None:
+    prize = next(p for p in record["prizes"] if p["name"] == "Most buncos")
+    cards = record["cards"]
+    worst = min(cards, key=lambda p: cards[p]["buncos"])
+    prize["player"] = worst
+    only(audit_record(record, RULES), "prize 'Most buncos' went to", "who is not the best")
+    travel = next(p for p in record["prizes"] if p["name"] == "Traveling")
+    travel["player"] = next(p for p in cards if p != record["traveler"])
+    only(audit_record(record, RULES), "prize 'Traveling' went to", "the traveler is")
+
+
+def test_a_missing_prize_is_caught(record) -> None:
+    record["prizes"].pop()
+    only(audit_record(record, RULES), "5 prizes given, rules list 6")
+
+
+def test_a_wrong_target_is_caught(record) -> None:
+    record["rounds"][8]["target"] = 1
+    only(audit_record(record, RULES), "set 2 round 3: target 1, rules say 3")
+
+
+def test_rolls_after_the_head_table_won_are_caught(record) -> None:
+    rnd = record["rounds"][0]
+    head = rnd["tables"][0]
+    assert head["ended_round"]
+    head["rolls"].append({"at": 10**6, "player": head["seats"][0], "dice": [2, 3, 4], "points": 0,
+                          "rolloff": False})
+    only(audit_record(record, RULES), "set 1 round 1 table 1", "rolls after the round was won")
+
+
+def test_an_end_of_round_that_never_reached_21_is_caught(record) -> None:
+    low = record["rounds"][0]["tables"][2]
+    low["ended_round"] = True
+    low["rolls"] = [r for r in low["rolls"] if not r.get("bunco")]
+    problems = audit_record(record, RULES)
+    if low["score"][0] < 21 and low["score"][1] < 21:
+        only(problems, "set 1 round 1 table 3", "never reached 21")
+
+
+def test_a_tie_without_a_roll_off_is_caught(record) -> None:
+    t = record["rounds"][11]["tables"][1]
+    t["rolls"] = []
+    t["score"], t["seat_scores"], t["rolloffs"] = [0, 0], [0, 0, 0, 0], 0
+    only(audit_record(record, RULES), "set 2 round 6 table 2", "tied [0, 0] but no roll-off")
+
+
+def test_individual_the_wrong_mover_is_caught() -> None:
+    rules = preset("individual")
+    record = real_record("individual", players=12, seed=2)
+    t = record["rounds"][2]["tables"][1]
+    mover = t["losers"][0]
+    other = next(p for p in t["seats"] if p != mover)
+    t["losers"] = [other]
+    t["winners"] = [p for p in t["seats"] if p != other]
+    only(audit_record(record, rules), "set 1 round 3 table 2", "should move")
+
+
+def test_rotate_a_second_cash_prize_is_caught() -> None:
+    rules = preset("rotate")
+    record = real_record("rotate", players=12, seed=3)
+    cash = [p for p in record["prizes"] if p["cash"]]
+    cash[1]["player"] = cash[0]["player"]
+    only(audit_record(record, rules), "won a second cash prize")
+
+
+def test_a_ghost_bunco_credited_to_the_ghost_is_caught() -> None:
+    record = real_record("classic", players=11, seed=8)
+    record["cards"]["ghost1"] = dict(record["cards"]["p1"])
+    only(audit_record(record, RULES), "card for ghost1, who is a ghost or unknown")
