@@ -1,5 +1,7 @@
 """Who moves where after a round: each rule text's rotation sentences, and permutation laws."""
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -166,9 +168,10 @@ def test_initial_seating_follows_the_draw() -> None:
 SCHEMES = [CLASSIC, CORE, ROTATE, *NO_SPLIT.values()]
 
 
-@settings(max_examples=120, deadline=None)
-@given(st.integers(1, 50), st.sampled_from(SCHEMES), st.randoms(use_true_random=False))
-def test_next_seating_is_a_permutation_and_splits_partners(count: int, rules, rnd) -> None:
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 50), st.sampled_from(SCHEMES), st.integers(0, 2**32 - 1))
+def test_next_seating_is_a_permutation_and_splits_partners(count: int, rules, seed: int) -> None:
+    rnd = random.Random(seed)
     seating = [tuple(rnd.sample(s, 4)) for s in tables(count)]
     out = [outcome(s, rnd.choice("AB")) for s in seating]
     new, moves = next_seating(rules, out)
@@ -181,9 +184,10 @@ def test_next_seating_is_a_permutation_and_splits_partners(count: int, rules, rn
         assert not old & set().union(*(teams(s) for s in new))
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(1, 50), st.randoms(use_true_random=False))
-def test_individual_seating_is_a_permutation_moving_one_player_per_group(count: int, rnd) -> None:
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 50), st.integers(0, 2**32 - 1))
+def test_individual_seating_is_a_permutation_moving_one_player_per_group(count: int, seed: int) -> None:
+    rnd = random.Random(seed)
     seating = tables(count)
     out = []
     for s in seating:
