@@ -203,8 +203,9 @@ _SCHEMA: dict[str, dict[str, tuple[type, Check | None, str]]] = {
         "target_score": (int, _int_range(1, 1000), "the score that ends the round"),
         "ends_at": (str, _choice("head", "any-table"), "which tables can end the round"),
         "bunco_ends_round": (bool, None, "a bunco at a table that can end the round ends it"),
-        "after_bell": (str, _choice("finish-turn", "stop"),
-                       "after the bell the current roller finishes her turn, or everyone stops"),
+        "after_bell": (str, _choice("finish-turn", "finish-if-target", "stop"),
+                       "after the bell the current roller finishes her turn (only if her last roll "
+                       "showed the target, for finish-if-target), or everyone stops"),
         "every_player_rolls": (bool, None, "after the bell, players who have not rolled get one roll"),
     },
     "traveler": {

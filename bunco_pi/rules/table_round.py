@@ -272,7 +272,11 @@ class TableRound:
         state = self._with(entries=self.entries + (Bell(),), bell=True)
         if state.phase != PLAYING:
             return state
-        if self.setup.rules.round.after_bell == "stop" or state.turn_rolls == 0:
+        after_bell = self.setup.rules.round.after_bell
+        if after_bell == "stop" or state.turn_rolls == 0:
+            return state._end_of_play()
+        if after_bell == "finish-if-target" and not state.rolls[-1].outcome.target_dice:
+            # "all players stop ... unless a player has just rolled the current number"
             return state._end_of_play()
         return state._with(phase=FINISHING)
 
