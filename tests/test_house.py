@@ -72,6 +72,8 @@ def test_individual_preset_follows_the_individual_text() -> None:
     assert not r.team_play and r.rotation.scheme == "lowest-moves"
     assert r.night.sets == 1 and r.night.targets == (1, 2, 3, 4, 5, 6)  # "6 rounds ... numbers 1-6"
     assert r.round.ends_at == "any-table" and r.round.bunco_ends_round
+    # "all players stop rolling ... unless a player has just rolled the current number at play"
+    assert r.round.after_bell == "finish-if-target"
     assert r.traveler.trigger == "all-twos"
     assert (r.ghost.points, r.ghost.bunco_credit, r.ghost.moves_instead) == ("none", "none", True)
     assert all(p.tie_break == "bunco-off" for p in r.prizes.prize if p.award != "traveler")
@@ -91,7 +93,8 @@ def test_numbers_are_accepted_where_a_number_is_due() -> None:
     ("[scoring]\nbunco_points = true\n", "<t>:2: 'scoring.bunco_points' must be a whole number, got True"),
     ("[night]\nsets = 0\n", "<t>:2: 'night.sets' must be a whole number from 1 to 20, got 0"),
     ("[night]\ntargets = []\n", "<t>:2: 'night.targets' must be a non-empty list of numbers from 1 to 6"),
-    ("[round]\nafter_bell = \"run\"\n", "<t>:2: 'round.after_bell' must be one of \"finish-turn\", \"stop\""),
+    ("[round]\nafter_bell = \"run\"\n",
+     "<t>:2: 'round.after_bell' must be one of \"finish-turn\", \"finish-if-target\", \"stop\""),
     ("[prizes]\nprize = 3\n", "<t>:2: prizes must be written as [[prizes.prize]] tables"),
     ("play = \"individual\"\n", "<t>: individual play needs 'rotation.scheme' = \"lowest-moves\""),
     ("[ghost]\nmoves_instead = true\n", "<t>:2: 'ghost.moves_instead' only applies to individual play"),

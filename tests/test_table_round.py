@@ -280,6 +280,19 @@ def test_individual_stop_rolling_unless_a_player_has_just_rolled_the_current_num
     assert t.phase == ROLLOFF and t.rolloff_group == (1, 2, 3)  # nobody else rolled: who is lowest?
 
 
+def test_individual_all_players_stop_if_the_roller_has_not_just_rolled_the_current_number() -> None:
+    # her last roll was three of a kind of another number: 5 points, but not the number at play
+    t = play(table(INDIVIDUAL, target=1, head=False), (1, 2, 3), (4, 4, 4))
+    assert t.roller == "ann" and t.seat_points == (6, 0, 0, 0)
+    t = t.apply(Bell())
+    assert t.phase != FINISHING and t.bell
+    with_tally = play(table(INDIVIDUAL, target=1, head=False), Tally("three", 4)).apply(Bell())
+    assert with_tally.phase != FINISHING
+    # classic lets whoever is rolling finish her turn, whatever she rolled last
+    classic = play(table(CLASSIC, target=1, head=False), (1, 2, 3), (4, 4, 4)).apply(Bell())
+    assert classic.phase == FINISHING
+
+
 def test_individual_the_player_with_the_lowest_total_moves() -> None:
     t = play(table(INDIVIDUAL, target=1, head=False), (1, 2, 3), miss(1), (1, 1, 3), miss(1),
              miss(1), (1, 4, 5), miss(1))
