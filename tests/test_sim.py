@@ -238,3 +238,31 @@ def test_any_night_passes_the_audit(name, players, seed) -> None:
     assert replay(record, rules) == sim.night
     cards = Counter(p["ghost"] for p in record["players"])
     assert cards[False] == players and (players + cards[True]) % 4 == 0
+
+
+def core_with_wipeout():
+    from bunco_pi.rules.house import parse_rules, preset_text
+
+    text = preset_text("core").replace("[wipeout]\nenabled = false", "[wipeout]\nenabled = true")
+    text = text.replace('traveler = false                   # "Traveling Wipeout',
+                        'traveler = true # "Traveling Wipeout')
+    text = text.replace('targets = [1, 2, 3, 4, 5, 6]       # "There are six rounds in each set"',
+                        "targets = [2, 3, 4, 5, 6]")
+    text += '\n[[prizes.prize]]\nname = "Wipeout fuzzy"\naward = "wipeout-traveler"\namount = 5\n'
+    return parse_rules(text, "core+wipeout")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_core_with_wipeout_skips_the_ones_round_and_audits_clean(seed: int) -> None:
+    rules = core_with_wipeout()
+    sim = simulate_night(rules, 12, seed)
+    record = build_record(sim.night, sim.log, seed=seed)
+    assert [r["target"] for r in record["rounds"]] == [2, 3, 4, 5, 6] * 4
+    assert audit_record(record, rules) == []
+    wipeouts = [r for rnd in record["rounds"] for t in rnd["tables"] for r in t["rolls"] if r.get("wipeout")]
+    assert wipeouts and all(r["dice"] == [1, 1, 1] and r["points"] <= 0 for r in wipeouts)
+    assert sum(c["wipeouts"] for c in record["cards"].values()) == sum(
+        1 for r in wipeouts if not r["player"].startswith("ghost"))
+    last = max(wipeouts, key=lambda r: r["at"])
+    fuzzy = next(p for p in record["prizes"] if p["name"] == "Wipeout fuzzy")
+    assert record["wipeout_traveler"] == last["player"] == fuzzy["player"]
