@@ -25,8 +25,12 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     counts: dict[str, Counter[str]] = {pid: Counter() for pid in players if pid not in ghosts}
     travel_rolls: list[tuple[int, str | None]] = []
 
+    rung = _rounds_with_the_hosts_bell(record.get("log", []))
     for r_index, rnd in enumerate(rounds):
         where = f"set {rnd['set']} round {rnd['round']}"
+        if not any(t["ended_round"] for t in rnd["tables"]) and r_index not in rung:
+            # a round ends when a table that can end it does, or when the host rings the bell
+            problems.append(f"{where}: no table ended the round and the host did not ring the bell")
         expected_target = rules.night.targets[r_index % len(rules.night.targets)]
         if rnd["target"] != expected_target:
             problems.append(f"{where}: target {rnd['target']}, rules say {expected_target}")
@@ -66,6 +70,18 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     if record.get("complete"):
         problems += _audit_prizes(record, rules, len(counts))
     return problems
+
+
+def _rounds_with_the_hosts_bell(log: list[Any]) -> set[int]:
+    """The round indexes (0-based) in which the host rang the bell, from the event log."""
+    rounds: set[int] = set()
+    index = -1
+    for event in log:
+        if event and event[0] == "start":
+            index += 1
+        elif event and event[0] == "ring":
+            rounds.add(index)
+    return rounds
 
 
 def _credited(t: dict[str, Any], roll: dict[str, Any], rules: HouseRules, ghosts: set[str]) -> str | None:
