@@ -6,8 +6,10 @@ import pytest
 
 from bunco_pi.rules.audit import audit_record
 from bunco_pi.rules.house import PRESET_NAMES, preset
+from bunco_pi.rules.night import CloseRound, Night, RingBell, StartRound, TableEntry
 from bunco_pi.rules.record import build_record
-from bunco_pi.sim.players import simulate_night
+from bunco_pi.rules.table_round import Bell, Roll
+from bunco_pi.sim.players import make_players, simulate_night
 
 
 def real_record(name: str, players: int = 12, seed: int = 5) -> dict:
@@ -221,3 +223,28 @@ def test_a_ghost_bunco_credited_to_the_ghost_is_caught() -> None:
     record = real_record("classic", players=11, seed=8)
     record["cards"]["ghost1"] = dict(record["cards"]["p1"])
     only(audit_record(record, RULES), "card for ghost1, who is a ghost or unknown")
+
+
+def test_a_head_table_playing_on_past_21_is_caught(record) -> None:
+    """Unmark the head table's end of the round and let it roll on: the round then has no bell."""
+    rnd = record["rounds"][4]
+    head = rnd["tables"][0]
+    head["ended_round"] = False
+    head["rolls"].append({"at": head["rolls"][-1]["at"], "player": head["seats"][0], "dice": [1, 2, 3],
+                          "points": 0, "rolloff": False})
+    only(audit_record(record, RULES), "set 1 round 5", "no table ended the round")
+
+
+def test_a_round_ended_by_the_hosts_bell_is_fine() -> None:
+    rules = preset("classic")
+    players = make_players(8)
+    seating = [tuple(p.id for p in players[:4]), tuple(p.id for p in players[4:])]
+    log = [StartRound(), TableEntry(1, Roll((1, 2, 3))), TableEntry(2, Roll((1, 1, 3))), RingBell(),
+           TableEntry(1, Bell()), TableEntry(2, Bell()), TableEntry(1, Roll((2, 3, 4))),
+           TableEntry(2, Roll((2, 3, 4))), CloseRound()]
+    night = Night.replay(rules, players, seating, log)
+    record = build_record(night, log)
+    assert not any(t["ended_round"] for t in record["rounds"][0]["tables"])
+    assert audit_record(record, rules) == []
+    record["log"].remove(["ring"])
+    only(audit_record(record, rules), "set 1 round 1", "no table ended the round")
