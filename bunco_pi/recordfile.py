@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bunco_pi.errors import UserError
+from bunco_pi.rules.record import FORMAT, VERSION
 
 
 def write_record(path: str | Path, record: dict[str, Any]) -> None:
@@ -44,6 +45,9 @@ def read_record(path: str | Path) -> dict[str, Any]:
         raise UserError(f"{path}: no such night record") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}:{exc.lineno}: not a JSON night record: {exc.msg}") from None
-    if not isinstance(data, dict) or data.get("format") != "bunco-pi night record":
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise UserError(f"{path}: not a bunco-pi night record")
+    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
+        raise UserError(f"{path}: night record version {data.get('version')!r} is newer than "
+                        f"this bunco-pi reads ({VERSION}): upgrade bunco-pi")
     return data
