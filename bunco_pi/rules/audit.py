@@ -25,7 +25,8 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     counts: dict[str, Counter[str]] = {pid: Counter() for pid in players if pid not in ghosts}
     travel_rolls: list[tuple[int, str | None]] = []
 
-    rung = _rounds_with_the_hosts_bell(record.get("log", []))
+    log = record.get("log", [])
+    rung = _rounds_with_the_hosts_bell(log)
     for r_index, rnd in enumerate(rounds):
         where = f"set {rnd['set']} round {rnd['round']}"
         if not any(t["ended_round"] for t in rnd["tables"]) and r_index not in rung:
@@ -39,7 +40,7 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
             problems.append(f"{where}: not every player sits exactly once")
         for t in rnd["tables"]:
             problems += _audit_table(t, rnd["target"], rules, ghosts, f"{where} table {t['table']}",
-                                     counts, travel_rolls)
+                                     counts, travel_rolls, log)
         problems += _audit_moves(rnds=rounds, index=r_index, rules=rules, where=where)
 
     # cards agree with the rolls and results
@@ -84,6 +85,16 @@ def _rounds_with_the_hosts_bell(log: list[Any]) -> set[int]:
     return rounds
 
 
+def _tally_face(roll: dict[str, Any], log: list[Any]) -> int | None:
+    """The face a "three" button entry was made with: it is in the log, not in the roll."""
+    at = roll.get("at")
+    if isinstance(at, int) and 0 <= at < len(log):
+        event = log[at]
+        if isinstance(event, list) and len(event) == 4 and event[0] == "tally":
+            return event[3]
+    return None
+
+
 def _credited(t: dict[str, Any], roll: dict[str, Any], rules: HouseRules, ghosts: set[str]) -> str | None:
     if roll["player"] not in ghosts:
         return roll["player"]
@@ -95,7 +106,7 @@ def _credited(t: dict[str, Any], roll: dict[str, Any], rules: HouseRules, ghosts
 
 
 def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[str], where: str,
-                 counts: dict[str, Counter[str]], travel_rolls: list) -> list[str]:
+                 counts: dict[str, Counter[str]], travel_rolls: list, log: list[Any]) -> list[str]:
     problems = []
     seats = t["seats"]
     seat_points = [0, 0, 0, 0]
@@ -108,10 +119,14 @@ def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[
             continue
         seat = seats.index(player)
         ghost = player in ghosts
-        if roll["dice"] is not None:
-            outcome = score_roll(tuple(roll["dice"]), target, rules)
-        else:
-            outcome = score_tally(roll["tally"], target, rules)
+        try:
+            if roll["dice"] is not None:
+                outcome = score_roll(tuple(roll["dice"]), target, rules)
+            else:
+                outcome = score_tally(roll["tally"], target, rules, _tally_face(roll, log))
+        except ValueError as exc:
+            problems.append(f"{where}: roll {i + 1} by {player} cannot be: {exc}")
+            continue
         pool = rolloff_points if roll["rolloff"] else seat_points
         if outcome.wipeout:
             expected = -pool[seat]
