@@ -8,7 +8,7 @@ from bunco_pi.rules.audit import audit_record
 from bunco_pi.rules.house import PRESET_NAMES, preset
 from bunco_pi.rules.night import CloseRound, Night, RingBell, StartRound, TableEntry
 from bunco_pi.rules.record import build_record
-from bunco_pi.rules.table_round import Bell, Roll
+from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally
 from bunco_pi.sim.players import make_players, simulate_night
 
 
@@ -248,3 +248,35 @@ def test_a_round_ended_by_the_hosts_bell_is_fine() -> None:
     assert audit_record(record, rules) == []
     record["log"].remove(["ring"])
     only(audit_record(record, rules), "set 1 round 1", "no table ended the round")
+
+
+def button_night(rules, entries, close: bool = True):
+    players = make_players(4)
+    seating = [tuple(p.id for p in players)]
+    log = [StartRound(), *(TableEntry(1, e) for e in entries)] + ([CloseRound()] if close else [])
+    night = Night.replay(rules, players, seating, log)
+    return night, build_record(night, log)
+
+
+def test_a_button_entered_three_twos_is_a_travel_in_individual_play() -> None:
+    """004: "Travel is rolling all 2s" also when the scorekeeper enters it with the buttons."""
+    rules = preset("individual")
+    entries = [Tally("point"), Tally("three", 2), Pass(), Roll((5, 5, 5)), Roll((3, 4, 5)), Roll((1, 1, 1))]
+    night, record = button_night(rules, entries)
+    assert night.traveler == "p1" and record["traveler"] == "p1"
+    assert audit_record(record, rules) == []
+    record["traveler"] = "p3"
+    only(audit_record(record, rules), "traveler is p3", "the last trigger was by p1")
+
+
+def test_a_record_of_a_round_still_in_play_is_consistent() -> None:
+    rules = preset("classic")
+    night, record = button_night(rules, [Roll((1, 2, 3)), Roll((1, 1, 1))], close=False)
+    assert night.traveler == "p1" and record["rounds"] == [] and not record["complete"]
+    assert audit_record(record, rules) == []
+
+
+def test_an_impossible_tally_is_named_not_a_crash(record) -> None:
+    roll = record["rounds"][0]["tables"][1]["rolls"][0]
+    roll["dice"], roll["tally"] = None, "wipeout"
+    only(audit_record(record, RULES), "set 1 round 1 table 2", "roll 1", "wipeout")
