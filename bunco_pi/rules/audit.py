@@ -26,7 +26,7 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     travel_rolls: list[tuple[int, str | None]] = []
 
     log = record.get("log", [])
-    rung = _rounds_with_the_hosts_bell(log)
+    rung = _rounds_rung_without_a_table(log, rules)
     for r_index, rnd in enumerate(rounds):
         where = f"set {rnd['set']} round {rnd['round']}"
         if not any(t["ended_round"] for t in rnd["tables"]) and r_index not in rung:
@@ -75,14 +75,19 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     return problems
 
 
-def _rounds_with_the_hosts_bell(log: list[Any]) -> set[int]:
-    """The round indexes (0-based) in which the host rang the bell, from the event log."""
+def _rounds_rung_without_a_table(log: list[Any], rules: HouseRules) -> set[int]:
+    """The round indexes (0-based) whose bell may have rung with no table ending the round: the
+    host rang it, or a table that can end the round took back an entry (the bell had rung for a
+    roll that was then undone)."""
     rounds: set[int] = set()
     index = -1
+    any_table = rules.round.ends_at == "any-table"
     for event in log:
-        if event and event[0] == "start":
+        if not isinstance(event, list) or not event:
+            continue
+        if event[0] == "start":
             index += 1
-        elif event and event[0] == "ring":
+        elif event[0] == "ring" or (event[0] == "undo" and (any_table or event[1:2] == [1])):
             rounds.add(index)
     return rounds
 
