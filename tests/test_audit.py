@@ -8,7 +8,7 @@ from bunco_pi.rules.audit import audit_record
 from bunco_pi.rules.house import PRESET_NAMES, preset
 from bunco_pi.rules.night import CloseRound, Night, RingBell, StartRound, TableEntry
 from bunco_pi.rules.record import build_record
-from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally
+from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally, Undo
 from bunco_pi.sim.players import make_players, simulate_night
 
 
@@ -280,3 +280,19 @@ def test_an_impossible_tally_is_named_not_a_crash(record) -> None:
     roll = record["rounds"][0]["tables"][1]["rolls"][0]
     roll["dice"], roll["tally"] = None, "wipeout"
     only(audit_record(record, RULES), "set 1 round 1 table 2", "roll 1", "wipeout")
+
+
+def test_a_round_whose_winning_bunco_was_undone_after_the_bell_is_not_flagged() -> None:
+    """The bell rang for a head-table bunco that was then taken back: the other tables had
+    stopped, and the head table finished its turn after hearing the bell itself."""
+    rules = preset("classic")
+    players = make_players(8)
+    seating = [tuple(p.id for p in players[:4]), tuple(p.id for p in players[4:])]
+    log = [StartRound(), TableEntry(2, Roll((1, 2, 3))), TableEntry(1, Roll((1, 1, 1))),
+           TableEntry(2, Bell()), TableEntry(2, Roll((2, 3, 4))), TableEntry(1, Undo()),
+           TableEntry(1, Roll((1, 4, 5))), TableEntry(1, Bell()), TableEntry(1, Roll((2, 3, 4))),
+           CloseRound()]
+    night = Night.replay(rules, players, seating, log)
+    record = build_record(night, log)
+    assert not any(t["ended_round"] for t in record["rounds"][0]["tables"])
+    assert audit_record(record, rules) == []
