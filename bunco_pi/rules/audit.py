@@ -225,10 +225,14 @@ def _lowest_after_rolloffs(t: dict[str, Any], seat_points: list[int]) -> set[str
                 turns.append((roll["player"], roll["points"]))
     totals = dict.fromkeys(group, 0)
     while len(group) > 1 and turns:
+        taken = 0
         for player in group:
-            if not turns or turns[0][0] != player:
-                return set()  # a turn out of order: no one is the expected mover
-            totals[player] += turns.pop(0)[1]
+            # a turn passed on the button without scoring leaves no roll: she scored 0
+            if turns and turns[0][0] == player:
+                totals[player] += turns.pop(0)[1]
+                taken += 1
+        if not taken:
+            return set()  # a roll-off turn by someone not in the roll-off: no one is the mover
         low = min(totals[p] for p in group)
         group = [p for p in group if totals[p] == low]
     return set(group) if len(group) == 1 else set()
