@@ -253,7 +253,8 @@ def test_a_round_ended_by_the_hosts_bell_is_fine() -> None:
 def button_night(rules, entries, close: bool = True):
     players = make_players(4)
     seating = [tuple(p.id for p in players)]
-    log = [StartRound(), *(TableEntry(1, e) for e in entries)] + ([CloseRound()] if close else [])
+    log = [StartRound(), *(e if isinstance(e, RingBell) else TableEntry(1, e) for e in entries)]
+    log += [CloseRound()] if close else []
     night = Night.replay(rules, players, seating, log)
     return night, build_record(night, log)
 
@@ -296,3 +297,18 @@ def test_a_round_whose_winning_bunco_was_undone_after_the_bell_is_not_flagged() 
     record = build_record(night, log)
     assert not any(t["ended_round"] for t in record["rounds"][0]["tables"])
     assert audit_record(record, rules) == []
+
+
+def test_individual_roll_off_with_a_turn_passed_on_the_button_is_consistent() -> None:
+    """A scorekeeper enters a roll that scores nothing as just the pass button: that turn leaves
+    no roll in the record, and the roll-off is still followed correctly."""
+    rules = preset("individual")
+    entries = [Tally("point"), Pass(), Pass(), Pass(), Pass(),  # p1 1, the others 0
+               RingBell(), Bell(),  # nobody is rolling: p2, p3, p4 roll off for who moves
+               Pass(), Tally("point"), Pass(), Tally("point"), Pass()]  # p2 0, p3 1, p4 1
+    night, record = button_night(rules, entries)
+    table = record["rounds"][0]["tables"][0]
+    assert table["losers"] == ["p2"] and table["rolloffs"] == 1
+    assert audit_record(record, rules) == []
+    table["losers"], table["winners"] = ["p3"], ["p1", "p2", "p4"]
+    only(audit_record(record, rules), "the lowest scorer ['p2'] should move")
