@@ -1,14 +1,32 @@
 """The audit catches every kind of tampering with a real night record, and names the place."""
 
 import copy
+import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bunco_pi.rules.audit import audit_record
-from bunco_pi.rules.house import PRESET_NAMES, preset
-from bunco_pi.rules.night import CloseRound, Night, RingBell, StartRound, TableEntry
-from bunco_pi.rules.record import build_record
-from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally, Undo
+from bunco_pi.rules.house import PRESET_NAMES, parse_rules, preset, preset_text
+from bunco_pi.rules.night import (
+    BREAK,
+    ENDED,
+    PRIZES,
+    READY,
+    RESULTS,
+    CloseRound,
+    EndBreak,
+    NextRound,
+    Night,
+    RingBell,
+    SettlePrizes,
+    StartRound,
+    TableEntry,
+)
+from bunco_pi.rules.record import build_record, replay
+from bunco_pi.rules.rotation import initial_seating
+from bunco_pi.rules.table_round import Bell, Pass, Roll, RuleViolation, Tally, Undo
 from bunco_pi.sim.players import make_players, simulate_night
 
 
@@ -312,3 +330,73 @@ def test_individual_roll_off_with_a_turn_passed_on_the_button_is_consistent() ->
     assert audit_record(record, rules) == []
     table["losers"], table["winners"] = ["p3"], ["p1", "p2", "p4"]
     only(audit_record(record, rules), "the lowest scorer ['p2'] should move")
+
+
+def core_with_wipeout():
+    text = preset_text("core").replace("[wipeout]\nenabled = false", "[wipeout]\nenabled = true")
+    text = text.replace('targets = [1, 2, 3, 4, 5, 6]       # "There are six rounds in each set"',
+                        "targets = [2, 3, 4, 5, 6]")
+    return parse_rules(text)
+
+
+FUZZ_RULES = [preset(n) for n in PRESET_NAMES] + [core_with_wipeout()]
+
+
+def messy_night(rules, players: int, seed: int):
+    """A night played through every kind of entry a box can send: dice, buttons, the pass
+    button, undo, the host's bell; entries the night refuses are left out, as a box's are."""
+    rng = random.Random(seed)
+    roster = make_players(players)
+    seating = initial_seating([p.id for p in roster], rng.sample(range(len(roster)), len(roster)))
+    night = Night.start(rules, roster, seating)
+    log = []
+
+    def play(event) -> None:
+        nonlocal night
+        try:
+            night = night.apply(event)
+        except RuleViolation:
+            return
+        log.append(event)
+
+    def dice():
+        return (rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))
+
+    for _ in range(30000):
+        phase = night.phase
+        if phase == PRIZES:
+            play(SettlePrizes(rng.getrandbits(32)))
+            break
+        if phase in (READY, BREAK, RESULTS):
+            play({READY: StartRound(), BREAK: EndBreak(), RESULTS: NextRound()}[phase])
+            continue
+        if night.all_tables_done:
+            play(CloseRound())
+            continue
+        table = rng.randint(1, len(night.tables))
+        r = rng.random()
+        if r < 0.6:
+            entry = Roll(dice())
+        elif r < 0.7:
+            entry = Tally(rng.choice(["point", "three", "bunco", "wipeout"]), rng.choice([None, 2, 5]))
+        elif r < 0.78:
+            entry = Pass()
+        elif r < 0.86:
+            entry = Undo()
+        elif r < 0.88:
+            play(RingBell())
+            continue
+        else:  # a table hears the bell only once it has rung
+            entry = Bell() if night.bell_rung else Roll((rng.randint(1, 6),) * 3)
+        play(TableEntry(table, entry))
+    assert night.phase == ENDED
+    return night, log
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(FUZZ_RULES), st.integers(1, 14), st.integers(0, 2**32 - 1))
+def test_any_mix_of_entries_gives_a_record_the_audit_agrees_with(rules, players, seed) -> None:
+    night, log = messy_night(rules, players, seed)
+    record = build_record(night, log, seed=seed)
+    assert audit_record(record, rules) == []
+    assert replay(record, rules) == night
