@@ -216,6 +216,23 @@ def _lowest_after_rolloffs(t: dict[str, Any], seat_points: list[int]) -> set[str
     seats = t["seats"]
     low = min(seat_points)
     group = [seats[s] for s in range(4) if seat_points[s] == low]
+    rolloff_rolls = [r for r in t["rolls"] if r["rolloff"]]
+    if all("session" in r for r in rolloff_rolls):
+        # a turn passed on the button without scoring leaves no roll, so sessions, not runs of
+        # rolls, tell the turns apart
+        totals = dict.fromkeys(group, 0)
+        for session in range(1, t["rolloffs"] + 1):
+            if len(group) < 2:
+                return set()  # a session after the tie was broken
+            for roll in rolloff_rolls:
+                if roll["session"] == session:
+                    if roll["player"] not in group:
+                        return set()  # a roll by someone not (or no longer) in the roll-off
+                    totals[roll["player"]] += roll["points"]
+            low = min(totals[p] for p in group)
+            group = [p for p in group if totals[p] == low]
+        return set(group) if len(group) == 1 else set()
+    # records without sessions: each tied player's turn is a run of her rolls
     turns: list[tuple[str, int]] = []
     for roll in t["rolls"]:
         if roll["rolloff"]:

@@ -68,6 +68,7 @@ class RollRecord(NamedTuple):
     rolloff: bool
     outcome: RollOutcome
     ghost: bool
+    session: int = 0  # the roll-off session (1, 2, ...) of a roll-off roll, 0 in the round
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,7 +296,8 @@ class TableRound:
         else:
             points = outcome.points
         new_pool = pool[:seat] + (pool[seat] + points,) + pool[seat + 1 :]
-        record = RollRecord(player, seat + 1, dice, tally, points, rolloff, outcome, ghost)
+        record = RollRecord(player, seat + 1, dice, tally, points, rolloff, outcome, ghost,
+                            self.rolloff_sessions if rolloff else 0)
         state = self._copy()
         state.entries = self.entries + (entry,)
         state.rolls = self.rolls + (record,)
