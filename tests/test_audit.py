@@ -400,3 +400,23 @@ def test_any_mix_of_entries_gives_a_record_the_audit_agrees_with(rules, players,
     record = build_record(night, log, seed=seed)
     assert audit_record(record, rules) == []
     assert replay(record, rules) == night
+
+
+def test_individual_roll_off_sessions_are_told_apart_when_a_turn_leaves_no_roll() -> None:
+    """Three tied on 0 roll off; the second passes without scoring, so her first roll in the
+    record belongs to the second session: the audit must not count it in the first."""
+    rules = preset("individual")
+    entries = [Tally("bunco"),  # p1 21: the round ends, p2, p3, p4 tie on 0
+               Tally("point"), Pass(),  # session 1: p2 1
+               Pass(), Pass(),  # p3 and p4 score nothing (no roll in the record): they tie again
+               Tally("three", 5), Pass(),  # session 2: p3 5
+               Tally("point"), Tally("point"), Pass()]  # p4 2: she moves, not p2
+    night, record = button_night(rules, entries)
+    table = record["rounds"][0]["tables"][0]
+    assert table["rolloffs"] == 2 and table["losers"] == ["p4"]
+    assert audit_record(record, rules) == []
+    # moving p4's rolls into the first session settles it there (p3 lowest): p4 is not the mover
+    for roll in table["rolls"]:
+        if roll["player"] == "p4":
+            roll["session"] = 1
+    only(audit_record(record, rules), "should move, record says ['p4']")
