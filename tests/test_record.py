@@ -72,6 +72,11 @@ def test_a_record_holds_the_readable_night(simulated) -> None:
     assert [t["seats"] for t in first["tables"]] == record["first_seating"]
     rolls = [r for t in first["tables"] for r in t["rolls"]]
     assert all(set(r) >= {"at", "player", "dice", "points", "rolloff"} for r in rolls)
+    sessions = [(r["session"], t["rolloffs"]) for rnd in record["rounds"] for t in rnd["tables"]
+                for r in t["rolls"] if r["rolloff"]]
+    assert sessions and all(1 <= s <= n for s, n in sessions)
+    assert not any("session" in r for rnd in record["rounds"] for t in rnd["tables"] for r in t["rolls"]
+                   if not r["rolloff"])
 
 
 def test_roll_positions_point_at_their_roll_events(simulated) -> None:
