@@ -228,7 +228,7 @@ def test_the_same_seed_plays_the_same_night() -> None:
     assert simulate_night(preset("classic"), 8, 43).log != a.log
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(PRESET_NAMES), st.integers(1, 40), st.integers(0, 2**32 - 1))
 def test_any_night_passes_the_audit(name, players, seed) -> None:
     rules = preset(name)
