@@ -162,7 +162,7 @@ card = st.builds(ScoreCard, wins=st.integers(0, 24), losses=st.integers(0, 24), 
                  weighted_losses=st.integers(0, 48))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.sampled_from(PRESET_NAMES), st.lists(card, min_size=1, max_size=40), st.integers(0, 2**32),
        st.booleans())
 def test_cash_prizes_always_sum_to_the_pot(name, cards, seed, has_traveler) -> None:

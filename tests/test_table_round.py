@@ -379,7 +379,7 @@ round_setup = st.builds(
     st.sampled_from(RULES), st.integers(1, 6), st.booleans(), st.booleans())
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(round_setup, st.lists(entry, max_size=80))
 def test_team_scores_are_the_sums_of_the_non_roll_off_roll_points(start: TableRound, entries) -> None:
     state, _ = apply_all(start, entries)
@@ -392,7 +392,7 @@ def test_team_scores_are_the_sums_of_the_non_roll_off_roll_points(start: TableRo
     assert all(p >= 0 for p in per_seat)  # a wipeout takes back no more than the roller had
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(round_setup, st.lists(entry, max_size=60), st.one_of(dice.map(Roll), st.just(Pass()),
                                                              st.just(Tally("point"))))
 def test_undo_after_any_entry_returns_the_state_before_it(start: TableRound, entries, last) -> None:
@@ -405,7 +405,7 @@ def test_undo_after_any_entry_returns_the_state_before_it(start: TableRound, ent
     assert after.apply(Undo()) == before
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(round_setup, st.lists(entry, max_size=80))
 def test_replaying_the_same_entries_gives_an_equal_state(start: TableRound, entries) -> None:
     state, accepted = apply_all(start, entries)
