@@ -1,0 +1,236 @@
+"""Read dice by their pips: find pips, group them into faces, count and check each face.
+
+Nothing here knows the dice, tray or light of the photos it was tuned on: a pip is a small
+round spot darker than its own surroundings, a face is a group of such spots of one size
+joined by bright face (not by a gap or shadow between dice), and a count is trusted only if
+the pips sit in that count's layout. Dice are white-ish with dark pips; the tray may be any
+colour that the dice stand out from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from bunco_pi.vision.faces import LayoutFit, layout_fit
+from bunco_pi.vision.pips import Pip, PipSettings, find_pips
+from bunco_pi.vision.reading import DieReading, FrameReading
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    working_width: int = 640  # frames are scaled to this width first: the pip sizes assume it
+    region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)  # x, y, w, h in 0..1
+    pips: PipSettings = field(default_factory=PipSettings)
+    link: float = 4.2  # pips of one face are at most this many pip widths apart
+    bridge: float = 0.72  # the face between two linked pips is at least this bright (x face)
+    min_confidence: float = 0.5
+    tray_level: float | None = None  # the empty tray's brightness; None: the frame's median
+    face_above_tray: float = 10.0  # dice faces are at least this much brighter than the tray
+
+
+def to_working(
+    frame: np.ndarray, settings: ReaderSettings
+) -> tuple[np.ndarray, float, tuple[int, int]]:
+    """Greyscale crop of the tray region at the working width; (image, scale, offset)."""
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+    height, width = gray.shape
+    rx, ry, rw, rh = settings.region
+    x0, y0 = int(round(rx * width)), int(round(ry * height))
+    x1, y1 = int(round((rx + rw) * width)), int(round((ry + rh) * height))
+    crop = gray[y0:y1, x0:x1]
+    scale = settings.working_width / max(1, width)  # same scale as the full frame would get
+    if abs(scale - 1.0) > 1e-3:
+        interpolation = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
+        crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=interpolation)
+    return np.ascontiguousarray(crop), scale, (x0, y0)
+
+
+def read_pips(frame: np.ndarray, settings: ReaderSettings | None = None) -> FrameReading:
+    """Read every die in a BGR (or grey) frame by counting the pips on its top face."""
+    settings = settings or ReaderSettings()
+    gray, scale, (ox, oy) = to_working(frame, settings)
+    tray_level = settings.tray_level if settings.tray_level is not None else float(np.median(gray))
+    pips = find_pips(gray, settings.pips, min_face_level=tray_level + settings.face_above_tray)
+    groups = group_pips(gray, pips, settings)
+    dice = [_read_group(group, settings.min_confidence) for group in groups]
+    dice = _drop_side_faces(dice)
+    return FrameReading(
+        tuple(
+            DieReading(
+                d.face,
+                d.confidence,
+                (d.center[0] / scale + ox, d.center[1] / scale + oy),
+                d.radius / scale,
+                d.problem,
+            )
+            for d in sorted(dice, key=lambda d: (d.center[1], d.center[0]))
+        )
+    )
+
+
+def group_pips(gray: np.ndarray, pips: list[Pip], settings: ReaderSettings) -> list[list[Pip]]:
+    """Pips joined into faces: near each other, alike in size, with bright face between."""
+    parent = list(range(len(pips)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(pips):
+        for j in range(i + 1, len(pips)):
+            b = pips[j]
+            reach = settings.link * max(a.diameter, b.diameter)
+            if abs(a.x - b.x) > reach or abs(a.y - b.y) > reach:
+                continue
+            if math.hypot(a.x - b.x, a.y - b.y) > reach:
+                continue
+            if max(a.area, b.area) > 3.0 * min(a.area, b.area):
+                continue
+            if not _bright_between(gray, a, b, pips, settings.bridge):
+                continue
+            parent[root(i)] = root(j)
+    groups: dict[int, list[Pip]] = {}
+    for i, pip in enumerate(pips):
+        groups.setdefault(root(i), []).append(pip)
+    return list(groups.values())
+
+
+def _bright_between(gray: np.ndarray, a: Pip, b: Pip, pips: list[Pip], bridge: float) -> bool:
+    """True if the straight line from pip a to pip b crosses only bright face (or other pips)."""
+    distance = math.hypot(b.x - a.x, b.y - a.y)
+    steps = max(4, int(distance))
+    floor = bridge * min(a.face_level, b.face_level)
+    height, width = gray.shape
+    near = [p for p in pips if p is not a and p is not b and _near_segment(p, a, b)]
+    for k in range(1, steps):
+        t = k / steps
+        x, y = a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)
+        if t * distance < 0.8 * a.diameter or (1 - t) * distance < 0.8 * b.diameter:
+            continue  # still inside an end pip
+        if any(math.hypot(x - p.x, y - p.y) < 0.8 * p.diameter for p in near):
+            continue  # crossing a pip between them (the centre of a five)
+        xi, yi = int(round(x)), int(round(y))
+        if not (0 <= xi < width and 0 <= yi < height) or gray[yi, xi] < floor:
+            return False
+    return True
+
+
+def _near_segment(p: Pip, a: Pip, b: Pip) -> bool:
+    ax, ay, bx, by = a.x, a.y, b.x, b.y
+    length2 = (bx - ax) ** 2 + (by - ay) ** 2 or 1.0
+    t = max(0.0, min(1.0, ((p.x - ax) * (bx - ax) + (p.y - ay) * (by - ay)) / length2))
+    return math.hypot(p.x - (ax + t * (bx - ax)), p.y - (ay + t * (by - ay))) < p.diameter
+
+
+@dataclass(frozen=True)
+class _Face:
+    face: int | None
+    confidence: float
+    center: tuple[float, float]
+    radius: float
+    problem: str
+    round_pips: int  # how many of its pips look like a top face's (not squashed)
+
+
+def _top_likeness(pip: Pip) -> float:
+    # The top face is nearest the camera and square to it: its pips are the largest and
+    # roundest, and it is usually the best lit.
+    return pip.roundness * math.sqrt(pip.area) * pip.face_level
+
+
+def _read_group(group: list[Pip], min_confidence: float) -> _Face:
+    """One group of pips -> the top face's count, dropping pips of side faces seen beside it.
+
+    Tries the most top-like k pips for k = all..1 and takes the first set whose layout fits,
+    but only drops pips that lie outside that face: a pip inside a face is never ignored.
+    """
+    ranked = sorted(group, key=_top_likeness, reverse=True)
+    round_count = sum(p.roundness >= 0.6 for p in group)
+    first: tuple[list[Pip], LayoutFit, float] | None = None
+    for k in range(min(len(ranked), 6), 0, -1):
+        top, rest = ranked[:k], ranked[k:]
+        fit = layout_fit(np.array([[p.x, p.y] for p in top]))
+        confidence = _confidence(top, fit)
+        if first is None:
+            first = (top, fit, confidence)
+        if confidence >= min_confidence and all(_outside_face(p, top, fit) for p in rest):
+            return _face(top, fit, confidence, "", round_count)
+    assert first is not None
+    top, fit, confidence = first
+    if len(group) > 6:
+        return _face(top, fit, 0.0, "too many pips", round_count, face=None)
+    problem = "tilted" if round_count == 0 else "unclear pips"
+    return _face(top, fit, min(confidence, 0.99 * min_confidence), problem, round_count)
+
+
+def _outside_face(pip: Pip, top: list[Pip], fit: LayoutFit) -> bool:
+    if len(top) == 1:
+        only = top[0]
+        return math.hypot(pip.x - only.x, pip.y - only.y) > 2.6 * only.diameter
+    u, v = fit.to_layout(pip.x, pip.y)
+    return max(abs(u), abs(v)) > 1.55
+
+
+def _face(
+    top: list[Pip],
+    fit: LayoutFit,
+    confidence: float,
+    problem: str,
+    round_count: int,
+    face: int | None = -1,
+) -> _Face:
+    diameter = float(np.median([p.diameter for p in top]))
+    radius = 2.6 * diameter if len(top) == 1 else 1.9 * fit.scale + 0.5 * diameter
+    count = len(top) if face == -1 else face
+    return _Face(count, confidence, fit.center, radius, problem, round_count)
+
+
+def _ramp(value: float, bad: float, good: float) -> float:
+    """0 at or beyond ``bad``, 1 at or beyond ``good``, straight in between."""
+    return float(min(1.0, max(0.0, (value - bad) / (good - bad))))
+
+
+def _confidence(top: list[Pip], fit: LayoutFit) -> float:
+    """How much a face read from these pips can be trusted, 0..1.
+
+    Each term is a property every face of every ordinary die has, whatever its size or light:
+    pips where the layout puts them, of one size and one shape (a side face's pips are
+    smaller and squashed), dark against the face, and spaced in proportion to their size.
+    """
+    areas = [p.area for p in top]
+    shapes = [p.roundness for p in top]
+    terms = [
+        _ramp(-fit.residual, -0.45, -0.2),
+        _ramp(min(areas) / max(areas), 0.55, 0.72),
+        _ramp(min(shapes) / max(shapes), 0.6, 0.8),
+        _ramp(min(p.contrast for p in top), 0.15, 0.35),
+        _ramp(min(shapes), 0.35, 0.55),
+    ]
+    if len(top) >= 2:
+        # Corner pips sit 0.9..1.6 pip widths from the face centre on common dice.
+        ratio = fit.scale / float(np.median([p.diameter for p in top]))
+        terms.append(min(_ramp(ratio, 0.7, 0.85), _ramp(-ratio, -1.85, -1.65)))
+    return float(np.prod(terms))
+
+
+def _drop_side_faces(faces: list[_Face]) -> list[_Face]:
+    """A group of only squashed pips beside a readable die is that die's side: not a die."""
+    kept = []
+    for face in faces:
+        if face.round_pips == 0:
+            beside = any(
+                other.round_pips > 0
+                and math.hypot(other.center[0] - face.center[0], other.center[1] - face.center[1])
+                < 1.3 * (other.radius + face.radius)
+                for other in faces
+            )
+            if beside:
+                continue
+        kept.append(face)
+    return kept
