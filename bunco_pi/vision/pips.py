@@ -22,6 +22,7 @@ class Pip:
     roundness: float  # minor/major axis of the spot's ellipse: 1 = circle
     face_level: float  # brightness of the face around the pip (0..255)
     contrast: float  # (face - pip) / face: 0 = no contrast, 1 = black on white
+    squash: float  # radians (mod pi): the direction the spot is narrowest in (its minor axis)
 
     @property
     def diameter(self) -> float:
@@ -52,7 +53,7 @@ def find_pips(gray: np.ndarray, settings: PipSettings, min_face_level: float = 0
         if not settings.min_area <= area <= settings.max_area:
             continue
         ys, xs = np.nonzero(labels[y : y + h, x : x + w] == i)
-        roundness = _roundness(xs, ys)
+        roundness, squash = _shape(xs, ys)
         if roundness < settings.min_roundness:
             continue
         cx, cy = (float(v) for v in centroids[i])
@@ -64,17 +65,19 @@ def find_pips(gray: np.ndarray, settings: PipSettings, min_face_level: float = 0
         contrast = (face - pip_level) / max(face, 1.0)
         if contrast < settings.min_contrast:
             continue
-        pips.append(Pip(cx, cy, float(area), roundness, face, contrast))
+        pips.append(Pip(cx, cy, float(area), roundness, face, contrast, squash))
     return pips
 
 
-def _roundness(xs: np.ndarray, ys: np.ndarray) -> float:
+def _shape(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float]:
+    """(roundness, direction of the minor axis) of a spot's pixels."""
     if len(xs) < 3:
-        return 1.0
+        return 1.0, 0.0
     cov = np.cov(np.vstack([xs, ys]).astype(np.float64))
-    low, high = np.linalg.eigvalsh(cov)
+    (low, high), vectors = np.linalg.eigh(cov)
     # A tiny spot's covariance is dominated by pixel quantisation: add a pixel's own variance.
-    return float(math.sqrt((low + 1 / 12) / (high + 1 / 12)))
+    roundness = math.sqrt((low + 1 / 12) / (high + 1 / 12))
+    return float(roundness), float(math.atan2(vectors[1, 0], vectors[0, 0]) % math.pi)
 
 
 def _ring_level(

@@ -10,12 +10,13 @@ colour that the dice stand out from.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 
 from bunco_pi.vision.faces import LayoutFit, layout_fit
+from bunco_pi.vision.perspective import far_direction, unsquash_for
 from bunco_pi.vision.pips import Pip, PipSettings, find_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
 
@@ -56,7 +57,8 @@ def read_pips(frame: np.ndarray, settings: ReaderSettings | None = None) -> Fram
     tray_level = settings.tray_level if settings.tray_level is not None else float(np.median(gray))
     pips = find_pips(gray, settings.pips, min_face_level=tray_level + settings.face_above_tray)
     groups = group_pips(gray, pips, settings)
-    dice = [_read_group(group, settings.min_confidence) for group in groups]
+    far = far_direction(pips)
+    dice = [_read_unsquashed(group, settings.min_confidence, far) for group in groups]
     dice = _drop_side_faces(dice)
     return FrameReading(
         tuple(
@@ -136,6 +138,22 @@ class _Face:
     radius: float
     problem: str
     round_pips: int  # how many of its pips look like a top face's (not squashed)
+
+
+def _read_unsquashed(
+    group: list[Pip], min_confidence: float, far: tuple[float, float] | None
+) -> _Face:
+    """Read a group as if seen from straight above, then map the result back to the frame."""
+    unsquash = unsquash_for(group, far)
+    if unsquash is None:
+        return _read_group(group, min_confidence)
+    face = _read_group([unsquash.pip(p) for p in group], min_confidence)
+    center = unsquash.inverse(*face.center)
+    # Whether a die shows any flat-looking pips is a fact of the frame, not of the unsquashing.
+    round_count = sum(p.roundness >= 0.6 for p in group)
+    return replace(
+        face, center=center, radius=face.radius * (1 + unsquash.factor) / 2, round_pips=round_count
+    )
 
 
 def _top_likeness(pip: Pip) -> float:
