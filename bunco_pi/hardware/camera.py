@@ -198,6 +198,11 @@ class CameraDiceSource:
         self._thread = threading.Thread(target=self.run, name="dice-camera", daemon=True)
         self._thread.start()
 
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the source to run out of frames (a video or folder) or to be stopped."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
         if self._thread is not None:

@@ -17,7 +17,7 @@ import numpy as np
 from bunco_pi.errors import UserError
 from bunco_pi.vision.pips import PipSettings
 from bunco_pi.vision.reader import ReaderSettings
-from bunco_pi.vision.settle import SettleSettings, difference, thumbnail
+from bunco_pi.vision.settle import SettleSettings, thumbnail
 
 FORMAT_VERSION = 1
 TARGET_TRAY_LEVEL = 90.0  # grey level to expose the empty tray at: white dice stay unclipped
@@ -32,8 +32,9 @@ class TrayCalibration:
     pip_block: int = 31
     pip_offset: float = 20.0
     min_confidence: float = 0.5
-    motion_threshold: float = 4.0
-    change_threshold: float = 6.0
+    pixel_threshold: float = 20.0
+    motion_fraction: float = 0.002
+    change_fraction: float = 0.003
     settle_frames: int = 5
     dice: int = 3
     exposure: dict[str, float] = field(default_factory=dict)  # picamera2 controls; {} = auto
@@ -48,7 +49,9 @@ class TrayCalibration:
         )
 
     def settle_settings(self) -> SettleSettings:
-        return SettleSettings(self.motion_threshold, self.change_threshold, self.settle_frames)
+        return SettleSettings(
+            self.pixel_threshold, self.motion_fraction, self.change_fraction, self.settle_frames
+        )
 
 
 def save_calibration(calibration: TrayCalibration, path: Path) -> None:
@@ -182,12 +185,16 @@ def calibrate(
         working = die_size * base.working_width / width
         pip_block = max(11, int(round(0.7 * working)) | 1)
         notes.append(f"pip window {pip_block} px at the working width for {die_size:.0f} px dice")
-    motion = SettleSettings().motion_threshold
+    pixel_threshold = SettleSettings().pixel_threshold
     if len(frames) >= 2:
         smalls = [thumbnail(f) for f in frames]
-        noise = max(difference(a, b) for a, b in zip(smalls, smalls[1:], strict=False))
-        motion = round(max(2.0, 3.0 * noise + 1.0), 2)
-        notes.append(f"frame-to-frame noise {noise:.2f}: motion threshold {motion}")
+        # The most a still tray's pixel flickers (noise, mains-lit lamps), with room to spare.
+        noise = max(
+            float(np.percentile(np.abs(a - b), 99))
+            for a, b in zip(smalls, smalls[1:], strict=False)
+        )
+        pixel_threshold = round(max(12.0, 1.5 * noise + 2.0), 1)
+        notes.append(f"still-tray flicker up to {noise:.0f}: pixel threshold {pixel_threshold}")
     controls: dict[str, float] = {}
     if exposure and exposure.get("ExposureTime"):
         scale = TARGET_TRAY_LEVEL / max(tray_level, 1.0)
@@ -203,8 +210,7 @@ def calibrate(
     calibration = TrayCalibration(
         region=region,
         pip_block=pip_block,
-        motion_threshold=motion,
-        change_threshold=max(6.0, 1.5 * motion),
+        pixel_threshold=pixel_threshold,
         dice=dice,
         exposure=controls,
     )

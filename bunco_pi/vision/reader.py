@@ -177,7 +177,9 @@ def _read_group(group: list[Pip], min_confidence: float) -> _Face:
         confidence = _confidence(top, fit)
         if first is None:
             first = (top, fit, confidence)
-        if confidence >= min_confidence and all(_outside_face(p, top, fit) for p in rest):
+        if confidence >= min_confidence and all(
+            _outside_face(p, top, fit) and _side_like(p, top) for p in rest
+        ):
             return _face(top, fit, confidence, "", round_count)
     assert first is not None
     top, fit, confidence = first
@@ -185,6 +187,17 @@ def _read_group(group: list[Pip], min_confidence: float) -> _Face:
         return _face(top, fit, 0.0, "too many pips", round_count, face=None)
     problem = "tilted" if round_count == 0 else "unclear pips"
     return _face(top, fit, min(confidence, 0.99 * min_confidence), problem, round_count)
+
+
+def _side_like(pip: Pip, top: list[Pip]) -> bool:
+    """A pip that may be left out of the top face: smaller or more squashed than its pips.
+
+    Seen from above, a die shows no side faces; a pip as round and as large as the face's
+    own is then a pip of this face (or dirt on it), never one to ignore.
+    """
+    roundness = min(p.roundness for p in top)
+    area = float(np.median([p.area for p in top]))
+    return pip.roundness < 0.85 * roundness or pip.area < 0.7 * area
 
 
 def _outside_face(pip: Pip, top: list[Pip], fit: LayoutFit) -> bool:

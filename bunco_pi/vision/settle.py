@@ -1,10 +1,14 @@
 """When to read the tray: once per throw, after the dice have stopped, never while they tumble.
 
-Fed one frame at a time, with no clock: "settled" means ``settle_frames`` frames in a row with
-less than ``motion_threshold`` change between neighbours, so the wait scales with the frame
-rate the camera actually delivers. After a reading, the detector is disarmed until the tray
-changes again (motion first, then a still tray that differs from the one read), so a roll
-is read once however long it lies there, and a hand passing over still dice reads nothing.
+Fed one frame at a time, with no clock: "settled" means ``settle_frames`` frames in a row in
+which almost no pixel changed from the frame before, so the wait scales with the frame rate
+the camera actually delivers. A pixel "changed" if it moved by more than ``pixel_threshold``
+grey levels (well above sensor noise); frames differ if more than a small fraction of pixels
+did (a die is about 1% of a tray, so a mean over the frame would hardly see one move).
+
+After a reading, the detector is disarmed until the tray changes again (motion first, then a
+still tray that differs from the one read), so a roll is read once however long it lies
+there, and a hand passing over still dice reads nothing.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ class Event(Enum):
 
 @dataclass(frozen=True)
 class SettleSettings:
-    motion_threshold: float = 4.0  # mean absolute grey difference between neighbouring frames
-    change_threshold: float = 6.0  # ...between the still tray and the last one read
+    pixel_threshold: float = 20.0  # grey levels a pixel must change by to count as changed
+    motion_fraction: float = 0.002  # changed pixels between neighbouring frames: moving
+    change_fraction: float = 0.003  # changed pixels since the last reading: a new roll
     settle_frames: int = 5  # still frames in a row before reading (about 1/3 s at 15 fps)
 
 
@@ -39,8 +44,9 @@ def thumbnail(frame: np.ndarray) -> np.ndarray:
     return cv2.GaussianBlur(small, (3, 3), 0).astype(np.int16)
 
 
-def difference(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.abs(a - b).mean())
+def difference(a: np.ndarray, b: np.ndarray, pixel_threshold: float) -> float:
+    """The fraction of pixels that changed by more than ``pixel_threshold`` grey levels."""
+    return float((np.abs(a - b) > pixel_threshold).mean())
 
 
 class SettleDetector:
@@ -65,7 +71,8 @@ class SettleDetector:
         if previous is None or previous.shape != small.shape:
             self._still = 0
             return None
-        if difference(previous, small) > self.settings.motion_threshold:
+        motion = difference(previous, small, self.settings.pixel_threshold)
+        if motion > self.settings.motion_fraction:
             self._still = 0
             self._armed = True
             if not self._moving:
@@ -82,7 +89,8 @@ class SettleDetector:
         if not (self._armed or self._forced):
             return None
         forced, self._forced, self._armed = self._forced, False, False
-        if not forced and difference(self._last_read, small) <= self.settings.change_threshold:
+        change = difference(self._last_read, small, self.settings.pixel_threshold)
+        if not forced and change <= self.settings.change_fraction:
             return None  # moved and came back as it was: the same roll
         self._last_read = small
         return Event.SETTLED

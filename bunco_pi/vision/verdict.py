@@ -27,7 +27,7 @@ def judge(
     if seen == 0:
         return Unsure("no dice seen")
     if seen != dice:
-        return Unsure(f"saw {seen} dice, not {dice}" if seen < 100 else "too many dice")
+        return Unsure(f"saw {seen} {'die' if seen == 1 else 'dice'}, not {dice}")
     for die in reading.dice:
         if die.face is None:
             return Unsure(_short(die.problem or "unreadable die"))
