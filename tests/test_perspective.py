@@ -16,16 +16,17 @@ def test_round_pips_mean_a_camera_straight_above():
     assert far_direction([pip(10 * i, 5 * i) for i in range(10)]) is None
 
 
-def test_pips_squashed_up_down_and_smaller_at_the_top_mean_far_is_up():
-    pips = [pip(50 * (i % 4), 40 * i, 0.6, math.pi / 2, area=30 + 4 * i) for i in range(10)]
+def test_pips_squashed_up_down_mean_the_far_side_is_up():
+    pips = [pip(50 * (i % 4), 40 * i, 0.6, math.pi / 2) for i in range(10)]
     far = far_direction(pips)
     assert far is not None
     assert far[1] == pytest.approx(-1.0, abs=0.05)
 
 
-def test_pips_smaller_at_the_bottom_mean_far_is_down():
-    pips = [pip(50 * (i % 4), 40 * i, 0.6, math.pi / 2, area=70 - 4 * i) for i in range(10)]
-    assert far_direction(pips)[1] == pytest.approx(1.0, abs=0.05)
+def test_pips_squashed_sideways_mean_a_camera_turned_on_its_side():
+    pips = [pip(40 * i, 50 * (i % 4), 0.6, 0.02) for i in range(10)]
+    far = far_direction(pips)
+    assert abs(far[0]) == pytest.approx(1.0, abs=0.05)
 
 
 def test_squash_in_all_directions_is_no_tilt():

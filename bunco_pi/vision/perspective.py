@@ -16,16 +16,15 @@ import numpy as np
 
 from bunco_pi.vision.pips import Pip
 
-MIN_COHERENCE = 0.45  # how alike the pips' squash directions must be to call the view tilted
+MIN_COHERENCE = 0.3  # how alike the pips' squash directions must be to call the view tilted
 MIN_SQUASHED = 4  # pips needed to judge
 
 
 def far_direction(pips: list[Pip]) -> tuple[float, float] | None:
     """Unit vector pointing away from the camera if the view is tilted, else None.
 
-    The axis is the pips' common squash direction; its sign is where pips get smaller
-    (farther), or, without a clear size trend, the top of the frame (a camera on a post
-    looks across the tray from its near edge).
+    The axis is the pips' common squash direction, pointing up the frame: a camera on a post
+    looks across the tray from its near edge, with the far side at the top of the picture.
     """
     squashed = [p for p in pips if p.roundness < 0.9]
     if len(squashed) < MIN_SQUASHED:
@@ -38,14 +37,9 @@ def far_direction(pips: list[Pip]) -> tuple[float, float] | None:
         return None
     angle = 0.5 * math.atan2(s, c)
     axis = (math.cos(angle), math.sin(angle))
-    along = np.array([p.x * axis[0] + p.y * axis[1] for p in pips])
-    sizes = np.array([p.diameter for p in pips])
-    trend = 0.0
-    if len(pips) >= 6 and along.std() > 0 and sizes.std() > 0:
-        trend = float(np.corrcoef(along, sizes)[0, 1])
-    # Far is where pips shrink; with no clear trend, up the frame.
-    shrinks_along_axis = trend < 0 if abs(trend) >= 0.3 else axis[1] < 0
-    sign = 1.0 if shrinks_along_axis else -1.0
+    # Which end is far cannot be told from squash alone, and pip sizes mislead (a die's own
+    # side pips are smaller and nearer): a tilted camera is mounted with the far side up.
+    sign = -1.0 if axis[1] > 0 else 1.0
     return sign * axis[0], sign * axis[1]
 
 

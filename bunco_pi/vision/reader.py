@@ -58,7 +58,7 @@ def read_pips(frame: np.ndarray, settings: ReaderSettings | None = None) -> Fram
     pips = find_pips(gray, settings.pips, min_face_level=tray_level + settings.face_above_tray)
     groups = group_pips(gray, pips, settings)
     far = far_direction(pips)
-    dice = [_read_unsquashed(group, settings.min_confidence, far) for group in groups]
+    dice = [d for group in groups for d in _read_dice(group, settings.min_confidence, far)]
     dice = _drop_side_faces(dice)
     return FrameReading(
         tuple(
@@ -140,6 +140,67 @@ class _Face:
     round_pips: int  # how many of its pips look like a top face's (not squashed)
 
 
+def _read_dice(
+    group: list[Pip], min_confidence: float, far: tuple[float, float] | None
+) -> list[_Face]:
+    """The dice in one group of pips: usually one; two or three if dice touch.
+
+    Where nothing darker than the face separates two dice (touching, on a light tray), their
+    pips join one group that reads as no face at all; split into the clusters that each
+    read as a face, it is two or three dice, minus clusters that are the side faces of
+    another (nearer the camera, right beside it).
+    """
+    whole = _read_unsquashed(group, min_confidence, far)
+    if not whole.problem:
+        return [whole]
+    for parts in (2, 3):
+        if len(group) < parts:
+            break
+        faces = [_read_unsquashed(part, min_confidence, far) for part in _clusters(group, parts)]
+        if all(not face.problem for face in faces):
+            return _without_side_faces(faces, far)
+    return [whole]
+
+
+def _clusters(group: list[Pip], count: int) -> list[list[Pip]]:
+    """``count`` clusters of pips by position (k-means from the farthest-apart pips)."""
+    points = np.array([[p.x, p.y] for p in group])
+    centres = [points[0]]
+    while len(centres) < count:
+        distance = np.min([np.linalg.norm(points - c, axis=1) for c in centres], axis=0)
+        centres.append(points[int(distance.argmax())])
+    labels = np.zeros(len(group), int)
+    for _ in range(10):
+        distance = np.stack([np.linalg.norm(points - c, axis=1) for c in centres])
+        labels = distance.argmin(axis=0)
+        centres = [
+            points[labels == k].mean(axis=0) if (labels == k).any() else centres[k]
+            for k in range(count)
+        ]
+    return [[p for p, label in zip(group, labels, strict=True) if label == k] for k in range(count)]
+
+
+def _without_side_faces(faces: list[_Face], far: tuple[float, float] | None) -> list[_Face]:
+    """Leave out faces that lie right beside another face, on the camera's side of it."""
+    if far is None:
+        return faces  # seen from above: no side faces, so each face is a die
+    kept = []
+    for face in faces:
+        beside = False
+        for other in faces:
+            dx, dy = face.center[0] - other.center[0], face.center[1] - other.center[1]
+            distance = math.hypot(dx, dy)
+            if other is face or distance == 0:
+                continue
+            nearer = -(dx * far[0] + dy * far[1]) / distance  # cos of angle to the camera side
+            touching = distance < 1.2 * (face.radius + other.radius)
+            if nearer > math.cos(math.radians(65)) and touching:
+                beside = True
+        if not beside:
+            kept.append(face)
+    return kept
+
+
 def _read_unsquashed(
     group: list[Pip], min_confidence: float, far: tuple[float, float] | None
 ) -> _Face:
@@ -177,8 +238,10 @@ def _read_group(group: list[Pip], min_confidence: float) -> _Face:
         confidence = _confidence(top, fit)
         if first is None:
             first = (top, fit, confidence)
-        if confidence >= min_confidence and all(
-            _outside_face(p, top, fit) and _side_like(p, top) for p in rest
+        if (
+            confidence >= min_confidence
+            and all(_outside_face(p, top, fit) and _side_like(p, top) for p in rest)
+            and not _straddles_edge(top, rest)
         ):
             return _face(top, fit, confidence, "", round_count)
     assert first is not None
@@ -187,6 +250,22 @@ def _read_group(group: list[Pip], min_confidence: float) -> _Face:
         return _face(top, fit, 0.0, "too many pips", round_count, face=None)
     problem = "tilted" if round_count == 0 else "unclear pips"
     return _face(top, fit, min(confidence, 0.99 * min_confidence), problem, round_count)
+
+
+def _straddles_edge(top: list[Pip], rest: list[Pip]) -> bool:
+    """True if a pip of the face sits much nearer a left-out pip than its own face's pips.
+
+    Such a "face" takes one pip from across the die's edge: the top pip of a one and a pip of
+    the side face below it make a fine two by themselves.
+    """
+    if len(top) < 2 or not rest:
+        return False
+    for pip in top:
+        own = min(math.hypot(pip.x - q.x, pip.y - q.y) for q in top if q is not pip)
+        other = min(math.hypot(pip.x - q.x, pip.y - q.y) for q in rest)
+        if other < 0.45 * own:
+            return True
+    return False
 
 
 def _side_like(pip: Pip, top: list[Pip]) -> bool:
@@ -238,11 +317,14 @@ def _confidence(top: list[Pip], fit: LayoutFit) -> float:
     shapes = [p.roundness for p in top]
     terms = [
         _ramp(-fit.residual, -0.45, -0.2),
-        _ramp(min(areas) / max(areas), 0.55, 0.72),
-        _ramp(min(shapes) / max(shapes), 0.6, 0.8),
+        _ramp(min(areas) / max(areas), 0.6, 0.75),
+        _ramp(min(shapes) / max(shapes), 0.7, 0.85),
         _ramp(min(p.contrast for p in top), 0.15, 0.35),
         _ramp(min(shapes), 0.35, 0.55),
     ]
+    if len(top) == 1:
+        # A lone pip has no layout to check: it must at least be a crisp one.
+        terms.append(_ramp(top[0].contrast, 0.3, 0.45))
     if len(top) >= 2:
         # Corner pips sit 0.9..1.6 pip widths from the face centre on common dice.
         ratio = fit.scale / float(np.median([p.diameter for p in top]))
