@@ -138,6 +138,7 @@ class _Face:
     radius: float
     problem: str
     round_pips: int  # how many of its pips look like a top face's (not squashed)
+    pips: int  # how many pips its group had
 
 
 def _read_dice(
@@ -157,8 +158,16 @@ def _read_dice(
         if len(group) < parts:
             break
         faces = [_read_unsquashed(part, min_confidence, far) for part in _clusters(group, parts)]
-        if all(not face.problem for face in faces):
+        readable = [face for face in faces if not face.problem]
+        if len(readable) == len(faces):
             return _without_side_faces(faces, far)
+        # An unreadable cluster is allowed only as the side of a readable one.
+        if readable and far is not None and all(
+            any(_beside(face, other, far) for other in readable)
+            for face in faces
+            if face.problem
+        ):
+            return _without_side_faces(readable, far)
     return [whole]
 
 
@@ -184,21 +193,18 @@ def _without_side_faces(faces: list[_Face], far: tuple[float, float] | None) -> 
     """Leave out faces that lie right beside another face, on the camera's side of it."""
     if far is None:
         return faces  # seen from above: no side faces, so each face is a die
-    kept = []
-    for face in faces:
-        beside = False
-        for other in faces:
-            dx, dy = face.center[0] - other.center[0], face.center[1] - other.center[1]
-            distance = math.hypot(dx, dy)
-            if other is face or distance == 0:
-                continue
-            nearer = -(dx * far[0] + dy * far[1]) / distance  # cos of angle to the camera side
-            touching = distance < 1.2 * (face.radius + other.radius)
-            if nearer > math.cos(math.radians(65)) and touching:
-                beside = True
-        if not beside:
-            kept.append(face)
-    return kept
+    return [f for f in faces if not any(_beside(f, other, far) for other in faces)]
+
+
+def _beside(face: _Face, other: _Face, far: tuple[float, float]) -> bool:
+    """True if ``face`` touches ``other`` on the camera's side: it can be other's side face."""
+    dx, dy = face.center[0] - other.center[0], face.center[1] - other.center[1]
+    distance = math.hypot(dx, dy)
+    if face is other or distance == 0:
+        return False
+    nearer = -(dx * far[0] + dy * far[1]) / distance  # cos of the angle to the camera side
+    touching = distance < 1.2 * (face.radius + other.radius)
+    return nearer > math.cos(math.radians(65)) and touching
 
 
 def _read_unsquashed(
@@ -243,13 +249,14 @@ def _read_group(group: list[Pip], min_confidence: float) -> _Face:
             and all(_outside_face(p, top, fit) and _side_like(p, top) for p in rest)
             and not _straddles_edge(top, rest)
         ):
-            return _face(top, fit, confidence, "", round_count)
+            return _face(top, fit, confidence, "", round_count, len(group))
     assert first is not None
     top, fit, confidence = first
     if len(group) > 6:
-        return _face(top, fit, 0.0, "too many pips", round_count, face=None)
+        return _face(top, fit, 0.0, "too many pips", round_count, len(group), face=None)
     problem = "tilted" if round_count == 0 else "unclear pips"
-    return _face(top, fit, min(confidence, 0.99 * min_confidence), problem, round_count)
+    confidence = min(confidence, 0.99 * min_confidence)
+    return _face(top, fit, confidence, problem, round_count, len(group))
 
 
 def _straddles_edge(top: list[Pip], rest: list[Pip]) -> bool:
@@ -293,12 +300,13 @@ def _face(
     confidence: float,
     problem: str,
     round_count: int,
+    group_size: int,
     face: int | None = -1,
 ) -> _Face:
     diameter = float(np.median([p.diameter for p in top]))
     radius = 2.6 * diameter if len(top) == 1 else 1.9 * fit.scale + 0.5 * diameter
     count = len(top) if face == -1 else face
-    return _Face(count, confidence, fit.center, radius, problem, round_count)
+    return _Face(count, confidence, fit.center, radius, problem, round_count, group_size)
 
 
 def _ramp(value: float, bad: float, good: float) -> float:
@@ -333,12 +341,15 @@ def _confidence(top: list[Pip], fit: LayoutFit) -> float:
 
 
 def _drop_side_faces(faces: list[_Face]) -> list[_Face]:
-    """A group of only squashed pips beside a readable die is that die's side: not a die."""
+    """Groups that are a readable die's side, not dice: only squashed pips, or one unreadable
+    pip, right beside it."""
     kept = []
     for face in faces:
-        if face.round_pips == 0:
+        side_like = face.round_pips == 0 or (face.pips == 1 and face.problem != "")
+        if side_like:
             beside = any(
                 other.round_pips > 0
+                and not other.problem
                 and math.hypot(other.center[0] - face.center[0], other.center[1] - face.center[1])
                 < 1.3 * (other.radius + face.radius)
                 for other in faces
