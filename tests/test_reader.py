@@ -24,6 +24,30 @@ def test_every_face_at_every_turn_is_read(turn):
         assert reading.confidence >= 0.5
 
 
+OTHER_DICE = {
+    "small pips": dict(pip=0.065),
+    "large pips": dict(pip=0.11, spread=0.29),
+    "wide layout": dict(spread=0.31),
+    "small dice": dict(die=38),
+    "large dice": dict(die=90),
+    "ivory dice": dict(face_colour=(170, 215, 230)),
+    "red pips": dict(pip_colour=(30, 30, 160)),
+    "light from one side": dict(light=40.0),
+    "brown tray": dict(tray=110),
+    "dim room": dict(face_colour=(120, 125, 128), pip_colour=(15, 15, 15), tray=40),
+}
+
+
+@pytest.mark.parametrize("look", OTHER_DICE)
+def test_other_dice_trays_and_light_need_no_new_settings(look):
+    for faces in [(1, 2, 3), (4, 5, 6), (6, 6, 1), (2, 5, 4)]:
+        spots = zip(faces, SPOTS, strict=True)
+        dice = [(f, x, y, 25 * i + 10) for i, (f, (x, y)) in enumerate(spots)]
+        reading = read_pips(draw_tray(dice, noise=2.0, **OTHER_DICE[look]))
+        assert reading.faces == faces
+        assert reading.confidence >= 0.5
+
+
 def test_positions_are_in_the_original_frame_at_any_resolution():
     small = draw_tray([(4, 150, 150, 0), (2, 420, 170, 30), (6, 300, 360, 10)])
     big = cv2.resize(small, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC)

@@ -26,7 +26,7 @@ class ReaderSettings:
     working_width: int = 640  # frames are scaled to this width first: the pip sizes assume it
     region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)  # x, y, w, h in 0..1
     pips: PipSettings = field(default_factory=PipSettings)
-    link: float = 4.2  # pips of one face are at most this many pip widths apart
+    link: float = 6.0  # pips of one face are at most this many pip widths apart
     bridge: float = 0.72  # the face between two linked pips is at least this bright (x face)
     min_confidence: float = 0.5
     tray_level: float | None = None  # the empty tray's brightness; None: the frame's median
@@ -336,7 +336,7 @@ def _confidence(top: list[Pip], fit: LayoutFit) -> float:
     if len(top) >= 2:
         # Corner pips sit 0.9..1.6 pip widths from the face centre on common dice.
         ratio = fit.scale / float(np.median([p.diameter for p in top]))
-        terms.append(min(_ramp(ratio, 0.7, 0.85), _ramp(-ratio, -1.85, -1.65)))
+        terms.append(min(_ramp(ratio, 0.7, 0.85), _ramp(-ratio, -2.8, -2.4)))
     return float(np.prod(terms))
 
 
