@@ -1,7 +1,7 @@
 """The threshold-and-count baseline: right on clean drawn dice, which is all it promises."""
 
 import numpy as np
-from conftest import draw_tray
+from drawn_dice import draw_tray
 
 from bunco_pi.vision.baseline import read_baseline
 

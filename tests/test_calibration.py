@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import draw_tray
+from drawn_dice import draw_tray
 
 from bunco_pi.errors import UserError
 from bunco_pi.vision.calibration import (

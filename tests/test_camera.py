@@ -6,7 +6,7 @@ import sys
 import cv2
 import numpy as np
 import pytest
-from conftest import draw_tray
+from drawn_dice import draw_tray
 
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.camera import (

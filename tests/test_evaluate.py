@@ -2,7 +2,7 @@
 
 import cv2
 import pytest
-from conftest import draw_tray
+from drawn_dice import draw_tray
 
 from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import list_photos

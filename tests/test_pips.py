@@ -4,7 +4,7 @@ import math
 
 import cv2
 import numpy as np
-from conftest import draw_tray
+from drawn_dice import draw_tray
 
 from bunco_pi.vision.pips import PipSettings, find_pips
 

@@ -5,7 +5,7 @@ import itertools
 import cv2
 import numpy as np
 import pytest
-from conftest import draw_tray
+from drawn_dice import draw_tray
 
 from bunco_pi.vision.dataset import list_photos, read_labels
 from bunco_pi.vision.reader import ReaderSettings, read_pips

@@ -1,7 +1,7 @@
 """The settled-roll detector: one SETTLED per throw, never while dice tumble, none twice."""
 
 import numpy as np
-from conftest import draw_tray
+from drawn_dice import draw_tray
 
 from bunco_pi.vision.settle import Event, SettleDetector, SettleSettings
 

@@ -1,4 +1,7 @@
-"""``bunco-pi dice``: read dice in photos, measure the reader, calibrate a tray, watch a camera."""
+"""``bunco-pi camera``: read dice in photos, measure the reader, calibrate a tray, watch a camera.
+
+(``bunco-pi dice PORT`` is the serial dice sensor's; this is the camera's.)
+"""
 
 from __future__ import annotations
 
@@ -12,16 +15,19 @@ from pathlib import Path
 from bunco_pi.errors import UserError
 
 DEFAULT_CALIBRATION = "dice-tray.json"
-DATASET_ENV = "BUNCO_DICE_PHOTOS"  # where `dice eval` looks when no folder is given
+DATASET_ENV = "BUNCO_DICE_PHOTOS"  # where `camera eval` looks when no folder is given
 METHODS = ("pips", "baseline")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "dice", help="read dice with a camera: read photos, measure, calibrate a tray"
+        "camera", help="read dice with a camera: read photos, measure, calibrate a tray, watch"
     )
-    actions = parser.add_subparsers(dest="dice_command", metavar="ACTION", required=True)
+    add_actions(parser.add_subparsers(dest="camera_command", metavar="ACTION", required=True))
 
+
+def add_actions(actions: argparse._SubParsersAction) -> None:
+    """The camera's actions (read, eval, calibrate, watch), to hang under any command."""
     read = actions.add_parser("read", help="print the faces seen in each image")
     read.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
     _reader_options(read)
@@ -66,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where.add_argument("--video", help="OpenCV camera number, video file or image sequence")
     where.add_argument("--folder", type=Path, help="a folder of photos, each held for --hold")
     watch.add_argument("--hold", type=int, default=8, help="frames per photo with --folder")
-    watch.add_argument("--calibration", type=Path, help="settings from 'dice calibrate'")
+    watch.add_argument("--calibration", type=Path, help="settings from 'camera calibrate'")
     watch.set_defaults(func=run_watch)
 
 
@@ -82,7 +88,7 @@ def _reader_options(parser: argparse.ArgumentParser, several: bool = False) -> N
     parser.add_argument(
         "--calibration",
         type=Path,
-        help=f"settings from 'dice calibrate' (default: {DEFAULT_CALIBRATION} if present)",
+        help=f"settings from 'camera calibrate' (default: {DEFAULT_CALIBRATION} if present)",
     )
 
 
@@ -150,7 +156,7 @@ def run_eval(args: argparse.Namespace) -> int:
     folder = args.folder
     if folder is None:
         if not os.environ.get(DATASET_ENV):
-            raise UserError(f"dice eval: give a folder, or set {DATASET_ENV}")
+            raise UserError(f"camera eval: give a folder, or set {DATASET_ENV}")
         folder = Path(os.environ[DATASET_ENV])
     calibration = _calibration(args.calibration)
     methods = [m.strip() for m in args.method.split(",") if m.strip()]

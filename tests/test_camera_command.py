@@ -1,21 +1,21 @@
-"""``bunco-pi dice``: its output, and one-line errors for the user's mistakes."""
+"""``bunco-pi camera``: its output, and one-line errors for the user's mistakes."""
 
 import argparse
 import json
 
 import cv2
 import pytest
-from conftest import draw_tray
+from drawn_dice import draw_tray
 
-from bunco_pi.commands import dice
+from bunco_pi.commands import camera
 from bunco_pi.errors import UserError
 
 
 def run(*argv):
     """Parse and run like bunco-pi's main: (exit status, or the UserError's message)."""
     parser = argparse.ArgumentParser(prog="bunco-pi")
-    dice.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["dice", *argv])
+    camera.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["camera", *argv])
     try:
         return args.func(args)
     except UserError as exc:
@@ -106,8 +106,8 @@ def test_eval_prints_a_row_per_method(tmp_path, capsys, monkeypatch):
 
 def test_eval_errors_are_one_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(dice.DATASET_ENV, raising=False)
-    assert run("eval") == f"dice eval: give a folder, or set {dice.DATASET_ENV}"
+    monkeypatch.delenv(camera.DATASET_ENV, raising=False)
+    assert run("eval") == f"camera eval: give a folder, or set {camera.DATASET_ENV}"
     assert run("eval", str(tmp_path)) == f"{tmp_path}: expected images/ and labels/ folders inside"
     folder = labelled_folder(tmp_path / "set")
     assert run("eval", str(folder), "--method", "magic") == (
