@@ -1,11 +1,216 @@
-"""Shared fixtures."""
+"""Shared fixtures: a fresh gpiozero MockFactory per test; a real mosquitto on a free loopback
+port, links to it, and a cuttable wire; the labelled dice photos."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import os
+import queue
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from drawn_dice import PHOTOS
+
+from bunco_pi.errors import UserError
+from bunco_pi.net.broker import Broker, find_mosquitto
+from bunco_pi.net.link import LinkEvent
+from bunco_pi.net.mqtt import MqttLink
+from bunco_pi.net.topics import Topics
+
+_nights = itertools.count(1)
+
+# The documented place of the labelled dice photos, beside the repository; or set the variable.
+_BESIDE_REPO = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "dice-photos"
+PHOTOS = Path(os.environ.get("BUNCO_DICE_PHOTOS", _BESIDE_REPO))
+
+
+def _require_mosquitto() -> None:
+    try:
+        find_mosquitto()
+    except UserError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[Broker]:
+    """One broker for the session; tests keep apart by night name and client id."""
+    _require_mosquitto()
+    with Broker(tables=4) as b:
+        yield b
+
+
+@pytest.fixture
+def private_broker() -> Iterator[Broker]:
+    """A broker of the test's own, for tests that stop or kill it."""
+    _require_mosquitto()
+    with Broker(tables=4) as b:
+        yield b
+
+
+@pytest.fixture
+def topics() -> Topics:
+    return Topics(f"t{next(_nights)}-{uuid.uuid4().hex[:6]}")
+
+
+LinkFactory = Callable[..., MqttLink]
+
+
+@pytest.fixture
+def make_link(broker: Broker) -> Iterator[LinkFactory]:
+    yield from _link_factory(broker)
+
+
+@pytest.fixture
+def make_private_link(private_broker: Broker) -> Iterator[LinkFactory]:
+    yield from _link_factory(private_broker)
+
+
+def _link_factory(b: Broker) -> Iterator[LinkFactory]:
+    links: list[MqttLink] = []
+
+    def make(user: str, *, password: str | None = None, port: int | None = None,
+             status_topic: str | None = None, start: bool = True,
+             wait: bool = True) -> MqttLink:
+        link = MqttLink(
+            user, b.host, port or b.port, username=user,
+            password=b.credentials.password(user) if password is None else password,
+            status_topic=status_topic, client_id=f"{user}-{uuid.uuid4().hex[:8]}",
+            keepalive=5, reconnect_delay=(0.05, 0.5),
+        )
+        links.append(link)
+        if start:
+            link.start()
+            if wait:
+                assert link.wait_connected(5), f"{user} did not connect"
+        return link
+
+    yield make
+    for link in links:
+        link.stop(timeout=1)
+
+
+def pump(inbox: queue.Queue[LinkEvent], handle: Callable[[LinkEvent], object],
+         until: Callable[[], bool], timeout: float = 5.0) -> bool:
+    """Feed events to ``handle`` on this thread until ``until()``; bounded by ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not until():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        with contextlib.suppress(queue.Empty):
+            handle(inbox.get(timeout=min(left, 0.05)))
+    return True
+
+
+def collect(inbox: queue.Queue[LinkEvent], seconds: float) -> list[LinkEvent]:
+    """Everything that arrives within ``seconds`` (a bounded quiet wait)."""
+    out: list[LinkEvent] = []
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            out.append(inbox.get(timeout=left))
+        except queue.Empty:
+            break
+    return out
+
+
+class CutProxy:
+    """A TCP relay on loopback whose wire can be cut (every connection dropped, new ones
+    closed at once) and restored: a table losing its Wi-Fi while the rest of the night goes on.
+    """
+
+    def __init__(self, target_port: int, host: str = "127.0.0.1") -> None:
+        self.target = (host, target_port)
+        self._listener = socket.create_server((host, 0))
+        self._listener.settimeout(0.1)
+        self.port = self._listener.getsockname()[1]
+        self._up = threading.Event()
+        self._up.set()
+        self._closing = threading.Event()
+        self._lock = threading.Lock()
+        self._socks: list[socket.socket] = []
+        self._threads = [threading.Thread(target=self._accept, daemon=True)]
+        self._threads[0].start()
+
+    def _accept(self) -> None:
+        while not self._closing.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except (TimeoutError, OSError):
+                continue
+            if not self._up.is_set():
+                client.close()
+                continue
+            try:
+                upstream = socket.create_connection(self.target, timeout=2)
+            except OSError:
+                client.close()
+                continue
+            for s in (client, upstream):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                self._socks += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                t = threading.Thread(target=self._relay, args=(a, b), daemon=True)
+                t.start()
+
+    @staticmethod
+    def _relay(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        self._up.clear()
+        with self._lock:
+            socks, self._socks = self._socks, []
+        for s in socks:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def restore(self) -> None:
+        self._up.set()
+
+    def close(self) -> None:
+        self._closing.set()
+        self.cut()
+        self._listener.close()
+        self._threads[0].join(2)
+
+
+@pytest.fixture
+def cut_proxy(broker: Broker) -> Iterator[CutProxy]:
+    proxy = CutProxy(broker.port)
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture
+def mock_factory():
+    from gpiozero import Device
+    from gpiozero.pins.mock import MockFactory
+
+    previous = Device.pin_factory
+    factory = MockFactory()
+    Device.pin_factory = factory
+    try:
+        yield factory
+    finally:
+        factory.reset()
+        factory.close()
+        Device.pin_factory = previous
 
 
 @pytest.fixture

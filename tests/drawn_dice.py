@@ -1,21 +1,13 @@
-"""Drawn dice on a tray for the camera tests, and where the real labelled photos live."""
+"""Drawn dice on a tray, for the camera tests."""
 
 from __future__ import annotations
 
 import math
-import os
-from pathlib import Path
 
 import cv2
 import numpy as np
 
 from bunco_pi.vision.faces import LAYOUTS
-
-REPO = Path(__file__).resolve().parent.parent
-# The documented place of the labelled photos, beside the repository; or set the variable.
-PHOTOS = Path(
-    os.environ.get("BUNCO_DICE_PHOTOS", REPO.parent / "shared" / "datasets" / "dice-photos")
-)
 
 
 def draw_tray(

@@ -1,0 +1,159 @@
+"""Table box figures: press-to-frame latency, frames per press, idle CPU and memory.
+
+Run from the repository root:  python3 benchmarks/bench_table.py [--presses N]
+
+Everything goes through the real stack: a gpiozero MockFactory pin driven low, the debounce
+and gesture code, the node's queue and thread, the SQLite journal (WAL, synchronous=FULL),
+rendering and luma's dummy device. Baselines measured side by side: a bare dummy-device
+``display()`` (latency), and the same process before the table started (CPU, memory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gpiozero.pins.mock import MockFactory  # noqa: E402
+from luma.core.device import dummy  # noqa: E402
+
+from bunco_pi.hardware.pinmap import default_button_pins  # noqa: E402
+from bunco_pi.rules.house import preset  # noqa: E402
+from bunco_pi.table.box import TableBox  # noqa: E402
+from bunco_pi.table.config import TableConfig  # noqa: E402
+from bunco_pi.table.journal import Journal  # noqa: E402
+from bunco_pi.table.link import InProcessLink  # noqa: E402
+from bunco_pi.table.screens import PlayingView, render  # noqa: E402
+
+
+class TimedDummy(dummy):
+    """A dummy device that notes when each frame arrives."""
+
+    def __init__(self) -> None:
+        super().__init__(width=128, height=64, mode="1")
+        self.frames = 0
+        self.arrived = threading.Condition()
+        self.last_time = 0.0
+
+    def display(self, image):
+        super().display(image)
+        with self.arrived:
+            self.frames += 1
+            self.last_time = time.perf_counter()
+            self.arrived.notify_all()
+
+
+def rss_kib() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def idle_cpu(seconds: float) -> float:
+    start_cpu, start = time.process_time(), time.perf_counter()
+    time.sleep(seconds)
+    return 100.0 * (time.process_time() - start_cpu) / (time.perf_counter() - start)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presses", type=int, default=300)
+    parser.add_argument("--idle-seconds", type=float, default=5.0)
+    args = parser.parse_args()
+
+    # Baseline: the process with everything imported, before any table exists.
+    base_rss = rss_kib()
+    base_cpu = idle_cpu(args.idle_seconds)
+
+    bare = TimedDummy()
+    frames = [render(PlayingView(1, 3, i, 0, "Ann", "A")) for i in range(args.presses)]
+    bare_lat = []
+    for image in frames:
+        t0 = time.perf_counter()
+        bare.display(image)
+        bare_lat.append(time.perf_counter() - t0)
+    render_lat = []
+    for i in range(args.presses):
+        t0 = time.perf_counter()
+        render(PlayingView(1, 3, i, 0, "Ann", "A"))
+        render_lat.append(time.perf_counter() - t0)
+
+    journal_lat = []
+    with tempfile.TemporaryDirectory() as tmp:
+        journal = Journal(os.path.join(tmp, "bare.db"))
+        rid = journal.begin_round(1, 1, 1, TableConfig().players, False)
+        for _ in range(args.presses):
+            t0 = time.perf_counter()
+            journal.append(rid, {"tally": "point"})
+            journal_lat.append(time.perf_counter() - t0)
+        journal.close()
+
+    factory = MockFactory()
+    device = TimedDummy()
+    link = InProcessLink()
+    with tempfile.TemporaryDirectory() as tmp:
+        box = TableBox(TableConfig(), preset("classic"), link, os.path.join(tmp, "j.db"),
+                       device=device, pin_factory=factory)
+        box.start()
+        try:
+            # Not the head table: the round runs on however many points are pressed.
+            link.start_round(1, 1, 1, TableConfig().players, can_end_round=False)
+            box.node.sync()
+            pin = factory.pin(default_button_pins()["point"])
+            latencies = []
+            first_frames = device.frames
+            for _ in range(args.presses):
+                with device.arrived:
+                    before = device.frames
+                t0 = time.perf_counter()
+                pin.drive_low()
+                with device.arrived:
+                    device.arrived.wait_for(lambda b=before: device.frames > b, timeout=5)
+                    latencies.append(device.last_time - t0)
+                time.sleep(0.035)  # past the debounce window, as a finger would be
+                pin.drive_high()
+                time.sleep(0.035)
+            box.node.sync()
+            per_press = (device.frames - first_frames) / args.presses
+            table_rss = rss_kib()
+            table_cpu = idle_cpu(args.idle_seconds)
+        finally:
+            box.stop()
+
+    ms = 1000.0
+    rows = [
+        ("press-to-frame p50 (ms)", pct(latencies, 0.5) * ms, pct(bare_lat, 0.5) * ms),
+        ("press-to-frame p99 (ms)", pct(latencies, 0.99) * ms, pct(bare_lat, 0.99) * ms),
+        ("  of which render() p50", pct(render_lat, 0.5) * ms, pct(bare_lat, 0.5) * ms),
+        ("  of which journal commit p50", pct(journal_lat, 0.5) * ms, pct(bare_lat, 0.5) * ms),
+        ("frames pushed per press", per_press, 1.0),
+        ("idle CPU (% of one core)", table_cpu, base_cpu),
+        ("memory RSS (MiB)", table_rss / 1024, base_rss / 1024),
+    ]
+    print(f"{'figure':30} {'table':>10} {'baseline':>10} {'ratio':>8}")
+    print("-" * 61)
+    for name, value, base in rows:
+        ratio = f"{value / base:8.1f}" if base > 0 else "       -"
+        print(f"{name:30} {value:10.3f} {base:10.3f} {ratio}")
+    print(f"\n{args.presses} presses; baselines: a bare dummy-device display() of a ready frame "
+          "(latency), and this process idle before the table started (CPU, memory).")
+    print(f"mean press-to-frame {statistics.mean(latencies) * ms:.3f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,427 @@
+"""Check every part a bunco-pi box needs, and say in one line what is wrong and how to fix it.
+
+Each check takes the paths, devices and clocks it looks at as arguments, so a test can point
+it at a temporary directory, gpiozero's MockFactory, a pty or a loopback broker. The
+``bunco-pi doctor`` command (``bunco_pi.commands.doctor``) runs them in order and prints one
+line per check.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import socket
+import subprocess
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bunco_pi.hardware import pinmap
+
+OK, WARN, FAIL = "OK", "WARN", "FAIL"
+MIN_FREE_BYTES = 100 * 1024 * 1024
+I2C_SLAVE = 0x0703  # linux/i2c-dev.h: select the device address for plain read()/write()
+WIRING = "hardware/wiring.md"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One line of the report: what was checked, how it went, and what to do about it."""
+
+    part: str
+    status: str  # OK, WARN (optional part missing) or FAIL (the box cannot work)
+    message: str
+
+    @property
+    def failed(self) -> bool:
+        return self.status == FAIL
+
+    def line(self) -> str:
+        return f"{self.status:<4} {self.part}: {' '.join(self.message.split())}"
+
+
+# --- the config -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BoxConfig:
+    """What the doctor needs from /etc/bunco-pi/table.toml (and head.toml on the head)."""
+
+    i2c_bus: int = 1
+    i2c_address: int = pinmap.DEFAULT_I2C_ADDRESS
+    pins: Mapping[str, int] = field(default_factory=pinmap.default_button_pins)
+    dice_sensor: str = "auto"  # "auto" (use one if present), "on" (required) or "off"
+    dice_port: str = "/dev/ttyACM0"
+    broker_host: str = "127.0.0.1"
+    broker_port: int = 1883
+    discover: bool = False
+    username: str | None = None
+    password_file: str | None = None
+    data_dir: str = "/var/lib/bunco-pi"
+    night: str | None = None  # set on the head only
+    rules_file: str | None = None
+    head_username: str | None = None
+    head_password_file: str | None = None
+
+
+def _read_toml(path: Path) -> tuple[dict, CheckResult | None]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")), None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return {}, CheckResult("config", FAIL, f"{path}: {exc}")
+    except OSError as exc:
+        return {}, CheckResult("config", FAIL, f"cannot read {path}: {exc.strerror}: run the "
+                               "doctor as the service user (`sudo -u bunco bunco-pi doctor`)")
+
+
+def load_config(table_path: Path, head_path: Path | None = None
+                ) -> tuple[BoxConfig, CheckResult]:
+    """The box's config (defaults where a file is missing) and a report line about it."""
+    if not table_path.is_file():
+        return BoxConfig(), CheckResult(
+            "config", FAIL,
+            f"{table_path} missing: install the box with `sudo bash install/install.sh table "
+            "--table N` (or the head), or point at one with --config; checking the default "
+            "wiring")
+    table, problem = _read_toml(table_path)
+    head: dict = {}
+    if problem is None and head_path is not None and head_path.is_file():
+        head, problem = _read_toml(head_path)
+    if problem is not None:
+        return BoxConfig(), problem
+    try:
+        display, dice = table.get("display", {}), table.get("dice", {})
+        broker = table.get("broker", {})
+        pins = {**pinmap.default_button_pins(), **table.get("pins", {})}
+        if head:
+            pins.update({**pinmap.default_head_pins(), **head.get("pins", {})})
+        cfg = BoxConfig(
+            i2c_bus=int(display.get("i2c_bus", 1)),
+            i2c_address=int(display.get("i2c_address", pinmap.DEFAULT_I2C_ADDRESS)),
+            pins={str(k): int(v) for k, v in pins.items()},
+            dice_sensor=str(dice.get("sensor", "auto")),
+            dice_port=str(dice.get("port", "/dev/ttyACM0")),
+            broker_host=str(broker.get("host", "127.0.0.1")),
+            broker_port=int(broker.get("port", 1883)),
+            discover=bool(broker.get("discover", False)),
+            username=broker.get("username"),
+            password_file=broker.get("password_file"),
+            data_dir=str(table.get("data", {}).get("dir", "/var/lib/bunco-pi")),
+            night=head.get("night", {}).get("name"),
+            rules_file=head.get("night", {}).get("rules"),
+            head_username=head.get("broker", {}).get("username"),
+            head_password_file=head.get("broker", {}).get("password_file"),
+        )
+    except (TypeError, ValueError) as exc:
+        return BoxConfig(), CheckResult("config", FAIL, f"{table_path}: a value has the wrong "
+                                        f"type ({exc})")
+    where = f"{table_path}" + (f" and {head_path}" if head else "")
+    return cfg, CheckResult("config", OK, f"read {where}")
+
+
+# --- the house rules (head only) -------------------------------------------------------------
+
+def check_rules(path: Path) -> CheckResult:
+    """The head's house rules file loads: a typo found now, not when the first round starts."""
+    from bunco_pi.errors import UserError
+    from bunco_pi.rules.house import load_rules
+
+    try:
+        rules = load_rules(path)
+    except UserError as exc:
+        return CheckResult("rules", FAIL, f"{exc}; `bunco-pi rules check {path}` after fixing")
+    return CheckResult("rules", OK, f"{path}: {rules.name} ({rules.play} play)")
+
+
+# --- the display ----------------------------------------------------------------------------
+
+def probe_i2c(device: Path, address: int) -> bool:
+    """True if a device ACKs ``address`` on the bus: one read byte, as ``i2cdetect -r`` does.
+
+    Raises OSError when the bus itself cannot be used (permissions, not an adapter, busy).
+    """
+    import fcntl
+
+    fd = os.open(device, os.O_RDWR)
+    try:
+        fcntl.ioctl(fd, I2C_SLAVE, address)
+        try:
+            os.read(fd, 1)
+        except OSError as exc:
+            if exc.errno in (errno.ENXIO, errno.EREMOTEIO, errno.EIO, errno.ETIMEDOUT):
+                return False
+            raise
+        return True
+    finally:
+        os.close(fd)
+
+
+def check_display(bus: int = 1, address: int = pinmap.DEFAULT_I2C_ADDRESS,
+                  dev_dir: Path = Path("/dev"),
+                  probe: Callable[[Path, int], bool] = probe_i2c) -> CheckResult:
+    device = dev_dir / f"i2c-{bus}"
+    wires = (f"VCC->pin {pinmap.OLED_POWER_PIN}, GND->pin {pinmap.OLED_GROUND_PIN}, "
+             + ", ".join(f"{p.part.split()[-1]}->pin {p.header_pin}" for p in pinmap.I2C_PINS))
+    if not device.exists():
+        return CheckResult("display", FAIL,
+                           f"{device} missing: I2C is off or this is not a Pi; enable it with "
+                           "`sudo raspi-config nonint do_i2c 0` and reboot")
+    try:
+        answered = probe(device, address)
+    except PermissionError:
+        return CheckResult("display", FAIL, f"not allowed to open {device}: add the user to "
+                           "the i2c group (`sudo usermod -aG i2c $USER`, log in again)")
+    except OSError as exc:
+        if exc.errno == errno.EBUSY:
+            return CheckResult("display", FAIL, f"0x{address:02x} on {device} is held by a "
+                               "kernel driver: remove the OLED's dtoverlay line from "
+                               "/boot/firmware/config.txt")
+        return CheckResult("display", FAIL, f"{device} is not a usable I2C bus "
+                           f"({exc.strerror or exc})")
+    if not answered:
+        return CheckResult("display", FAIL,
+                           f"nothing answers at 0x{address:02x} on {device}: check {wires} "
+                           f"({WIRING}); `i2cdetect -y {bus}` lists what is there (0x3d is the "
+                           "other usual address: set [display] i2c_address)")
+    return CheckResult("display", OK, f"OLED answers at 0x{address:02x} on {device}")
+
+
+# --- the buttons and buzzer ---------------------------------------------------------------------
+
+def box_service_running() -> bool:
+    """True if this box's own bunco-pi service runs (it holds the pins and the dice port)."""
+    if shutil.which("systemctl") is None:
+        return False
+    try:
+        out = subprocess.run(["systemctl", "is-active", "--quiet", "bunco-pi-table.service"],
+                             capture_output=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0
+
+
+def check_gpio(pins: Mapping[str, int], dev_dir: Path = Path("/dev"),
+               pin_factory=None, service_running: bool = False) -> CheckResult:
+    """The GPIO chip is there and no other program holds any of the box's pins.
+
+    While the box's own service runs it holds every pin: that is a WARN (the pins could not
+    be tested), not a fault.
+    """
+    if not sorted(dev_dir.glob("gpiochip*")):
+        return CheckResult("gpio", FAIL, f"no {dev_dir}/gpiochip*: not a Raspberry Pi, so no "
+                           "buttons (`bunco-pi demo` runs a whole night without hardware)")
+    clashes = _duplicate_pins(pins)
+    if clashes:
+        return CheckResult("gpio", FAIL, f"{clashes} in [pins] of the config: give each role "
+                           f"its own GPIO ({WIRING})")
+    from gpiozero import DigitalOutputDevice, InputDevice
+
+    held = []
+    for role, gpio in pins.items():
+        device_type = DigitalOutputDevice if role == "buzzer" else InputDevice
+        try:
+            device = device_type(gpio, pin_factory=pin_factory)
+        except Exception as exc:  # gpiozero raises many types: each is a reason to report
+            held.append(f"GPIO{gpio} ({role}, pin {_header_pin(gpio)}): {exc}")
+        else:
+            device.close()
+    if held and service_running:
+        return CheckResult("gpio", WARN, f"{len(held)} pin(s) held by the running "
+                           "bunco-pi-table service, as they should be; to test the wiring: "
+                           "`sudo systemctl stop bunco-pi-table bunco-pi-head`, run the doctor, "
+                           "start them again")
+    if held:
+        return CheckResult("gpio", FAIL, "cannot claim " + "; ".join(held)
+                           + ": stop the other program (`systemctl status bunco-pi-table`) or "
+                           "fix [pins]")
+    roles = ", ".join(f"{r}=GPIO{g}" for r, g in pins.items())
+    return CheckResult("gpio", OK, f"pins free: {roles}")
+
+
+def _duplicate_pins(pins: Mapping[str, int]) -> str:
+    by_gpio: dict[int, list[str]] = {}
+    for role, gpio in pins.items():
+        by_gpio.setdefault(gpio, []).append(role)
+    return "; ".join(f"{' and '.join(r)} share GPIO{g}" for g, r in by_gpio.items() if len(r) > 1)
+
+
+def _header_pin(gpio: int) -> str:
+    for a in pinmap.TABLE_BUTTONS + pinmap.HEAD_EXTRAS + pinmap.I2C_PINS:
+        if a.gpio == gpio:
+            return str(a.header_pin)
+    return "?"
+
+
+# --- the dice sensor ----------------------------------------------------------------------------
+
+def check_dice(port: str, mode: str = "auto", hello_timeout: float = 3.0,
+               open_serial: Callable | None = None, service_running: bool = False
+               ) -> CheckResult:
+    """The sensor's port exists and it speaks the protocol within ``hello_timeout`` seconds.
+
+    Not read while the box's service runs: a line the doctor read would be a roll the table
+    never saw.
+    """
+    if mode == "off":
+        return CheckResult("dice", OK, "sensor switched off in the config ([dice] sensor)")
+    missing = WARN if mode == "auto" else FAIL
+    if not os.path.exists(port):
+        return CheckResult("dice", missing, f"no sensor at {port}: tables score with the buttons; "
+                           "plug the Pico in by USB to roll into the tray")
+    if service_running:
+        return CheckResult("dice", OK, f"sensor port {port} present; not read while "
+                           "bunco-pi-table runs (it would take the table's rolls)")
+    from bunco_pi.hardware import dice_wire
+
+    if open_serial is None:
+        from bunco_pi.hardware.dice_sensor import open_serial
+    try:
+        link = open_serial(port)
+    except Exception as exc:  # pyserial's SerialException, PermissionError, ...
+        text = str(exc)
+        hint = (": add the user to the dialout group" if "ermission" in text else
+                ": another program has it open (is bunco-pi-table running?)" if "lock" in text
+                else "")
+        return CheckResult("dice", missing, f"cannot open {port} ({' '.join(text.split())})"
+                           f"{hint}")
+    deadline = time.monotonic() + hello_timeout
+    rejected = 0
+    try:
+        while time.monotonic() < deadline:
+            raw = link.readline()
+            if not raw:
+                continue
+            message = dice_wire.parse_line(raw.rstrip(b"\n"))
+            if isinstance(message, dice_wire.Rejected):
+                rejected += 1
+            elif isinstance(message, dice_wire.Hello):
+                return CheckResult("dice", OK, f"sensor on {port} says HELLO, firmware "
+                                   f"{message.version}")
+            elif isinstance(message, dice_wire.SensorError):
+                return CheckResult("dice", missing, f"sensor on {port} reports a problem: "
+                                   f"{message.text} (see firmware/README.md)")
+            else:
+                return CheckResult("dice", OK, f"sensor on {port} is talking "
+                                   f"({type(message).__name__.upper()})")
+    finally:
+        link.close()
+    if rejected:
+        return CheckResult("dice", missing, f"{port} sent {rejected} line(s) that break the "
+                           "protocol (docs/dice-sensor-protocol.md): is it the bunco-pi "
+                           "firmware? (firmware/README.md)")
+    return CheckResult("dice", missing, f"{port} said nothing in {hello_timeout:g} s: a tray "
+                       "that has rolled since it started speaks only on a roll, so press its "
+                       "ROLL button during the check; or replug it, or flash the firmware "
+                       "(firmware/README.md)")
+
+
+# --- the broker -----------------------------------------------------------------------------------
+
+def check_broker(host: str, port: int, username: str | None, password: str | None,
+                 timeout: float = 5.0, found_by: str = "") -> CheckResult:
+    """A TCP connection, then an MQTT CONNECT with the box's own credentials."""
+    where = f"{host}:{port}" + (f" ({found_by})" if found_by else "")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        return CheckResult("broker", FAIL, f"cannot reach {where}: {exc.strerror or exc}; on "
+                           "the head check `systemctl status bunco-pi-broker`, on a table the "
+                           "[broker] host in the config")
+    import queue
+
+    import paho.mqtt.client as mqtt
+
+    replies: queue.Queue = queue.Queue()
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
+                         client_id=f"bunco-pi-doctor-{os.getpid()}", protocol=mqtt.MQTTv5)
+    if username:
+        client.username_pw_set(username, password)
+    # paho calls these on its loop thread: only hand the result over.
+    client.on_connect = lambda c, u, flags, reason, props: replies.put(reason)
+    client.on_disconnect = lambda c, u, flags, reason, props: replies.put(reason)
+    try:
+        client.connect(host, port, keepalive=10)
+        client.loop_start()
+        try:
+            reason = replies.get(timeout=timeout)
+        except queue.Empty:
+            return CheckResult("broker", FAIL, f"{where} accepts TCP but gave no MQTT answer in "
+                               f"{timeout:g} s: is it mosquitto?")
+        finally:
+            client.disconnect()
+            client.loop_stop()
+    except OSError as exc:
+        return CheckResult("broker", FAIL, f"{where}: {exc}")
+    if reason.is_failure:
+        who = username or "anonymous"
+        return CheckResult("broker", FAIL, f"{where} refused {who}: {reason}; copy this table's "
+                           "password from the head again (docs/install.md)")
+    return CheckResult("broker", OK, f"{where} accepts {username or 'anonymous'}")
+
+
+def read_password(path: str | None) -> tuple[str | None, CheckResult | None]:
+    """The password in ``path``, or a FAIL line saying why it cannot be read."""
+    if path is None:
+        return None, None
+    try:
+        return Path(path).read_text(encoding="utf-8").strip(), None
+    except FileNotFoundError:
+        return None, CheckResult("broker", FAIL, f"password file {path} missing: re-run "
+                                 "install/install.sh")
+    except PermissionError:
+        return None, CheckResult("broker", FAIL, f"not allowed to read {path}: run as the "
+                                 "service user (`sudo -u bunco bunco-pi doctor`) or with sudo")
+
+
+# --- the clock and the disk ---------------------------------------------------------------------
+
+def timedatectl_synced() -> bool | None:
+    """systemd's view of NTP sync, or None where timedatectl cannot tell."""
+    if shutil.which("timedatectl") is None:
+        return None
+    try:
+        out = subprocess.run(["timedatectl", "show", "-p", "NTPSynchronized", "--value"],
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    value = out.stdout.strip()
+    return {"yes": True, "no": False}.get(value) if out.returncode == 0 else None
+
+
+def check_clock(now: datetime | None = None,
+                synced: Callable[[], bool | None] = timedatectl_synced) -> CheckResult:
+    """Scores are ordered by sequence numbers, not time; the clock only dates the night."""
+    now = now or datetime.now(UTC)
+    state = synced()
+    if state:
+        return CheckResult("clock", OK, f"synchronised by NTP ({now:%Y-%m-%d %H:%M} UTC)")
+    if now.year < 2024:
+        return CheckResult("clock", WARN, f"the clock says {now:%Y-%m-%d}: connect the Pi to a "
+                           "network with internet once so NTP sets it (scores are unaffected)")
+    if state is False:
+        return CheckResult("clock", WARN, f"not synchronised yet ({now:%Y-%m-%d %H:%M} UTC); "
+                           "fine offline: scores are ordered by sequence, not time")
+    return CheckResult("clock", OK, f"{now:%Y-%m-%d %H:%M} UTC (NTP state unknown)")
+
+
+def check_disk(data_dir: Path, min_free: int = MIN_FREE_BYTES) -> CheckResult:
+    if not data_dir.is_dir():
+        return CheckResult("disk", FAIL, f"data directory {data_dir} missing: install the box "
+                           "with install/install.sh, or set [data] dir")
+    if not os.access(data_dir, os.W_OK):
+        return CheckResult("disk", FAIL, f"cannot write {data_dir}: run as the service user "
+                           "(`sudo -u bunco bunco-pi doctor`)")
+    free = shutil.disk_usage(data_dir).free
+    mb = free // (1024 * 1024)
+    if free < min_free:
+        return CheckResult("disk", FAIL, f"only {mb} MB free on {data_dir} (need "
+                           f"{min_free // (1024 * 1024)} MB): `sudo apt-get clean`, remove old "
+                           "files, or use a bigger SD card")
+    return CheckResult("disk", OK, f"{mb} MB free on {data_dir}")
+
+
+def any_failed(results: Iterable[CheckResult]) -> bool:
+    return any(r.failed for r in results)

@@ -1,0 +1,312 @@
+"""The head table's decisions, without any I/O: inputs in, effects out.
+
+The coordinator owns the night (the fold of the rules engine) and the bookkeeping that makes
+at-least-once delivery give exactly-once effects: each table's entries carry the table's own
+``seq``; an entry is applied once, in seq order, and a seq already seen is only acknowledged
+again. Every input returns a list of effects for the shell to carry out *in order*: first
+``Commit`` (make the log records durable), then acks, publications and the buzzer. So nothing is
+acknowledged or announced before it is on disk, and on restart ``restore(records)`` rebuilds
+exactly the same coordinator from the log.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bunco_pi.head.views import night_state, table_view
+from bunco_pi.protocol import TableEvent, decode_entry, encode_entry
+from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.night import (
+    BREAK,
+    ENDED,
+    PLAYING,
+    PRIZES,
+    READY,
+    RESULTS,
+    CloseRound,
+    EndBreak,
+    NextRound,
+    Night,
+    NightEvent,
+    Player,
+    RingBell,
+    SettlePrizes,
+    StartRound,
+    TableEntry,
+)
+from bunco_pi.rules.record import build_record, decode_event, encode_event
+from bunco_pi.rules.rotation import Seats, initial_seating
+from bunco_pi.rules.table_round import Bell, RuleViolation, Undo
+
+
+def _table_record(event: TableEvent) -> dict[str, Any]:
+    return {"kind": "table", "table": event.table, "seq": event.seq, "round": event.round_index,
+            "entry": encode_entry(event.entry)}
+
+
+# --- effects ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """Make these log records durable (one transaction) before doing anything after it."""
+
+    records: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    table: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class PublishState:
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PublishView:
+    table: int
+    view: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Buzz:
+    pattern: str  # "round-start", "round-end", "bunco"
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A line for the head's log: something was refused or is worth knowing."""
+
+    text: str
+
+
+Effect = Commit | Ack | PublishState | PublishView | Buzz | Note
+
+MAX_HELD = 1000  # out-of-order entries kept per table while waiting for a gap to fill
+
+
+@dataclass
+class Coordinator:
+    rules: HouseRules
+    rules_toml: str
+    name: str
+    table_count: int
+    entropy: random.Random = field(default_factory=random.SystemRandom)
+    night: Night | None = None
+    log: list[NightEvent] = field(default_factory=list)
+    seen: dict[int, int] = field(default_factory=dict)  # table -> highest seq handled
+    held: dict[int, dict[int, TableEvent]] = field(default_factory=dict)
+    online: set[int] = field(default_factory=set)
+
+    # --- the night's set-up ---------------------------------------------------------------
+
+    def start_night(self, players: Sequence[Player], seating: Sequence[Seats] | None = None
+                    ) -> list[Effect]:
+        """Check players in and draw the seats (like the star cards), if not given."""
+        if self.night is not None:
+            return [Note("the night has already started")]
+        if len(players) != self.table_count * 4:
+            raise ValueError(f"{self.table_count} tables need {self.table_count * 4} players "
+                             f"(ghosts included), got {len(players)}")
+        if seating is None:
+            ids = [p.id for p in players]
+            seating = initial_seating(ids, self.entropy.sample(range(len(ids)), len(ids)))
+        record = {"kind": "setup", "name": self.name, "rules_toml": self.rules_toml,
+                  "players": [{"id": p.id, "name": p.name, "ghost": p.ghost} for p in players],
+                  "seating": [list(s) for s in seating]}
+        self._setup(record)
+        return [Commit((record,)), *self._announce_all()]
+
+    def _setup(self, record: dict[str, Any]) -> None:
+        players = [Player(p["id"], p["name"], p["ghost"]) for p in record["players"]]
+        self.night = Night.start(self.rules, players, [tuple(s) for s in record["seating"]])
+        self.log = []
+
+    # --- restoring from the log -----------------------------------------------------------
+
+    def restore(self, records: Iterable[dict[str, Any]]) -> list[Effect]:
+        """Rebuild the coordinator from its committed log records, in log order.
+
+        Returns what the head must still do: a round whose tables had all finished when the
+        head stopped is closed now (that close was never committed), and everything is
+        announced again for nodes that missed it.
+        """
+        for record in records:
+            kind = record["kind"]
+            if kind == "setup":
+                self._setup(record)
+            elif kind == "night":
+                self._apply(decode_event(record["event"]))
+            elif kind == "table":
+                event = TableEvent(record["table"], record["seq"], record["round"],
+                                   decode_entry(record["entry"]))
+                self.seen[event.table] = max(self.seen.get(event.table, 0), event.seq)
+                self._take(event)
+        if self.night is None:
+            return [PublishState(self.state())]
+        records_now, after = self._progress()
+        effects: list[Effect] = [Commit(tuple(records_now))] if records_now else []
+        return effects + after + self._announce_all()
+
+    # --- inputs ---------------------------------------------------------------------------
+
+    def table_online(self, table: int, online: bool) -> list[Effect]:
+        if online:
+            self.online.add(table)
+        else:
+            self.online.discard(table)
+        return [PublishState(self.state())] if self.night is None else []
+
+    def handle(self, event: TableEvent) -> list[Effect]:
+        """An entry from a table, possibly a repeat or out of order (the in-process path: the
+        coordinator does its own de-duplication and logs the table's entries itself)."""
+        table = event.table
+        if table > self.table_count:
+            return [Note(f"table {table}: there are only {self.table_count} tables tonight")]
+        last = self.seen.get(table, 0)
+        if event.seq <= last:
+            return [Ack(table, last)]  # a repeat: already committed, just say so again
+        if event.seq > last + 1:
+            held = self.held.setdefault(table, {})
+            if len(held) < MAX_HELD:
+                held[event.seq] = event
+            return [Note(f"table {table}: seq {event.seq} arrived before {last + 1}; held")]
+        records: list[dict[str, Any]] = []
+        after: list[Effect] = []
+        pending = self.held.get(table, {})
+        current: TableEvent | None = event
+        while current is not None:
+            records.append(_table_record(current))
+            after += self._take(current)
+            self.seen[table] = current.seq
+            current = pending.pop(current.seq + 1, None)
+        more_records, more_after = self._progress()
+        return [Commit(tuple(records + more_records)), Ack(table, self.seen[table]),
+                *after, *more_after]
+
+    def accept(self, event: TableEvent) -> list[Effect]:
+        """An entry the shell has already committed to the log, next in its table's sequence
+        (the networked path: the event log de-duplicates and acknowledges)."""
+        if event.table > self.table_count:
+            return [Note(f"table {event.table}: there are only {self.table_count} tables tonight")]
+        self.seen[event.table] = event.seq
+        after = self._take(event)
+        more_records, more_after = self._progress()
+        head = [Commit(tuple(more_records))] if more_records else []
+        return head + after + more_after
+
+    def _take(self, event: TableEvent) -> list[Effect]:
+        """Apply a table's entry if it belongs to the round being played; refuse it otherwise.
+        Refusing depends only on the night and the entry, so a replay refuses the same ones."""
+        night = self.night
+        reason = None
+        if night is None or night.phase not in (PLAYING, "finishing"):
+            reason = f"no round is being played (the night is '{night.phase if night else 'lobby'}')"
+        elif event.round_index != night.round_index:
+            reason = f"entry for round {event.round_index + 1}, but round {night.round_index + 1} is on"
+        bell_before = night.bell_rung if night is not None else False
+        if reason is None:
+            try:
+                self._apply(TableEntry(event.table, event.entry))
+            except RuleViolation as exc:
+                reason = str(exc)
+        if reason is not None:
+            return [Note(f"table {event.table} seq {event.seq} refused: {reason}")]
+        night = self.night
+        assert night is not None
+        after: list[Effect] = [PublishView(event.table, table_view(night, event.table))]
+        rolls = night.table(event.table).rolls
+        if not isinstance(event.entry, Bell | Undo) and rolls and rolls[-1].outcome.bunco \
+                and night.table(event.table).entries[-1] is event.entry:
+            after.append(Buzz("bunco"))
+        if night.bell_rung and not bell_before:
+            after += [Buzz("round-end"), PublishState(self.state())]
+        return after
+
+    def press_bell(self) -> list[Effect]:
+        """The host's physical bell: start a round, force its end, dismiss the break."""
+        night = self.night
+        if night is None:
+            return [Note("the bell starts the night once players have checked in")]
+        events: list[NightEvent] = []
+        if night.phase == READY:
+            events = [StartRound()]
+        elif night.phase == PLAYING:
+            events = [RingBell()]
+        elif night.phase == RESULTS:
+            events = [NextRound()]
+        elif night.phase == BREAK:
+            events = [EndBreak(), StartRound()]
+        if not events:
+            return [Note(f"the bell does nothing while the night is '{night.phase}'")]
+        records = []
+        for event in events:
+            self._apply(event)
+            records.append({"kind": "night", "event": encode_event(event)})
+        if self.night.phase == READY and isinstance(events[-1], NextRound):  # type: ignore[union-attr]
+            self._apply(StartRound())
+            records.append({"kind": "night", "event": encode_event(StartRound())})
+        more_records, after = self._progress()
+        effects: list[Effect] = [Commit(tuple(records + more_records))]
+        if self.night.phase == PLAYING and not self.night.bell_rung:  # type: ignore[union-attr]
+            effects.append(Buzz("round-start"))
+        elif any(isinstance(e, RingBell) for e in events):
+            effects.append(Buzz("round-end"))
+        return effects + after + self._announce_all()
+
+    # --- the night moving on by itself -----------------------------------------------------
+
+    def _progress(self) -> tuple[list[dict[str, Any]], list[Effect]]:
+        """Close the round once every table has finished; settle the prizes at the end."""
+        night = self.night
+        records: list[dict[str, Any]] = []
+        after: list[Effect] = []
+        if night is None:
+            return records, after
+        if night.phase in (PLAYING, "finishing") and night.all_tables_done:
+            self._apply(CloseRound())
+            records.append({"kind": "night", "event": encode_event(CloseRound())})
+            after += self._announce_all()
+        night = self.night
+        last_round = night is not None and night.round_index + 1 == night.rules.rounds_per_night
+        if night is not None and night.phase == RESULTS and last_round:
+            for event in (NextRound(), SettlePrizes(self.entropy.getrandbits(32))):
+                self._apply(event)
+                records.append({"kind": "night", "event": encode_event(event)})
+            after += self._announce_all()
+        return records, after
+
+    def _apply(self, event: NightEvent) -> None:
+        assert self.night is not None
+        self.night = self.night.apply(event)
+        self.log.append(event)
+
+    # --- what the head says ----------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        return night_state(self.night, name=self.name, rules_toml=self.rules_toml,
+                           table_count=self.table_count, lobby_tables=sorted(self.online))
+
+    def _announce_all(self) -> list[Effect]:
+        return [PublishState(self.state())] + [
+            PublishView(t, table_view(self.night, t)) for t in range(1, self.table_count + 1)
+        ]
+
+    @property
+    def ended(self) -> bool:
+        return self.night is not None and self.night.phase == ENDED
+
+    @property
+    def awaiting_prizes(self) -> bool:
+        return self.night is not None and self.night.phase == PRIZES
+
+    def record(self, source: str = "head") -> dict[str, Any] | None:
+        if self.night is None:
+            return None
+        return build_record(self.night, self.log, source=source)

@@ -1,0 +1,74 @@
+"""What the head tells everyone (the night state) and each table (its view), as JSON-ready dicts.
+
+Pure functions of the night: the same night always gives the same views, so a table that joins
+late or reboots gets exactly what the others saw (the views are retained on the broker).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bunco_pi.protocol import PROTOCOL_VERSION
+from bunco_pi.rules.night import RESULTS, Night
+
+
+def night_state(night: Night | None, *, name: str, rules_toml: str, table_count: int,
+                lobby_tables: list[int] | None = None) -> dict[str, Any]:
+    """The retained night state every node reads first."""
+    state: dict[str, Any] = {"v": PROTOCOL_VERSION, "night": name, "tables": table_count,
+                             "rules_toml": rules_toml}
+    if night is None:
+        state.update(phase="lobby", online=sorted(lobby_tables or []))
+        return state
+    state.update(
+        phase=night.phase,
+        round_index=night.round_index,
+        set=night.set_number,
+        round=night.round_number,
+        target=night.target,
+        bell=night.bell_rung,
+        players=[{"id": p.id, "name": p.name, "ghost": p.ghost} for p in night.players],
+        seating=[list(s) for s in night.seating],
+        traveler=night.traveler,
+    )
+    return state
+
+
+def table_view(night: Night | None, table: int) -> dict[str, Any]:
+    """What table ``table`` must show, by the head's own fold of every table's entries."""
+    view: dict[str, Any] = {"v": PROTOCOL_VERSION, "table": table}
+    if night is None:
+        view["phase"] = "lobby"
+        return view
+    names = {p.id: p.name for p in night.players}
+    view.update(phase=night.phase, round_index=night.round_index, set=night.set_number,
+                round=night.round_number, target=night.target, bell=night.bell_rung,
+                traveler=names.get(night.traveler))
+    if night.tables and table <= len(night.tables):
+        t = night.tables[table - 1]
+        view.update(
+            seats=[names[p] for p in t.setup.seats],
+            seat_ids=list(t.setup.seats),
+            score=list(t.team_scores),
+            seat_scores=list(t.seat_points),
+            roller_seat=t.roller_seat,
+            table_phase=t.phase,
+            done=t.done,
+        )
+    elif table <= len(night.seating):
+        view.update(seats=[names[p] for p in night.seating[table - 1]],
+                    seat_ids=list(night.seating[table - 1]))
+    if night.phase == RESULTS and night.history:
+        last = night.history[-1].tables[table - 1]
+        view["result"] = {"winners": [names[p] for p in last.winners],
+                          "losers": [names[p] for p in last.losers],
+                          "score": list(last.team_scores)}
+        view["moves"] = [
+            {"name": names[m.player], "to_table": m.to_table, "to_seat": m.to_seat}
+            for m in night.history[-1].moves if m.from_table == table
+        ]
+    if night.prizes:
+        view["prizes"] = [{"name": a.name, "winner": names.get(a.player, "-"),
+                           "amount": a.amount_cents / 100, "cash": a.cash}
+                          for a in night.prizes]
+    return view

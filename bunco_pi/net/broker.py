@@ -1,0 +1,332 @@
+"""The mosquitto broker: credentials, password and ACL files, config, and a process helper.
+
+Security model (docs/network.md tells it at length): no anonymous clients; every node has its
+own user name (``head``, ``table-1``, ...) and a random password generated on first start and
+kept in a credentials file readable by its owner only (mode 0600); the ACL lets everyone read
+the night, lets each node write only its own ``node/<name>/status`` (a ``%u`` pattern), lets
+table *n* write only ``table/<n>/events``, and lets ``head`` write the rest.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import getpass
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bunco_pi.errors import UserError
+from bunco_pi.net.topics import ROOT, check_node, table_node
+
+HEAD_USER = "head"
+DEFAULT_EXE = "/usr/sbin/mosquitto"
+INSTALL_HINT = "install it with `apt-get install mosquitto`"
+
+# mosquitto 2.0's own password format: $7$<iterations>$<base64 salt>$<base64 PBKDF2-SHA512>.
+_PBKDF2_ITERATIONS = 101
+_SALT_BYTES = 12
+
+
+# --- credentials ---------------------------------------------------------------------------
+
+
+def node_users(tables: int) -> list[str]:
+    """The broker users of a night with ``tables`` tables: head, then table-1..table-N."""
+    return [HEAD_USER, *(table_node(n) for n in range(1, tables + 1))]
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """User name -> password, as stored in the credentials file."""
+
+    passwords: Mapping[str, str]
+
+    def password(self, user: str) -> str:
+        try:
+            return self.passwords[user]
+        except KeyError:
+            raise UserError(f"no broker password for user {user!r} in the credentials") from None
+
+
+def _write_private(path: Path, text: str) -> None:
+    # Written beside the target and renamed over it, so a power cut leaves old or new, never half.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def load_credentials(path: Path) -> Credentials:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: credentials file not found (run the install step)") from None
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: unreadable credentials file ({exc})") from None
+    users = doc.get("users") if isinstance(doc, dict) else None
+    if not isinstance(users, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in users.items()
+    ):
+        raise UserError(f"{path}: credentials file must hold {{\"users\": {{name: password}}}}")
+    return Credentials(dict(users))
+
+
+def ensure_credentials(path: Path, users: Iterable[str]) -> Credentials:
+    """Load the credentials file, adding a fresh random password for every missing user."""
+    existing = dict(load_credentials(path).passwords) if path.exists() else {}
+    added = False
+    for user in users:
+        check_node(user)
+        if user not in existing:
+            existing[user] = secrets.token_urlsafe(24)
+            added = True
+    if added or not path.exists():
+        _write_private(path, json.dumps({"users": existing}, indent=2, sort_keys=True) + "\n")
+    elif path.stat().st_mode & 0o077:
+        os.chmod(path, 0o600)
+    return Credentials(existing)
+
+
+# --- password file and ACL -----------------------------------------------------------------
+
+
+def hash_password(password: str, salt: bytes | None = None,
+                  iterations: int = _PBKDF2_ITERATIONS) -> str:
+    """A password hash in mosquitto 2.0's ``$7$`` (PBKDF2-SHA512) format."""
+    salt = secrets.token_bytes(_SALT_BYTES) if salt is None else salt
+    digest = hashlib.pbkdf2_hmac("sha512", password.encode(), salt, iterations)
+    return (f"$7${iterations}${base64.b64encode(salt).decode()}"
+            f"${base64.b64encode(digest).decode()}")
+
+
+def password_file_text(credentials: Credentials) -> str:
+    return "".join(
+        f"{user}:{hash_password(pw)}\n" for user, pw in sorted(credentials.passwords.items())
+    )
+
+
+def acl_text(users: Iterable[str]) -> str:
+    """The ACL: read the night, write your own status; table-N its events; head the rest."""
+    lines = [
+        "# bunco-pi broker ACL (generated; regenerate rather than edit)",
+        "# Every node writes its own birth/will status; a user with no line below writes nothing",
+        "# else. (Topic lines before the first user would apply to anonymous clients: none here.)",
+        f"pattern write {ROOT}/+/node/%u/status",
+        "",
+        f"user {HEAD_USER}",
+        f"topic readwrite {ROOT}/#",
+    ]
+    for user in sorted(set(users) - {HEAD_USER}):
+        check_node(user)
+        lines += ["", f"user {user}", f"topic read {ROOT}/#"]
+        if user.startswith("table-") and user[6:].isdigit():
+            lines.append(f"topic write {ROOT}/+/table/{int(user[6:])}/events")
+    return "\n".join(lines) + "\n"
+
+
+def mosquitto_conf(*, host: str, port: int, password_file: Path, acl_file: Path,
+                   data_dir: Path, log_file: Path | None = None, autosave_interval: int = 2,
+                   run_as: str | None = None) -> str:
+    if not 1 <= autosave_interval <= 5:
+        raise UserError(f"autosave_interval {autosave_interval}: must be 1..5 seconds")
+    lines = [
+        "# bunco-pi mosquitto config (generated)",
+        "per_listener_settings false",
+        "allow_anonymous false",
+        f"password_file {password_file}",
+        f"acl_file {acl_file}",
+        "persistence true",
+        f"persistence_location {data_dir}/",
+        f"autosave_interval {autosave_interval}",
+        # Without this (and TCP_NODELAY on each client) a QoS 1 round trip takes ~88 ms.
+        "set_tcp_nodelay true",
+        # A head offline for a while must not lose queued events (the outbox would resend, but
+        # slowly); 1000 is mosquitto's default.
+        "max_queued_messages 100000",
+        "max_packet_size 262144",
+        f"listener {port} {host}",
+    ]
+    if run_as:
+        lines.append(f"user {run_as}")
+    if log_file is not None:
+        lines += [f"log_dest file {log_file}", "log_type all", "connection_messages true"]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class BrokerFiles:
+    conf: Path
+    password_file: Path
+    acl_file: Path
+    data_dir: Path
+    log_file: Path | None
+
+
+def write_broker_files(directory: Path, credentials: Credentials, *, host: str, port: int,
+                       log_file: Path | None = None, autosave_interval: int = 2,
+                       run_as: str | None = None) -> BrokerFiles:
+    """Write mosquitto.conf, the password file and the ACL into ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = BrokerFiles(
+        conf=directory / "mosquitto.conf",
+        password_file=directory / "passwd",
+        acl_file=directory / "acl",
+        data_dir=directory / "data",
+        log_file=log_file,
+    )
+    files.data_dir.mkdir(exist_ok=True)
+    _write_private(files.password_file, password_file_text(credentials))
+    _write_private(files.acl_file, acl_text(credentials.passwords))
+    _write_private(files.conf, mosquitto_conf(
+        host=host, port=port, password_file=files.password_file, acl_file=files.acl_file,
+        data_dir=files.data_dir, log_file=log_file, autosave_interval=autosave_interval,
+        run_as=run_as,
+    ))
+    return files
+
+
+# --- a broker process (tests, benchmarks, demo) --------------------------------------------
+
+
+def find_mosquitto() -> str:
+    exe = shutil.which("mosquitto") or (DEFAULT_EXE if os.access(DEFAULT_EXE, os.X_OK) else None)
+    if exe is None:
+        raise UserError(f"mosquitto (the MQTT broker) is not installed: {INSTALL_HINT}")
+    return exe
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class Broker:
+    """A private mosquitto on a free loopback port, with its own config and data directory.
+
+    ``with Broker(tables=3) as broker: broker.port, broker.credentials`` ... Data (retained
+    messages, persistent sessions) survives :meth:`restart`; :meth:`kill` is a crash (SIGKILL:
+    whatever was not yet autosaved is lost, as on a power cut).
+    """
+
+    def __init__(self, workdir: Path | None = None, *, tables: int = 3, host: str = "127.0.0.1",
+                 port: int | None = None, autosave_interval: int = 1,
+                 start_timeout: float = 10.0) -> None:
+        self.exe = find_mosquitto()
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if workdir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="bunco-broker-")
+            workdir = Path(self._tmp.name)
+        self.workdir = workdir
+        self.host = host
+        self.port = port or free_port(host)
+        self.start_timeout = start_timeout
+        self.credentials = ensure_credentials(workdir / "credentials.json", node_users(tables))
+        # mosquitto started as root drops to user "mosquitto", who could not read our 0600 files.
+        run_as = getpass.getuser() if os.geteuid() == 0 else None
+        self.files = write_broker_files(
+            workdir / "broker", self.credentials, host=host, port=self.port,
+            log_file=workdir / "mosquitto.log", autosave_interval=autosave_interval,
+            run_as=run_as,
+        )
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log_file(self) -> Path:
+        assert self.files.log_file is not None
+        return self.files.log_file
+
+    def log_text(self) -> str:
+        try:
+            return self.log_file.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> Broker:
+        if self.running:
+            return self
+        self._proc = subprocess.Popen(
+            [self.exe, "-c", str(self.files.conf)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                err = (self._proc.stderr.read() if self._proc.stderr else b"").decode(
+                    errors="replace").strip().splitlines()
+                tail = (err or self.log_text().strip().splitlines() or ["no output"])[-1]
+                self._proc = None
+                raise UserError(f"mosquitto on {self.host}:{self.port} exited at start: {tail}")
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                probe.settimeout(0.2)
+                if probe.connect_ex((self.host, self.port)) == 0:
+                    return self
+            time.sleep(0.02)
+        self.stop()
+        raise UserError(f"mosquitto on {self.host}:{self.port} did not accept connections "
+                        f"within {self.start_timeout:.0f} s")
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """A clean stop: mosquitto saves its persistence file first."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout)
+        if proc.stderr:
+            proc.stderr.close()
+
+    def kill(self) -> None:
+        """A crash: SIGKILL, no final save."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        proc.kill()
+        proc.wait(5)
+        if proc.stderr:
+            proc.stderr.close()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        self.stop()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> Broker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

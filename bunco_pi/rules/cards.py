@@ -1,0 +1,77 @@
+"""Score cards: what each player writes at the bottom of her sheet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.table_round import RollRecord, TableSetup
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreCard:
+    wins: int = 0
+    losses: int = 0
+    buncos: int = 0
+    baby_buncos: int = 0
+    wipeouts: int = 0
+    weighted_wins: int = 0
+    weighted_losses: int = 0
+    points: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+
+
+def credited_player(setup: TableSetup, record: RollRecord) -> str | None:
+    """Who gets the bunco point (and the traveler) for a roll.
+
+    A ghost has no score card: her bunco goes to her teammate or to nobody, per house rules.
+    """
+    if not record.ghost:
+        return record.player
+    rules = setup.rules
+    if rules.ghost.bunco_credit != "teammate" or not rules.team_play:
+        return None
+    mate = setup.seats[(record.seat + 1) % 4]  # seat is 1-based: partner of seat s is s+2
+    return None if mate in setup.ghosts else mate
+
+
+def add_round(
+    cards: dict[str, ScoreCard],
+    setup: TableSetup,
+    rolls: tuple[RollRecord, ...],
+    winners: tuple[str, ...],
+    losers: tuple[str, ...],
+    rules: HouseRules,
+) -> None:
+    """Add one finished table's round to ``cards`` (a fresh dict owned by the caller)."""
+    weighted = rules.score_card.weighted_head and setup.table == 1
+    weight = rules.score_card.head_weight if weighted else 1
+    delta: dict[str, dict[str, int]] = {p: {} for p in setup.seats if p in cards}
+
+    def add(player: str | None, stat: str, amount: int = 1) -> None:
+        if player in delta:
+            counts = delta[player]
+            counts[stat] = counts.get(stat, 0) + amount
+
+    for player in winners:
+        add(player, "wins")
+        add(player, "weighted_wins", weight)
+    for player in losers:
+        add(player, "losses")
+        add(player, "weighted_losses", weight)
+    for record in rolls:
+        outcome = record.outcome
+        if not record.rolloff:
+            add(record.player, "points", record.points)
+        if outcome.bunco:
+            add(credited_player(setup, record), "buncos")
+        if not record.ghost:
+            if outcome.baby_bunco:
+                add(record.player, "baby_buncos")
+            if outcome.wipeout:
+                add(record.player, "wipeouts")
+    for player, counts in delta.items():
+        card = cards[player]
+        cards[player] = replace(card, **{k: getattr(card, k) + v for k, v in counts.items()})

@@ -1,0 +1,383 @@
+"""A whole night: the fold of its events.
+
+``Night.start(...)`` then ``night.apply(event)`` for each event in log order. Nothing here
+reads a clock, a file or a random source: dice arrive in ``TableEntry`` events, the seating
+draw arrives in ``Night.start``, and prize tie-breaks use the seed in ``SettlePrizes``.
+So any night replays exactly from its log.
+
+Phases: ready -> playing -> finishing (the bell rang) -> results -> ready ... (break after
+some sets) ... -> prizes -> ended.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from bunco_pi.rules.cards import ScoreCard, add_round, credited_player
+from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.prizes import PrizeAward, award_prizes
+from bunco_pi.rules.rotation import Move, Seats, TableOutcome, next_seating
+from bunco_pi.rules.table_round import (
+    Entry,
+    RollRecord,
+    RuleViolation,
+    TableRound,
+    TableSetup,
+    Undo,
+)
+
+MAX_TABLES = 50
+
+READY, PLAYING, FINISHING, RESULTS, BREAK, PRIZES, ENDED = (
+    "ready", "playing", "finishing", "results", "break", "prizes", "ended",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    id: str
+    name: str
+    ghost: bool = False
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StartRound:
+    """The host rang the bell to start the round."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableEntry:
+    table: int  # 1 = head
+    entry: Entry
+
+
+@dataclass(frozen=True, slots=True)
+class RingBell:
+    """The host rang the bell to end the round early."""
+
+
+@dataclass(frozen=True, slots=True)
+class CloseRound:
+    """Every table has finished: record wins and losses and work out the moves."""
+
+
+@dataclass(frozen=True, slots=True)
+class NextRound:
+    """Everyone has moved: go on to the next round (or the break, or the prizes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EndBreak:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class SettlePrizes:
+    seed: int  # drives the virtual dice or draw of any prize tie-break
+
+
+NightEvent = StartRound | TableEntry | RingBell | CloseRound | NextRound | EndBreak | SettlePrizes
+
+
+# --- what a finished round leaves behind -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TableRecord:
+    table: int
+    seats: Seats
+    rolls: tuple[RollRecord, ...]
+    team_scores: tuple[int, int]
+    seat_scores: tuple[int, int, int, int]
+    winners: tuple[str, ...]
+    losers: tuple[str, ...]
+    rolloff_sessions: int
+    ended_round: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    set: int
+    round: int
+    target: int
+    tables: tuple[TableRecord, ...]
+    moves: tuple[Move, ...]
+
+
+_STATE = (
+    "rules", "players", "seating", "round_index", "phase", "tables", "bell_rung", "cards",
+    "travel_log", "wipeout_log", "history", "next_seats", "prizes", "prize_seed",
+)
+
+
+class Night:
+    """A whole night. Immutable: ``apply`` returns a new night and leaves this one as it was."""
+
+    __slots__ = _STATE
+
+    rules: HouseRules
+    players: tuple[Player, ...]
+    seating: tuple[Seats, ...]  # the seats of the round being played or about to be
+    round_index: int  # 0-based over the whole night
+    phase: str
+    tables: tuple[TableRound, ...]  # the rounds in play, head table first
+    bell_rung: bool
+    cards: Mapping[str, ScoreCard]  # real players only, in check-in order
+    travel_log: tuple[tuple[int, int, int, str], ...]  # (round, table, roll, holder)
+    wipeout_log: tuple[tuple[int, int, int, str], ...]
+    history: tuple[RoundRecord, ...]
+    next_seats: tuple[Seats, ...]
+    prizes: tuple[PrizeAward, ...]
+    prize_seed: int | None
+
+    def __init__(self, rules: HouseRules, players: tuple[Player, ...],
+                 seating: tuple[Seats, ...], cards: Mapping[str, ScoreCard]) -> None:
+        self.rules = rules
+        self.players = players
+        self.seating = seating
+        self.round_index = 0
+        self.phase = READY
+        self.tables = ()
+        self.bell_rung = False
+        self.cards = cards
+        self.travel_log = ()
+        self.wipeout_log = ()
+        self.history = ()
+        self.next_seats = ()
+        self.prizes = ()
+        self.prize_seed = None
+
+    def _copy(self) -> Night:
+        new = object.__new__(Night)
+        new.rules = self.rules
+        new.players = self.players
+        new.seating = self.seating
+        new.round_index = self.round_index
+        new.phase = self.phase
+        new.tables = self.tables
+        new.bell_rung = self.bell_rung
+        new.cards = self.cards
+        new.travel_log = self.travel_log
+        new.wipeout_log = self.wipeout_log
+        new.history = self.history
+        new.next_seats = self.next_seats
+        new.prizes = self.prizes
+        new.prize_seed = self.prize_seed
+        return new
+
+    def _with(self, **changes: object) -> Night:
+        new = self._copy()
+        for name, value in changes.items():
+            setattr(new, name, value)
+        return new
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Night):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in _STATE)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"<Night {self.rules.name} set {self.set_number} round {self.round_number} "
+                f"phase={self.phase} tables={len(self.seating)}>")
+
+    # --- starting -----------------------------------------------------------------------
+
+    @classmethod
+    def start(cls, rules: HouseRules, players: Sequence[Player], seating: Sequence[Seats]) -> Night:
+        ids = [p.id for p in players]
+        if len(set(ids)) != len(ids):
+            raise RuleViolation("two players share an id")
+        if not 1 <= len(seating) <= MAX_TABLES:
+            raise RuleViolation(f"a night has 1 to {MAX_TABLES} tables, got {len(seating)}")
+        seated = [p for seats in seating for p in seats]
+        if any(len(seats) != 4 for seats in seating) or sorted(seated) != sorted(ids):
+            raise RuleViolation("every player must sit in exactly one seat, four to a table")
+        cards = {p.id: ScoreCard() for p in players if not p.ghost}
+        return cls(rules, tuple(players), tuple(map(tuple, seating)), cards)
+
+    @classmethod
+    def replay(cls, rules: HouseRules, players: Sequence[Player], seating: Sequence[Seats],
+               events: Iterable[NightEvent]) -> Night:
+        night = cls.start(rules, players, seating)
+        for event in events:
+            night = night.apply(event)
+        return night
+
+    # --- reading ---------------------------------------------------------------------------
+
+    @property
+    def ghosts(self) -> frozenset[str]:
+        return frozenset(p.id for p in self.players if p.ghost)
+
+    @property
+    def set_number(self) -> int:
+        return self.round_index // len(self.rules.night.targets) + 1
+
+    @property
+    def round_number(self) -> int:
+        return self.round_index % len(self.rules.night.targets) + 1
+
+    @property
+    def target(self) -> int:
+        return self.rules.night.targets[self.round_index % len(self.rules.night.targets)]
+
+    @property
+    def traveler(self) -> str | None:
+        return self.travel_log[-1][3] if self.travel_log else None
+
+    @property
+    def wipeout_traveler(self) -> str | None:
+        return self.wipeout_log[-1][3] if self.wipeout_log else None
+
+    @property
+    def all_tables_done(self) -> bool:
+        return bool(self.tables) and all(t.done for t in self.tables)
+
+    def table(self, number: int) -> TableRound:
+        return self.tables[number - 1]
+
+    def player(self, player_id: str) -> Player:
+        for p in self.players:
+            if p.id == player_id:
+                return p
+        raise KeyError(player_id)
+
+    # --- applying --------------------------------------------------------------------------
+
+    def apply(self, event: NightEvent) -> Night:
+        handler = _HANDLERS.get(type(event))
+        if handler is None:
+            raise RuleViolation(f"not a night event: {event!r}")
+        return handler(self, event)
+
+    def _expect(self, *phases: str, event: object) -> None:
+        if self.phase not in phases:
+            raise RuleViolation(
+                f"{type(event).__name__} cannot happen while the night is '{self.phase}'"
+            )
+
+    def _start_round(self, event: StartRound) -> Night:
+        self._expect(READY, event=event)
+        rules = self.rules
+        any_table = rules.round.ends_at == "any-table"
+        ghosts = self.ghosts
+        tables = tuple(
+            TableRound.begin(TableSetup(
+                table=t + 1, seats=seats, target=self.target, rules=rules,
+                can_end_round=t == 0 or any_table, ghosts=ghosts & frozenset(seats),
+            ))
+            for t, seats in enumerate(self.seating)
+        )
+        return self._with(phase=PLAYING, tables=tables, bell_rung=False)
+
+    def _table_entry(self, event: TableEntry) -> Night:
+        if self.phase is not PLAYING and self.phase is not FINISHING:
+            self._expect(PLAYING, FINISHING, event=event)
+        index = event.table - 1
+        if not 0 <= index < len(self.tables):
+            raise RuleViolation(f"there is no table {event.table}")
+        tables = self.tables
+        before = tables[index]
+        after = before.apply(event.entry)
+        night = self._copy()
+        night.tables = tables[:index] + (after,) + tables[index + 1 :]
+        if type(event.entry) is Undo:
+            night = night._track_travelers(index, after)
+        elif len(after.rolls) != len(before.rolls):
+            last = after.rolls[-1].outcome
+            if last.travels or last.wipeout:
+                night = night._track_travelers(index, after)
+        if after.ended_round and not night.bell_rung:
+            night.bell_rung = True
+            night.phase = FINISHING
+        return night
+
+    def _track_travelers(self, index: int, table: TableRound) -> Night:
+        """Keep the traveler logs true to the table's rolls, undone ones included."""
+        count = len(table.rolls)
+
+        def kept(log: tuple[tuple[int, int, int, str], ...]) -> tuple:
+            return tuple(e for e in log
+                         if not (e[0] == self.round_index and e[1] == index and e[2] >= count))
+
+        travel, wipeout = kept(self.travel_log), kept(self.wipeout_log)
+        if table.rolls:
+            last = table.rolls[-1]
+            key = (self.round_index, index, count - 1)
+            known = any(e[:3] == key for e in travel)
+            if last.outcome.travels and not known:
+                who = credited_player(table.setup, last)
+                if who is not None:
+                    travel += (key + (who,),)
+            if (last.outcome.wipeout and self.rules.wipeout.traveler and not last.ghost
+                    and not any(e[:3] == key for e in wipeout)):
+                wipeout += (key + (last.player,),)
+        return self._with(travel_log=travel, wipeout_log=wipeout)
+
+    def _ring_bell(self, event: RingBell) -> Night:
+        self._expect(PLAYING, FINISHING, event=event)
+        return self._with(bell_rung=True, phase=FINISHING)
+
+    def _close_round(self, event: CloseRound) -> Night:
+        self._expect(PLAYING, FINISHING, event=event)
+        if not self.all_tables_done:
+            waiting = [str(t.setup.table) for t in self.tables if not t.done]
+            raise RuleViolation(f"tables {', '.join(waiting)} have not finished the round")
+        cards = dict(self.cards)
+        outcomes = []
+        records = []
+        for t in self.tables:
+            assert t.result is not None
+            add_round(cards, t.setup, t.rolls, t.result.winners, t.result.losers, self.rules)
+            outcomes.append(TableOutcome(t.setup.seats, t.result.winners, t.result.losers))
+            records.append(TableRecord(
+                table=t.setup.table, seats=t.setup.seats, rolls=t.rolls,
+                team_scores=t.team_scores, seat_scores=t.seat_points,
+                winners=t.result.winners, losers=t.result.losers,
+                rolloff_sessions=t.result.rolloff_sessions, ended_round=t.ended_round,
+            ))
+        seating, moves = next_seating(self.rules, outcomes)
+        record = RoundRecord(self.set_number, self.round_number, self.target, tuple(records),
+                             moves)
+        return self._with(phase=RESULTS, cards=cards, history=self.history + (record,),
+                       next_seats=seating)
+
+    def _next_round(self, event: NextRound) -> Night:
+        self._expect(RESULTS, event=event)
+        index = self.round_index + 1
+        per_set = len(self.rules.night.targets)
+        night = self._with(seating=self.next_seats, next_seats=(), tables=(),
+                        bell_rung=False)
+        if index == self.rules.rounds_per_night:
+            return night._with(phase=PRIZES)
+        finished_set = index // per_set if index % per_set == 0 else 0
+        phase = BREAK if finished_set in self.rules.night.break_after_sets else READY
+        return night._with(round_index=index, phase=phase)
+
+    def _end_break(self, event: EndBreak) -> Night:
+        self._expect(BREAK, event=event)
+        return self._with(phase=READY)
+
+    def _settle_prizes(self, event: SettlePrizes) -> Night:
+        self._expect(PRIZES, event=event)
+        prizes = award_prizes(self.rules, self.cards, self.traveler, self.wipeout_traveler,
+                              random.Random(event.seed))
+        return self._with(phase=ENDED, prizes=prizes, prize_seed=event.seed)
+
+
+_HANDLERS = {
+    StartRound: Night._start_round,
+    TableEntry: Night._table_entry,
+    RingBell: Night._ring_bell,
+    CloseRound: Night._close_round,
+    NextRound: Night._next_round,
+    EndBreak: Night._end_break,
+    SettlePrizes: Night._settle_prizes,
+}

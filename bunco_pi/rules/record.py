@@ -1,0 +1,195 @@
+"""The night record: a versioned, JSON-ready export of a night (docs/night-record.md).
+
+Every part of bunco-pi writes it (``bunco-pi sim``, the head table, a standalone table). Besides
+the readable parts (players, rounds, cards, prizes) it carries the night's event log, so
+``replay(record)`` rebuilds the exact same night.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.night import (
+    CloseRound,
+    EndBreak,
+    NextRound,
+    Night,
+    NightEvent,
+    Player,
+    RingBell,
+    SettlePrizes,
+    StartRound,
+    TableEntry,
+)
+from bunco_pi.rules.table_round import Bell, Pass, Roll, RollRecord, RuleViolation, Tally, Undo
+
+FORMAT = "bunco-pi night record"
+VERSION = 1
+
+
+# --- events as JSON-ready lists ----------------------------------------------------------------
+
+
+def encode_event(event: NightEvent) -> list[Any]:
+    """A night event as a short JSON-ready list, e.g. ``["roll", 2, [3, 3, 5]]``."""
+    if isinstance(event, TableEntry):
+        entry, table = event.entry, event.table
+        if isinstance(entry, Roll):
+            return ["roll", table, list(entry.dice)]
+        if isinstance(entry, Tally):
+            return ["tally", table, entry.kind] + ([entry.face] if entry.face is not None else [])
+        if isinstance(entry, Pass):
+            return ["pass", table]
+        if isinstance(entry, Bell):
+            return ["bell", table]
+        if isinstance(entry, Undo):
+            return ["undo", table]
+    simple = {StartRound: "start", RingBell: "ring", CloseRound: "close", NextRound: "next",
+              EndBreak: "end-break"}
+    if type(event) in simple:
+        return [simple[type(event)]]
+    if isinstance(event, SettlePrizes):
+        return ["prizes", event.seed]
+    raise ValueError(f"cannot encode {event!r}")
+
+
+_ENTRY_KINDS = {"pass": Pass, "bell": Bell, "undo": Undo}
+_NIGHT_KINDS = {"start": StartRound, "ring": RingBell, "close": CloseRound, "next": NextRound,
+                "end-break": EndBreak}
+
+
+def decode_event(item: Any) -> NightEvent:
+    """The inverse of ``encode_event``; ValueError says what is wrong with ``item``."""
+    if not isinstance(item, list) or not item or not isinstance(item[0], str):
+        raise ValueError(f"an event is a list starting with its kind, got {item!r}")
+    kind, args = item[0], item[1:]
+    try:
+        if kind in _NIGHT_KINDS and not args:
+            return _NIGHT_KINDS[kind]()
+        if kind == "prizes" and len(args) == 1 and isinstance(args[0], int):
+            return SettlePrizes(args[0])
+        if not args or isinstance(args[0], bool) or not isinstance(args[0], int):
+            raise ValueError
+        table = args[0]
+        if kind in _ENTRY_KINDS and len(args) == 1:
+            return TableEntry(table, _ENTRY_KINDS[kind]())
+        if kind == "roll" and len(args) == 2:
+            return TableEntry(table, Roll(tuple(args[1])))
+        if kind == "tally" and len(args) in (2, 3) and isinstance(args[1], str):
+            face = args[2] if len(args) == 3 else None
+            return TableEntry(table, Tally(args[1], face))
+    except (TypeError, ValueError):
+        pass
+    raise ValueError(f"not a valid event: {item!r}")
+
+
+# --- the record -------------------------------------------------------------------------------
+
+
+def _roll_json(roll: RollRecord, at: int | None) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "at": at,
+        "player": roll.player,
+        "dice": list(roll.dice) if roll.dice is not None else None,
+        "points": roll.points,
+        "rolloff": roll.rolloff,
+    }
+    if roll.tally is not None:
+        data["tally"] = roll.tally
+    for flag in ("bunco", "baby_bunco", "wipeout", "travels"):
+        if getattr(roll.outcome, flag):
+            data[flag] = True
+    return data
+
+
+def build_record(night: Night, log: Sequence[NightEvent], *, seed: int | None = None,
+                 source: str = "sim") -> dict[str, Any]:
+    """The night record of ``night``, which is the fold of ``log`` from its first seating."""
+    first = _first_seating(night, log)
+    at = _roll_positions(night, first, log)
+    rounds = []
+    for r_index, r in enumerate(night.history):
+        rounds.append({
+            "set": r.set,
+            "round": r.round,
+            "target": r.target,
+            "tables": [
+                {
+                    "table": t.table,
+                    "seats": list(t.seats),
+                    "rolls": [_roll_json(roll, at.get((r_index, t.table), [None] * (i + 1))[i])
+                              for i, roll in enumerate(t.rolls)],
+                    "score": list(t.team_scores),
+                    "seat_scores": list(t.seat_scores),
+                    "winners": list(t.winners),
+                    "losers": list(t.losers),
+                    "rolloffs": t.rolloff_sessions,
+                    "ended_round": t.ended_round,
+                }
+                for t in r.tables
+            ],
+            "moves": [
+                {"player": m.player, "from_table": m.from_table, "to_table": m.to_table,
+                 "to_seat": m.to_seat}
+                for m in r.moves
+            ],
+        })
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "source": source,
+        "seed": seed,
+        "rules": night.rules.name,
+        "complete": night.phase == "ended",
+        "players": [{"id": p.id, "name": p.name, "ghost": p.ghost} for p in night.players],
+        "first_seating": [list(s) for s in first],
+        "rounds": rounds,
+        "cards": {pid: card.as_dict() for pid, card in night.cards.items()},
+        "traveler": night.traveler,
+        "wipeout_traveler": night.wipeout_traveler,
+        "prizes": [
+            {"name": a.name, "player": a.player, "amount": a.amount_cents / 100,
+             "cash": a.cash, "tied": list(a.tied), "tie_break": a.tie_break}
+            for a in night.prizes
+        ],
+        "log": [encode_event(e) for e in log],
+    }
+
+
+def _first_seating(night: Night, log: Sequence[NightEvent]) -> tuple:
+    if night.history:
+        return tuple(t.seats for t in night.history[0].tables)
+    if night.tables:
+        return tuple(t.setup.seats for t in night.tables)
+    return night.seating
+
+
+def _roll_positions(night: Night, first_seating: tuple, log: Sequence[NightEvent]
+                    ) -> dict[tuple[int, int], list[int]]:
+    """(round index, table) -> the log position of each of that table's rolls: the one order
+    that holds across tables (the traveler goes to whoever triggered it last in the log)."""
+    state = Night.start(night.rules, night.players, first_seating)
+    positions: dict[tuple[int, int], list[int]] = {}
+    for i, event in enumerate(log):
+        after = state.apply(event)
+        if isinstance(event, TableEntry):
+            count = len(after.tables[event.table - 1].rolls)
+            made = positions.setdefault((state.round_index, event.table), [])
+            del made[count:]  # an undo takes rolls back
+            if count > len(made):
+                made.append(i)
+        state = after
+    return positions
+
+
+def replay(record: dict[str, Any], rules: HouseRules) -> Night:
+    """Rebuild the night a record describes from its log."""
+    try:
+        players = [Player(p["id"], p["name"], bool(p["ghost"])) for p in record["players"]]
+        seating = [tuple(s) for s in record["first_seating"]]
+        events = [decode_event(item) for item in record["log"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RuleViolation(f"not a replayable night record: {exc}") from None
+    return Night.replay(rules, players, seating, events)

@@ -1,0 +1,175 @@
+"""A table box's config: one TOML file, every key optional.
+
+Example (every value shown is the default)::
+
+    [buttons]            # BCM GPIO numbers, from bunco_pi.hardware.pinmap
+    point = 5
+    three = 6
+    bunco = 13
+    pass = 19
+    undo = 26
+    hold_time = 0.8      # seconds held that make a hold (pass: wipeout, undo: whole turn)
+    debounce = 0.03      # seconds of contact bounce ignored after each accepted edge
+
+    [display]
+    type = "ssd1306"     # ssd1306, sh1106, or "none" for a box without a screen
+    address = 0x3C       # I2C address (i2cdetect -y 1 shows it)
+    port = 1             # I2C bus
+    rotation = 0         # 0..3, quarter turns
+
+    [dice]
+    port = ""            # serial port or pyserial URL of a dice sensor; "" = buttons only
+
+    [table]
+    number = 1
+    players = ["Seat 1", "Seat 2", "Seat 3", "Seat 4"]
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bunco_pi.errors import UserError
+from bunco_pi.hardware.buttons import DEFAULT_DEBOUNCE, DEFAULT_HOLD_TIME
+from bunco_pi.hardware.oled import DISPLAY_TYPES, DisplayConfig
+from bunco_pi.hardware.pinmap import DEFAULT_I2C_ADDRESS, default_button_pins
+
+BUTTON_ROLES = tuple(default_button_pins())
+
+
+@dataclass(frozen=True)
+class ButtonConfig:
+    pins: dict[str, int] = field(default_factory=default_button_pins)
+    hold_time: float = DEFAULT_HOLD_TIME
+    debounce: float = DEFAULT_DEBOUNCE
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    buttons: ButtonConfig = field(default_factory=ButtonConfig)
+    display: DisplayConfig = field(default_factory=DisplayConfig)
+    dice_port: str = ""
+    number: int = 1
+    players: tuple[str, str, str, str] = ("Seat 1", "Seat 2", "Seat 3", "Seat 4")
+
+    def with_overrides(self, **changes: Any) -> TableConfig:
+        return replace(self, **changes)
+
+
+def load_config(path: str | Path | None) -> TableConfig:
+    """Read a config file (None: all defaults); a mistake raises a one-line UserError."""
+    if path is None:
+        return TableConfig()
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: config file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not valid TOML ({exc})") from None
+    return parse_config(data, str(path))
+
+
+def parse_config(data: dict[str, Any], where: str = "config") -> TableConfig:
+    known = {"buttons", "display", "dice", "table"}
+    for key in data:
+        if key not in known:
+            raise UserError(f"{where}: unknown section [{key}] (known: {', '.join(sorted(known))})")
+    return TableConfig(
+        buttons=_buttons(data.get("buttons", {}), where),
+        display=_display(data.get("display", {}), where),
+        dice_port=_str(data.get("dice", {}), "port", "", f"{where} [dice]"),
+        **_table(data.get("table", {}), where),
+    )
+
+
+def _buttons(section: dict[str, Any], where: str) -> ButtonConfig:
+    place = f"{where} [buttons]"
+    pins = default_button_pins()
+    for key, value in section.items():
+        if key in ("hold_time", "debounce"):
+            continue
+        if key not in pins:
+            raise UserError(
+                f"{place}: unknown button {key!r} (buttons: {', '.join(BUTTON_ROLES)})"
+            )
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 27:
+            raise UserError(f"{place}: {key} = {value!r} is not a BCM GPIO number 0..27")
+        pins[key] = value
+    seen: dict[int, str] = {}
+    for role, pin in pins.items():
+        if pin in seen:
+            raise UserError(
+                f"{place}: GPIO{pin} is used by both {seen[pin]!r} and {role!r}; "
+                "give each button its own pin"
+            )
+        seen[pin] = role
+    hold = _number(section, "hold_time", DEFAULT_HOLD_TIME, place, low=0.2, high=5.0)
+    debounce = _number(section, "debounce", DEFAULT_DEBOUNCE, place, low=0.0, high=0.2)
+    return ButtonConfig(pins=pins, hold_time=hold, debounce=debounce)
+
+
+def _display(section: dict[str, Any], where: str) -> DisplayConfig:
+    place = f"{where} [display]"
+    kind = _str(section, "type", "ssd1306", place).lower()
+    if kind not in DISPLAY_TYPES:
+        raise UserError(
+            f"{place}: unknown display type {kind!r}; use one of {', '.join(DISPLAY_TYPES)}"
+        )
+    address = section.get("address", DEFAULT_I2C_ADDRESS)
+    if isinstance(address, str):
+        try:
+            address = int(address, 0)
+        except ValueError:
+            raise UserError(f"{place}: address {address!r} is not a number like 0x3C") from None
+    if not isinstance(address, int) or not 0x03 <= address <= 0x77:
+        raise UserError(f"{place}: address {address!r} is not an I2C address 0x03..0x77")
+    rotation = section.get("rotation", 0)
+    if rotation not in (0, 1, 2, 3):
+        raise UserError(f"{place}: rotation {rotation!r} must be 0, 1, 2 or 3 (quarter turns)")
+    port = section.get("port", 1)
+    if not isinstance(port, int) or port < 0:
+        raise UserError(f"{place}: port {port!r} must be an I2C bus number such as 1")
+    return DisplayConfig(kind=kind, address=address, rotation=rotation, port=port)
+
+
+def _table(section: dict[str, Any], where: str) -> dict[str, Any]:
+    place = f"{where} [table]"
+    out: dict[str, Any] = {}
+    if "number" in section:
+        number = section["number"]
+        if not isinstance(number, int) or number < 1:
+            raise UserError(f"{place}: number {number!r} must be 1 (head) or more")
+        out["number"] = number
+    if "players" in section:
+        players = section["players"]
+        if (
+            not isinstance(players, list)
+            or len(players) != 4
+            or not all(isinstance(p, str) and p.strip() for p in players)
+        ):
+            raise UserError(f"{place}: players must be a list of 4 names, seat 1 first")
+        names = tuple(p.strip() for p in players)
+        if len(set(names)) != 4:
+            raise UserError(f"{place}: players must be 4 different names")
+        out["players"] = names
+    return out
+
+
+def _str(section: dict[str, Any], key: str, default: str, place: str) -> str:
+    value = section.get(key, default)
+    if not isinstance(value, str):
+        raise UserError(f"{place}: {key} must be a string")
+    return value
+
+
+def _number(
+    section: dict[str, Any], key: str, default: float, place: str, low: float, high: float
+) -> float:
+    value = section.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise UserError(f"{place}: {key} = {value!r} must be a number of seconds {low}..{high}")
+    return float(value)

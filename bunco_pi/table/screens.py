@@ -1,0 +1,233 @@
+"""What the table's OLED shows: one view-model dataclass per moment, one pure render each.
+
+``render(view)`` returns a 128x64 1-bit PIL image and touches no device, so screens are
+tested pixel-exact against ``tests/golden/*.png`` and drawn into ``docs/screens/``.
+Text uses Pillow's built-in bitmap font, scaled up by whole pixels for the big numbers: the
+result is the same on every machine (no font files, no anti-aliasing) and reads across a table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Union
+
+from PIL import Image, ImageDraw, ImageFont
+
+WIDTH, HEIGHT = 128, 64
+LINE = 11  # bitmap font line height in pixels
+MAX_CHARS = 21  # characters of small text across the screen
+
+
+@dataclass(frozen=True)
+class WaitingView:
+    """Before a round: who sits where."""
+
+    table: int
+    players: tuple[str, str, str, str]
+    message: str = "waiting for round"
+
+
+@dataclass(frozen=True)
+class PlayingView:
+    """During a round: target, both team scores large, who rolls, the latest feedback."""
+
+    table: int
+    target: int
+    score_a: int
+    score_b: int
+    roller: str
+    roller_team: str  # "A" or "B"
+    set_number: int = 1
+    bell: bool = False  # the bell rang: the current roller finishes
+    flash: str = ""  # feedback for the latest press or roll, e.g. "+1 Ann"
+    warning: str = ""  # e.g. "dice sensor unplugged"
+    # Individual play: each seat's own score (seat 1 first) instead of the two team scores.
+    seat_scores: tuple[int, int, int, int] | None = None
+    roller_seat: int = 1
+
+
+@dataclass(frozen=True)
+class ResultsView:
+    """After a round: won or lost, and where each player goes next."""
+
+    table: int
+    won: bool  # from the scorekeeper's seat (team A)
+    score_a: int
+    score_b: int
+    moves: tuple[str, ...] = ()  # one short line per player, e.g. "Ann -> T1 S2"
+    hint: str = ""
+    headline: str = ""  # instead of "A WON" / "B WON", e.g. "Cat moves" in individual play
+
+
+@dataclass(frozen=True)
+class BreakView:
+    message: str = "break"
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class EndView:
+    """The night is over: the prizes."""
+
+    prizes: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (prize, winner)
+
+
+@dataclass(frozen=True)
+class ErrorView:
+    title: str
+    lines: tuple[str, ...] = ()
+
+
+View = Union[WaitingView, PlayingView, ResultsView, BreakView, EndView, ErrorView]  # noqa: UP007
+
+
+def render(view: View) -> Image.Image:
+    """Draw ``view`` as a 128x64 1-bit image."""
+    image = Image.new("1", (WIDTH, HEIGHT), 0)
+    draw = ImageDraw.Draw(image)
+    drawer = _DRAWERS[type(view)]
+    drawer(image, draw, view)
+    return image
+
+
+@cache
+def _font() -> ImageFont.ImageFont:
+    loader = getattr(ImageFont, "load_default_imagefont", None)
+    return loader() if loader else ImageFont.load_default()
+
+
+def _fit(text: str, chars: int = MAX_CHARS) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "~"
+
+
+def _text(
+    image: Image.Image, xy: tuple[int, int], text: str, scale: int = 1, fill: int = 1
+) -> int:
+    """Draw text with its top-left at ``xy``; return its width in pixels."""
+    font = _font()
+    left, top, right, bottom = font.getbbox(text)
+    width, height = max(1, right), max(1, bottom)
+    if scale == 1:
+        ImageDraw.Draw(image).text(xy, text, font=font, fill=fill)
+        return width
+    small = Image.new("1", (width, height), 0)
+    ImageDraw.Draw(small).text((0, 0), text, font=font, fill=1)
+    big = small.resize((width * scale, height * scale), Image.Resampling.NEAREST)
+    if fill:
+        image.paste(1, xy, big)
+    else:
+        image.paste(0, xy, big)
+    return width * scale
+
+
+def _width(text: str, scale: int = 1) -> int:
+    return _font().getbbox(text)[2] * scale
+
+
+def _centered(image: Image.Image, y: int, text: str, scale: int = 1, fill: int = 1) -> None:
+    _text(image, ((WIDTH - _width(text, scale)) // 2, y), text, scale, fill)
+
+
+def _header(image: Image.Image, draw: ImageDraw.ImageDraw, left: str, right: str = "") -> None:
+    draw.rectangle((0, 0, WIDTH - 1, LINE), fill=1)
+    _text(image, (2, 1), _fit(left, 14), fill=0)
+    if right:
+        _text(image, (WIDTH - 2 - _width(right), 1), right, fill=0)
+
+
+def _footer(image: Image.Image, text: str, inverse: bool = False) -> None:
+    if inverse:
+        ImageDraw.Draw(image).rectangle((0, HEIGHT - LINE - 1, WIDTH - 1, HEIGHT - 1), fill=1)
+    _text(image, (2, HEIGHT - LINE), _fit(text), fill=0 if inverse else 1)
+
+
+def _waiting(image: Image.Image, draw: ImageDraw.ImageDraw, view: WaitingView) -> None:
+    _header(image, draw, f"TABLE {view.table}", "seats")
+    for seat, name in enumerate(view.players, start=1):
+        team = "A" if seat % 2 else "B"
+        y = LINE + 2 + (seat - 1) * 10
+        _text(image, (2, y), _fit(f"{seat} {team} {name}", MAX_CHARS))
+    _footer(image, view.message, inverse=False)
+
+
+def _playing(image: Image.Image, draw: ImageDraw.ImageDraw, view: PlayingView) -> None:
+    left = f"SET {view.set_number} T{view.table}"
+    _header(image, draw, left, "BELL!" if view.bell else f"target {view.target}")
+    if view.seat_scores is not None:
+        _seat_scores(image, draw, view.seat_scores, view.roller_seat)
+    else:
+        # Both team scores, three pixels per font pixel: about 10 mm tall on a 0.96" screen.
+        for x0, label, score in ((0, "A", view.score_a), (64, "B", view.score_b)):
+            digits = str(score)
+            scale = 3 if len(digits) <= 2 else 2
+            _text(image, (x0 + 2, 16), label)
+            width = _width(digits, scale)
+            _text(image, (x0 + 10 + (54 - width) // 2, 15), digits, scale)
+        draw.line((63, 14, 63, 48), fill=1)
+    if view.warning:
+        _footer(image, view.warning, inverse=True)
+    elif view.flash:
+        _footer(image, view.flash, inverse=True)
+    else:
+        rolls = "finishes" if view.bell else "rolls"
+        who = view.roller_seat if view.seat_scores is not None else view.roller_team
+        _footer(image, f"{who}> {view.roller} {rolls}")
+
+
+def _seat_scores(image: Image.Image, draw: ImageDraw.ImageDraw,
+                 scores: tuple[int, int, int, int], roller_seat: int) -> None:
+    """Four columns, one per seat, twice-size digits; the roller's column drawn inverse."""
+    for seat, score in enumerate(scores, start=1):
+        x0 = (seat - 1) * 32
+        inverse = seat == roller_seat
+        if inverse:
+            draw.rectangle((x0 + 1, 14, x0 + 30, 48), fill=1)
+        fill = 0 if inverse else 1
+        _text(image, (x0 + 12, 15), str(seat), fill=fill)
+        digits = str(score)
+        scale = 2 if len(digits) <= 2 else 1
+        _text(image, (x0 + (32 - _width(digits, scale)) // 2, 27), digits, scale, fill=fill)
+
+
+def _results(image: Image.Image, draw: ImageDraw.ImageDraw, view: ResultsView) -> None:
+    _header(image, draw, f"TABLE {view.table}", f"{view.score_a}-{view.score_b}")
+    headline = view.headline or ("A WON" if view.won else "B WON")
+    _centered(image, LINE + 1, _fit(headline, 10), scale=2)
+    y = LINE + 1 + 2 * LINE
+    for line in view.moves[:2]:
+        _text(image, (2, y), _fit(line))
+        y += 9
+    if view.hint:
+        _footer(image, view.hint, inverse=True)
+
+
+def _break(image: Image.Image, draw: ImageDraw.ImageDraw, view: BreakView) -> None:
+    _header(image, draw, "BUNCO")
+    _centered(image, LINE + 6, _fit(view.message.upper(), 10), scale=2)
+    if view.detail:
+        _footer(image, view.detail)
+
+
+def _end(image: Image.Image, draw: ImageDraw.ImageDraw, view: EndView) -> None:
+    _header(image, draw, "THE END", "prizes")
+    for i, (prize, winner) in enumerate(view.prizes[:4]):
+        _text(image, (2, LINE + 2 + i * 10), _fit(f"{prize}: {winner}"))
+
+
+def _error(image: Image.Image, draw: ImageDraw.ImageDraw, view: ErrorView) -> None:
+    draw.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), outline=1)
+    _centered(image, 2, _fit(view.title.upper(), MAX_CHARS - 1))
+    draw.line((2, LINE + 3, WIDTH - 3, LINE + 3), fill=1)
+    for i, line in enumerate(view.lines[:4]):
+        _text(image, (3, LINE + 5 + i * 10), _fit(line, MAX_CHARS - 1))
+
+
+_DRAWERS = {
+    WaitingView: _waiting,
+    PlayingView: _playing,
+    ResultsView: _results,
+    BreakView: _break,
+    EndView: _end,
+    ErrorView: _error,
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# Install a bunco-pi box on Raspberry Pi OS (Bookworm or later), one command per role:
+#
+#   sudo bash install/install.sh head  [--night NAME] [--tables N] [--preset NAME]
+#   sudo bash install/install.sh table --table N [--head-host HOST] [--password-file FILE|-]
+#
+# Running it again changes nothing: passwords and the configs in /etc/bunco-pi are kept
+# (delete a config to have it written afresh); unit files and the broker config are ours
+# and are rewritten. --root DIR writes every file under DIR instead of / and only prints
+# the system commands (apt-get, useradd, systemctl, ...) it would run: a dry run for tests.
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: install.sh head  [--night NAME] [--tables N] [--port P] [--preset NAME] [--camera]
+                        [--root DIR]
+       install.sh table --table N [--head-host HOST] [--port P] [--password-file FILE|-]
+                        [--camera] [--root DIR]
+
+head   the head table's Pi: broker, coordinator, and its own table box (table 1).
+       Writes a broker password for each of tables 2..N into
+       /etc/bunco-pi/secrets/tables/tableK.password for you to hand to table K.
+       --preset: the house rules to start from (classic, core, rotate, individual),
+       copied to /etc/bunco-pi/rules.toml for you to edit.
+table  any other table's Pi. --password-file is that table's password from the head
+       (needed the first time; '-' reads it from standard input).
+EOF
+}
+
+die() { echo "install.sh: $*" >&2; exit 2; }
+
+ROLE="${1:-}"
+[ "$ROLE" = "head" ] || [ "$ROLE" = "table" ] || { usage >&2; exit 2; }
+shift
+ROOT="" NIGHT="bunco-night" TABLES=8 PORT=1883 TABLE="" HEAD_HOST="bunco-head.local"
+PASSWORD_FILE="" CAMERA=0 GIVEN="" PRESET="classic"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --root) ROOT="${2:?--root needs a directory}"; shift 2 ;;
+        --night) NIGHT="${2:?--night needs a name}"; shift 2 ;;
+        --tables) TABLES="${2:?--tables needs a number}"; shift 2 ;;
+        --port) PORT="${2:?--port needs a number}"; shift 2 ;;
+        --table) TABLE="${2:?--table needs a number}"; shift 2 ;;
+        --head-host) HEAD_HOST="${2:?--head-host needs a host}"; shift 2 ;;
+        --password-file) PASSWORD_FILE="${2:?--password-file needs a file or -}"; shift 2 ;;
+        --preset) PRESET="${2:?--preset needs a name}"; shift 2 ;;
+        --camera) CAMERA=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) die "unknown option '$1' (see --help)" ;;
+    esac
+done
+for n in "$TABLES" "$PORT" ${TABLE:+"$TABLE"}; do
+    [[ "$n" =~ ^[0-9]+$ ]] || die "'$n' is not a number"
+done
+
+REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ -n "$ROOT" ]; then
+    mkdir -p "$ROOT"
+    ROOT="$(cd "$ROOT" && pwd)"
+elif [ "$(id -u)" != 0 ]; then
+    die "run as root (sudo bash install/install.sh $ROLE ...), or use --root DIR for a dry run"
+fi
+
+ETC="$ROOT/etc/bunco-pi"
+UNITS="$ROOT/etc/systemd/system"
+VENV="/opt/bunco-pi"
+DATA="$ROOT/var/lib/bunco-pi"
+
+# A system command: run it, or under --root only say what would run.
+run() {
+    if [ -n "$ROOT" ]; then echo "would run: $*"; else "$@"; fi
+}
+# The file contents come from bunco_pi.provision, which needs only the standard library: it
+# runs from this checkout before the venv exists, and -S (no site-packages) starts it fast.
+provision() { PYTHONPATH="$REPO_DIR" python3 -S -m bunco_pi.provision "$@"; }
+
+# put PATH MODE OWNER: write stdin to PATH if its content differs; then set mode and owner.
+put() {
+    local path="$1" mode="$2" owner="$3" tmp
+    mkdir -p "$(dirname "$path")"
+    tmp="$(mktemp "$path.XXXXXX")"
+    cat >"$tmp"
+    if [ -f "$path" ] && cmp -s "$tmp" "$path"; then
+        rm -f "$tmp"
+    else
+        mv -f "$tmp" "$path"
+        echo "wrote ${path#"$ROOT"}"
+    fi
+    chmod "$mode" "$path"
+    own "$owner" "$path"
+}
+
+# keep PATH MODE OWNER: like put, but an existing file is the user's and is left alone.
+keep() {
+    local path="$1"
+    if [ -e "$path" ]; then
+        cat >/dev/null
+        echo "kept ${path#"$ROOT"}"
+        chmod "$2" "$path"
+        own "$3" "$path"
+    else
+        put "$@"
+    fi
+}
+
+own() {
+    if [ -n "$ROOT" ]; then return 0; fi
+    chown "$1" "$2"
+}
+
+# secret PATH MODE OWNER: a new random password, only if there is none yet.
+secret() {
+    if [ -s "$1" ]; then
+        chmod "$2" "$1"; own "$3" "$1"
+    else
+        # Content is validated and generated before anything is written, so a failure
+        # leaves no half-written secret behind.
+        local value
+        value="$(provision secret)"
+        (umask 077; printf '%s\n' "$value" | put "$1" "$2" "$3")
+    fi
+}
+
+mkdir_owned() {
+    mkdir -p "$1"; chmod "$2" "$1"; own "$3" "$1"
+}
+
+# --- validate everything before touching the system -------------------------------------
+if [ "$ROLE" = head ]; then
+    TABLE=1
+    HEAD_CONFIG="$(provision head-config --night "$NIGHT" --tables "$TABLES" --port "$PORT")"
+    TABLE_CONFIG="$(provision table-config --table 1 --head-host 127.0.0.1 --port "$PORT" \
+        --no-discover)"
+    BROKER_CONF="$(provision mosquitto-conf --port "$PORT")"
+    ACL="$(provision acl --tables "$TABLES")"
+else
+    [ -n "$TABLE" ] || die "table needs --table N (2 or more; the head is table 1)"
+    [ "$TABLE" -ge 2 ] || die "--table $TABLE: the head is table 1; other tables are 2 or more"
+    TABLE_CONFIG="$(provision table-config --table "$TABLE" --head-host "$HEAD_HOST" \
+        --port "$PORT")"
+    if [ -z "$PASSWORD_FILE" ] && [ ! -s "$ETC/secrets/table.password" ]; then
+        die "table $TABLE needs its broker password the first time: --password-file FILE, made" \
+            "on the head as /etc/bunco-pi/secrets/tables/table$TABLE.password (see docs/install.md)"
+    fi
+    if [ -n "$PASSWORD_FILE" ] && [ "$PASSWORD_FILE" != "-" ] && [ ! -s "$PASSWORD_FILE" ]; then
+        die "--password-file $PASSWORD_FILE: no such file, or empty"
+    fi
+    # Read the password now: apt-get and dpkg below could swallow a piped stdin.
+    GIVEN=""
+    if [ "$PASSWORD_FILE" = "-" ]; then
+        GIVEN="$(head -n 1)"
+    elif [ -n "$PASSWORD_FILE" ]; then
+        GIVEN="$(head -n 1 "$PASSWORD_FILE")"
+    fi
+    if [ -n "$PASSWORD_FILE" ] && [ -z "$GIVEN" ]; then
+        die "--password-file $PASSWORD_FILE: the first line is empty"
+    fi
+fi
+RULES="$(provision rules-config --preset "$PRESET")"
+
+# --- system packages, the user, I2C --------------------------------------------------------
+PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero i2c-tools)
+[ "$ROLE" = head ] && PACKAGES+=(mosquitto)
+[ "$CAMERA" = 1 ] && PACKAGES+=(python3-picamera2)
+run apt-get update </dev/null
+run apt-get install -y --no-install-recommends "${PACKAGES[@]}" </dev/null
+
+if ! id bunco >/dev/null 2>&1 || [ -n "$ROOT" ]; then
+    run useradd --system --user-group --home-dir /var/lib/bunco-pi --no-create-home \
+        --shell /usr/sbin/nologin bunco
+fi
+for group in gpio i2c dialout video; do
+    if getent group "$group" >/dev/null 2>&1 || [ -n "$ROOT" ]; then
+        run usermod -aG "$group" bunco
+    else
+        echo "note: no group '$group' on this system; is this Raspberry Pi OS?" >&2
+    fi
+done
+if command -v raspi-config >/dev/null 2>&1 || [ -n "$ROOT" ]; then
+    run raspi-config nonint do_i2c 0   # 0 means enable
+fi
+
+# --- the program: a venv that also sees Debian's lgpio and picamera2 -------------------------
+run python3 -m venv --system-site-packages "$VENV"
+run "$VENV/bin/pip" install --quiet --upgrade "$REPO_DIR[discovery]"
+
+# --- configs and secrets ------------------------------------------------------------------------
+mkdir_owned "$ETC" 0755 root:root
+mkdir_owned "$ETC/secrets" 0750 root:bunco
+mkdir_owned "$DATA" 0750 bunco:bunco
+printf '%s\n' "$RULES" | keep "$ETC/rules.toml" 0644 root:root
+printf '%s\n' "$TABLE_CONFIG" | keep "$ETC/table.toml" 0644 root:root
+
+if [ "$ROLE" = table ] && [ -n "$GIVEN" ]; then
+    (umask 077; printf '%s\n' "$GIVEN" | put "$ETC/secrets/table.password" 0640 root:bunco)
+    unset GIVEN
+fi
+secret "$ETC/secrets/table.password" 0640 root:bunco
+
+if [ "$ROLE" = head ]; then
+    printf '%s\n' "$HEAD_CONFIG" | keep "$ETC/head.toml" 0644 root:root
+    secret "$ETC/secrets/head.password" 0640 root:bunco
+    mkdir_owned "$ETC/secrets/tables" 0700 root:root
+    for ((n = 2; n <= TABLES; n++)); do
+        secret "$ETC/secrets/tables/table$n.password" 0600 root:root
+    done
+
+    mkdir_owned "$ETC/mosquitto" 0755 root:root
+    printf '%s\n' "$BROKER_CONF" | put "$ETC/mosquitto/mosquitto.conf" 0644 root:root
+    printf '%s\n' "$ACL" | put "$ETC/mosquitto/acl" 0644 root:root
+    # The password file keeps existing lines (their salts are random: rewriting them would
+    # change the file on every run) and gains a line for any user it lacks.
+    PASSWD="$ETC/mosquitto/passwd"
+    [ -f "$PASSWD" ] || (umask 027; : >"$PASSWD")
+    NEW_PASSWD="$(cat "$PASSWD")"
+    add_user() {
+        if ! grep -q "^$1:" "$PASSWD"; then
+            NEW_PASSWD+="${NEW_PASSWD:+$'\n'}$(provision passwd-line "$1" <"$2")"
+        fi
+    }
+    add_user head "$ETC/secrets/head.password"
+    add_user table1 "$ETC/secrets/table.password"
+    for ((n = 2; n <= TABLES; n++)); do
+        add_user "table$n" "$ETC/secrets/tables/table$n.password"
+    done
+    printf '%s\n' "$NEW_PASSWD" | put "$PASSWD" 0640 root:mosquitto
+fi
+
+# --- services --------------------------------------------------------------------------------
+mkdir -p "$UNITS"
+SERVICES=(bunco-pi-table.service)
+[ "$ROLE" = head ] && SERVICES=(bunco-pi-broker.service bunco-pi-head.service "${SERVICES[@]}")
+for unit in "${SERVICES[@]}"; do
+    put "$UNITS/$unit" 0644 root:root <"$REPO_DIR/systemd/$unit"
+done
+run systemctl daemon-reload
+if [ "$ROLE" = head ]; then
+    # Debian's own mosquitto would hold port 1883; bunco-pi-broker runs the same binary.
+    if [ -z "$ROOT" ] && systemctl is-enabled --quiet mosquitto.service 2>/dev/null; then
+        touch "$ETC/.mosquitto-was-enabled"
+    fi
+    run systemctl disable --now mosquitto.service
+fi
+run systemctl enable --now "${SERVICES[@]}"
+
+echo "bunco-pi $ROLE installed${ROOT:+ under $ROOT}. Check the box with: sudo -u bunco $VENV/bin/bunco-pi doctor"
+if [ "$ROLE" = head ] && [ "$TABLES" -ge 2 ]; then
+    echo "Table passwords for tables 2..$TABLES: /etc/bunco-pi/secrets/tables/ (see docs/install.md)"
+fi

@@ -1,0 +1,168 @@
+import logging
+import shutil
+import stat
+import subprocess
+
+import pytest
+
+from bunco_pi.errors import UserError
+from bunco_pi.net import broker as broker_mod
+from bunco_pi.net import envelope
+from bunco_pi.net.broker import (
+    Broker,
+    acl_text,
+    ensure_credentials,
+    hash_password,
+    load_credentials,
+    mosquitto_conf,
+    node_users,
+)
+from bunco_pi.net.link import Message
+from tests.conftest import collect
+
+# --- files ---------------------------------------------------------------------------------
+
+
+def test_credentials_are_generated_private_and_kept(tmp_path):
+    path = tmp_path / "cred" / "credentials.json"
+    first = ensure_credentials(path, node_users(2))
+    assert set(first.passwords) == {"head", "table-1", "table-2"}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert len(set(first.passwords.values())) == 3
+    assert all(len(pw) >= 24 for pw in first.passwords.values())
+    again = ensure_credentials(path, node_users(3))
+    assert {k: again.passwords[k] for k in first.passwords} == dict(first.passwords)
+    assert "table-3" in again.passwords
+    assert load_credentials(path) == again
+
+
+def test_broken_credentials_file_is_a_one_line_user_error(tmp_path):
+    path = tmp_path / "credentials.json"
+    path.write_text('{"users": {"head": 5}}')
+    with pytest.raises(UserError, match="credentials file must hold"):
+        load_credentials(path)
+    with pytest.raises(UserError, match="not found"):
+        load_credentials(tmp_path / "missing.json")
+
+
+def test_password_hash_is_the_one_mosquitto_passwd_makes(tmp_path):
+    if shutil.which("mosquitto_passwd") is None:
+        pytest.skip("mosquitto_passwd not installed")
+    pwfile = tmp_path / "pw"
+    subprocess.run(["mosquitto_passwd", "-c", "-b", str(pwfile), "u", "s3cret"], check=True,
+                   capture_output=True)
+    theirs = pwfile.read_text().strip().split(":", 1)[1]
+    _, kind, iterations, salt_b64, _ = theirs.split("$")
+    import base64
+    ours = hash_password("s3cret", base64.b64decode(salt_b64), int(iterations))
+    assert kind == "7" and ours == theirs
+    assert hash_password("s3cret", base64.b64decode(salt_b64), int(iterations)) != \
+        hash_password("other", base64.b64decode(salt_b64), int(iterations))
+
+
+def test_acl_gives_each_table_only_its_own_events_topic():
+    text = acl_text(["head", "table-1", "table-2"])
+    blocks = {b.splitlines()[0]: b.splitlines()[1:] for b in text.split("\n\n")[1:]}
+    assert blocks["user head"] == ["topic readwrite bunco/#"]
+    assert blocks["user table-2"] == ["topic read bunco/#", "topic write bunco/+/table/2/events"]
+    assert "pattern write bunco/+/node/%u/status" in text
+
+
+def test_config_has_the_measured_settings_and_no_secret(tmp_path):
+    conf = mosquitto_conf(host="127.0.0.1", port=1883, password_file=tmp_path / "pw",
+                          acl_file=tmp_path / "acl", data_dir=tmp_path)
+    lines = conf.splitlines()
+    for needed in ("persistence true", "set_tcp_nodelay true", "allow_anonymous false",
+                   "autosave_interval 2", "listener 1883 127.0.0.1"):
+        assert needed in lines
+    with pytest.raises(UserError, match="autosave_interval 9"):
+        mosquitto_conf(host="h", port=1, password_file=tmp_path, acl_file=tmp_path,
+                       data_dir=tmp_path, autosave_interval=9)
+
+
+def test_missing_mosquitto_says_how_to_install_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(broker_mod, "DEFAULT_EXE", str(tmp_path / "none"))
+    with pytest.raises(UserError, match="apt-get install mosquitto"):
+        Broker(tmp_path)
+
+
+def test_generated_files_hold_hashes_not_passwords(broker):
+    for path in (broker.files.conf, broker.files.password_file, broker.files.acl_file):
+        text = path.read_text()
+        assert not any(pw in text for pw in broker.credentials.passwords.values())
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+# --- a real broker -------------------------------------------------------------------------
+
+
+def test_anonymous_and_wrong_password_clients_are_refused(broker, make_link, topics, caplog):
+    head = make_link("head")
+    head.subscribe(topics.everything())
+    assert head.wait_subscribed(5)
+    caplog.set_level(logging.WARNING)
+    wrong = make_link("table-1", password="not-the-password", wait=False)
+    anon = make_link("table-2", start=False)
+    anon._client.username_pw_set(None)  # no user name at all
+    anon.start()
+    assert not wrong.wait_connected(1.0) and not anon.wait_connected(0.1)
+    for link in (wrong, anon):
+        link.publish(topics.events(1), envelope.event("table-1", 1, 1, {}))
+    assert not [e for e in collect(head.inbox, 0.5) if isinstance(e, Message)]
+    refusals = [r.getMessage() for r in caplog.records
+                if "refused the connection" in r.getMessage()]
+    # mosquitto 2.0 answers a wrong password with "Not authorized" (v5 reason 0x87).
+    assert any("table-1" in m and "Not authorized" in m for m in refusals)
+    assert any("table-2" in m for m in refusals)
+    assert "disconnected, not authorised" in broker.log_text()
+
+
+def test_a_table_cannot_write_another_tables_topics(broker, make_link, topics, caplog):
+    head = make_link("head")
+    head.subscribe(topics.everything())
+    assert head.wait_subscribed(5)
+    t2 = make_link("table-2")
+    caplog.set_level(logging.WARNING)
+    forged = [
+        (topics.events(3), envelope.event("table-3", 3, 1, {"forged": True}), False),
+        (topics.ack(2), envelope.message("head", {"seq": 99}), True),
+        (topics.state(), envelope.message("head", {"phase": "ended"}), True),
+        (topics.status("table-3"), envelope.message("table-3", {"status": "offline"}), True),
+    ]
+    receipts = [t2.publish(topic, data, retain=retain) for topic, data, retain in forged]
+    own = t2.publish(topics.events(2), envelope.event("table-2", 2, 1, {"own": True}))
+    assert own.wait(3) and all(r.wait(3) for r in receipts)
+    seen = [e.topic for e in collect(head.inbox, 0.5) if isinstance(e, Message)]
+    assert seen == [topics.events(2)]  # only its own events topic got through
+    refused = [r for r in caplog.records if "refused publish" in r.getMessage()]
+    assert len(refused) == len(forged)
+    assert all("Not authorized" in r.getMessage() for r in refused)
+    denied = [line for line in broker.log_text().splitlines()
+              if "Denied PUBLISH from table-2" in line and topics.night in line]
+    assert len(denied) == len(forged)
+
+
+def test_each_node_may_write_its_own_status(make_link, topics):
+    watcher = make_link("table-1")
+    watcher.subscribe(topics.all_status())
+    assert watcher.wait_subscribed(5)
+    t2 = make_link("table-2", status_topic=topics.status("table-2"))
+    events = collect(watcher.inbox, 0.5)
+    statuses = [envelope.decode(e.topic, e.payload).payload for e in events
+                if isinstance(e, Message)]
+    assert statuses == [{"status": "online"}]
+    assert t2.connected
+
+
+@pytest.mark.slow
+def test_retained_messages_survive_a_broker_restart(make_private_link, private_broker, topics):
+    head = make_private_link("head")
+    head.publish(topics.state(), envelope.message("head", {"phase": "ready"}), retain=True).wait(3)
+    head.stop()
+    private_broker.restart()
+    reader = make_private_link("table-1")
+    reader.subscribe(topics.state())
+    got = [e for e in collect(reader.inbox, 0.5) if isinstance(e, Message)]
+    assert [(m.topic, m.retain) for m in got] == [(topics.state(), True)]
+    assert envelope.decode(got[0].topic, got[0].payload).payload == {"phase": "ready"}

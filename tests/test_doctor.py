@@ -1,0 +1,425 @@
+"""bunco-pi doctor: each check on its own against fakes of its paths, then the whole command."""
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import serial
+from gpiozero import Button
+from gpiozero.pins.mock import MockFactory
+
+from bunco_pi import doctor, provision
+from bunco_pi.commands import doctor as doctor_command
+from bunco_pi.doctor import FAIL, OK, WARN
+from bunco_pi.hardware import pinmap
+
+
+def _one_line(result):
+    assert "\n" not in result.line()
+    return result
+
+
+# --- config ----------------------------------------------------------------------------------
+
+def test_missing_config_falls_back_to_the_default_wiring(tmp_path):
+    cfg, result = doctor.load_config(tmp_path / "table.toml")
+    assert result.status == FAIL and "install.sh table" in result.message
+    assert cfg.pins == pinmap.default_button_pins()
+
+
+def test_installed_configs_are_read(tmp_path):
+    (tmp_path / "table.toml").write_text(provision.table_config(4, "10.1.1.1", port=1999))
+    (tmp_path / "head.toml").write_text(provision.head_config("Friday", 4))
+    cfg, result = doctor.load_config(tmp_path / "table.toml", tmp_path / "head.toml")
+    assert result.status == OK
+    assert (cfg.broker_host, cfg.broker_port, cfg.username) == ("10.1.1.1", 1999, "table4")
+    assert cfg.pins == {**pinmap.default_button_pins(), **pinmap.default_head_pins()}
+    assert (cfg.night, cfg.head_username) == ("Friday", "head")
+
+
+def test_broken_config_names_file_and_line(tmp_path):
+    path = tmp_path / "table.toml"
+    path.write_text("[table]\nnumber = = 3\n")
+    _, result = doctor.load_config(path)
+    assert result.status == FAIL and str(path) in result.message and "line 2" in result.message
+    _one_line(result)
+
+
+# --- house rules --------------------------------------------------------------------------
+
+def test_rules_that_load(tmp_path):
+    presets = Path(provision.__file__).parent / "rules" / "presets"
+    path = tmp_path / "rules.toml"
+    path.write_text(provision.rules_config(presets, "core"))
+    result = doctor.check_rules(path)
+    assert result.status == OK and "core (team play)" in result.message
+
+
+def test_rules_with_a_mistake_name_the_line(tmp_path):
+    path = tmp_path / "rules.toml"
+    path.write_text('name = "ours"\n[round]\ntarget_score = 0\n')
+    result = _one_line(doctor.check_rules(path))
+    assert result.status == FAIL and str(path) in result.message and "target_score" in result.message
+    assert doctor.check_rules(tmp_path / "none.toml").status == FAIL
+
+
+# --- display ---------------------------------------------------------------------------------
+
+def test_display_without_i2c_says_how_to_enable_it(tmp_path):
+    result = _one_line(doctor.check_display(1, 0x3C, dev_dir=tmp_path))
+    assert result.status == FAIL and "raspi-config nonint do_i2c 0" in result.message
+
+
+def test_display_answering(tmp_path):
+    (tmp_path / "i2c-1").touch()
+    seen = []
+    result = doctor.check_display(1, 0x3C, dev_dir=tmp_path,
+                                  probe=lambda dev, addr: seen.append((dev, addr)) or True)
+    assert result.status == OK and seen == [(tmp_path / "i2c-1", 0x3C)]
+
+
+def test_display_silent_lists_the_wires(tmp_path):
+    (tmp_path / "i2c-1").touch()
+    result = _one_line(doctor.check_display(1, 0x3C, dev_dir=tmp_path, probe=lambda d, a: False))
+    assert result.status == FAIL
+    for wire in ("VCC->pin 1", "GND->pin 9", "SDA->pin 3", "SCL->pin 5", "i2cdetect -y 1"):
+        assert wire in result.message
+
+
+def test_display_permission_points_at_the_i2c_group(tmp_path):
+    (tmp_path / "i2c-1").touch()
+
+    def denied(dev, addr):
+        raise PermissionError(13, "Permission denied")
+
+    result = doctor.check_display(1, 0x3C, dev_dir=tmp_path, probe=denied)
+    assert result.status == FAIL and "i2c group" in result.message
+
+
+def test_real_probe_on_a_file_that_is_no_bus(tmp_path):
+    (tmp_path / "i2c-1").write_bytes(b"")
+    result = doctor.check_display(1, 0x3C, dev_dir=tmp_path)  # the real ioctl: ENOTTY
+    assert result.status == FAIL and "not a usable I2C bus" in result.message
+
+
+# --- gpio ----------------------------------------------------------------------------------
+
+def test_gpio_without_a_chip(tmp_path):
+    result = _one_line(doctor.check_gpio(pinmap.default_button_pins(), dev_dir=tmp_path))
+    assert result.status == FAIL and "not a Raspberry Pi" in result.message
+
+
+def test_gpio_pins_free(tmp_path):
+    (tmp_path / "gpiochip0").touch()
+    factory = MockFactory()
+    result = doctor.check_gpio({**pinmap.default_button_pins(), **pinmap.default_head_pins()},
+                               dev_dir=tmp_path, pin_factory=factory)
+    assert result.status == OK
+    assert "bunco=GPIO13" in result.message and "buzzer=GPIO12" in result.message
+    # The check let go of every pin it tried.
+    Button(13, pin_factory=factory).close()
+
+
+def test_gpio_pin_held_elsewhere_is_named(tmp_path):
+    (tmp_path / "gpiochip0").touch()
+    factory = MockFactory()
+    holder = Button(13, pin_factory=factory)
+    try:
+        result = doctor.check_gpio(pinmap.default_button_pins(), dev_dir=tmp_path,
+                                   pin_factory=factory)
+    finally:
+        holder.close()
+    assert result.status == FAIL
+    assert "GPIO13 (bunco, pin 33)" in result.message and "GPIO5" not in result.message
+    _one_line(result)
+
+
+def test_gpio_held_by_the_boxs_own_service_is_only_a_warning(tmp_path):
+    (tmp_path / "gpiochip0").touch()
+    factory = MockFactory()
+    holders = [Button(g, pin_factory=factory) for g in pinmap.default_button_pins().values()]
+    try:
+        result = doctor.check_gpio(pinmap.default_button_pins(), dev_dir=tmp_path,
+                                   pin_factory=factory, service_running=True)
+    finally:
+        for holder in holders:
+            holder.close()
+    assert result.status == WARN and "systemctl stop bunco-pi-table" in result.message
+
+
+def test_gpio_two_roles_on_one_pin(tmp_path):
+    (tmp_path / "gpiochip0").touch()
+    result = doctor.check_gpio({"point": 5, "undo": 5}, dev_dir=tmp_path,
+                               pin_factory=MockFactory())
+    assert result.status == FAIL and "point and undo share GPIO5" in result.message
+
+
+# --- dice sensor -------------------------------------------------------------------------------
+
+def _checksummed(text: str) -> bytes:
+    value = 0
+    for b in text.encode():
+        value ^= b
+    return f"{text}*{value:02X}\r\n".encode()
+
+
+@pytest.fixture
+def pty_sensor():
+    """A pty pair: the doctor opens the slave with pyserial; the test speaks on the master."""
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    yield master, path
+    os.close(master)
+    os.close(slave)
+
+
+def _opener(master, *lines):
+    def open_then_speak(path):
+        port = serial.Serial(path, 115200, timeout=0.1)  # opening flushes old input
+        for line in lines:
+            os.write(master, line)
+        return port
+    return open_then_speak
+
+
+def test_dice_absent_is_a_warning_unless_required(tmp_path):
+    port = str(tmp_path / "ttyACM0")
+    assert doctor.check_dice(port, "auto").status == WARN
+    assert doctor.check_dice(port, "on").status == FAIL
+    assert doctor.check_dice(port, "off").status == OK
+
+
+def test_dice_sensor_says_hello(pty_sensor):
+    master, path = pty_sensor
+    result = doctor.check_dice(path, "on", hello_timeout=3,
+                               open_serial=_opener(master, _checksummed("HELLO 1.2")))
+    assert result.status == OK and "says HELLO, firmware 1.2" in result.message
+
+
+def test_dice_sensor_with_a_bad_checksum_is_not_trusted(pty_sensor):
+    master, path = pty_sensor
+    result = doctor.check_dice(path, "on", hello_timeout=0.5,
+                               open_serial=_opener(master, b"HELLO 1.2*00\r\n", b"garbage\n"))
+    assert result.status == FAIL and "2 line(s) that break the protocol" in result.message
+
+
+def test_dice_sensor_reporting_an_error(pty_sensor):
+    master, path = pty_sensor
+    result = doctor.check_dice(path, "auto", hello_timeout=3,
+                               open_serial=_opener(master, _checksummed("ERR no display")))
+    assert result.status == WARN and "reports a problem: no display" in result.message
+
+
+def test_dice_sensor_rolling_counts_as_talking(pty_sensor):
+    master, path = pty_sensor
+    result = doctor.check_dice(path, "on", hello_timeout=3,
+                               open_serial=_opener(master, _checksummed("ROLL 17 3 3 5")))
+    assert result.status == OK and "talking (ROLL)" in result.message
+
+
+def test_dice_sensor_silent(pty_sensor):
+    master, path = pty_sensor
+    start = time.monotonic()
+    result = doctor.check_dice(path, "auto", hello_timeout=0.5, open_serial=_opener(master))
+    assert result.status == WARN and "said nothing in 0.5 s" in result.message
+    assert time.monotonic() - start < 3
+
+
+def test_dice_port_is_not_read_while_the_table_runs(pty_sensor):
+    _, path = pty_sensor
+
+    def must_not_open(path):
+        raise AssertionError("the doctor read the sensor the table is reading")
+
+    result = doctor.check_dice(path, "on", open_serial=must_not_open, service_running=True)
+    assert result.status == OK and "not read while" in result.message
+
+
+def test_dice_port_that_will_not_open(tmp_path):
+    port = tmp_path / "ttyACM0"
+    port.touch()  # exists, but is no serial port: the real pyserial open fails
+    result = _one_line(doctor.check_dice(str(port), "on", hello_timeout=0.2))
+    assert result.status == FAIL and f"cannot open {port}" in result.message
+
+
+# --- broker ---------------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_broker_not_listening():
+    port = _free_port()
+    result = _one_line(doctor.check_broker("127.0.0.1", port, "table2", "pw", timeout=1))
+    assert result.status == FAIL and f"cannot reach 127.0.0.1:{port}" in result.message
+
+
+def test_broker_that_is_not_mqtt():
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(5)
+    accepted = []
+    thread = threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True)
+    thread.start()
+    port = listener.getsockname()[1]
+    try:
+        result = doctor.check_broker("127.0.0.1", port, "table2", "pw", timeout=1)
+    finally:
+        thread.join(5)
+        for conn, _ in accepted:
+            conn.close()
+        listener.close()
+    assert result.status == FAIL and "gave no MQTT answer in 1 s" in result.message
+
+
+@pytest.fixture
+def mosquitto(tmp_path):
+    binary = shutil.which("mosquitto") or shutil.which("/usr/sbin/mosquitto")
+    if binary is None:
+        pytest.skip("mosquitto is not installed (Debian package: mosquitto)")
+    port = _free_port()
+    password = provision.new_secret()
+    (tmp_path / "mosquitto").mkdir()
+    (tmp_path / "mosquitto" / "passwd").write_text(
+        provision.mosquitto_password_line("table2", password) + "\n")
+    (tmp_path / "mosquitto" / "acl").write_text(provision.mosquitto_acl(2))
+    conf = provision.mosquitto_conf(port, etc=str(tmp_path), data_dir=str(tmp_path))
+    conf = conf.replace(f"listener {port}\n", f"listener {port} 127.0.0.1\n")
+    if os.geteuid() == 0:
+        conf += "user root\n"
+    (tmp_path / "m.conf").write_text(conf)
+    proc = subprocess.Popen([binary, "-c", str(tmp_path / "m.conf")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield port, password
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_broker_accepts_the_box(mosquitto):
+    port, password = mosquitto
+    result = doctor.check_broker("127.0.0.1", port, "table2", password, timeout=5)
+    assert result.status == OK and "accepts table2" in result.message
+
+
+def test_broker_refuses_a_wrong_password(mosquitto):
+    port, _ = mosquitto
+    result = _one_line(doctor.check_broker("127.0.0.1", port, "table2", "wrong", timeout=5))
+    assert result.status == FAIL and "refused table2" in result.message
+
+
+def test_password_file_problems(tmp_path):
+    _, problem = doctor.read_password(str(tmp_path / "nope"))
+    assert problem.status == FAIL and "missing" in problem.message
+    (tmp_path / "pw").write_text("s3cret\n")
+    assert doctor.read_password(str(tmp_path / "pw")) == ("s3cret", None)
+
+
+# --- clock and disk ----------------------------------------------------------------------------
+
+NOW = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("now", "synced", "status", "words"),
+    [
+        (NOW, lambda: True, OK, "synchronised by NTP"),
+        (NOW, lambda: False, WARN, "not synchronised yet"),
+        (NOW, lambda: None, OK, "NTP state unknown"),
+        (datetime(1970, 1, 1, tzinfo=UTC), lambda: None, WARN, "the clock says 1970-01-01"),
+    ],
+)
+def test_clock(now, synced, status, words):
+    result = doctor.check_clock(now, synced)
+    assert result.status == status and words in result.message
+
+
+def test_disk(tmp_path):
+    assert doctor.check_disk(tmp_path / "missing").status == FAIL
+    ok = doctor.check_disk(tmp_path)
+    assert ok.status == OK and "MB free" in ok.message
+    full = doctor.check_disk(tmp_path, min_free=2**62)
+    assert full.status == FAIL and "need" in full.message
+
+
+# --- the whole command --------------------------------------------------------------------------
+
+def _parse(*argv):
+    parser = argparse.ArgumentParser()
+    doctor_command.register(parser.add_subparsers())
+    return parser.parse_args(["doctor", *argv])
+
+
+@pytest.mark.skipif(any(Path("/dev").glob("gpiochip*")) or Path("/dev/i2c-1").exists(),
+                    reason="this machine has Pi-like hardware")
+def test_on_a_machine_without_pi_hardware(tmp_path, capsys):
+    args = _parse("--config", str(tmp_path / "table.toml"), "--head-config",
+                  str(tmp_path / "head.toml"), "--hello-timeout", "0.2",
+                  "--broker-timeout", "1")
+    assert args.func(args) == 1
+    lines = capsys.readouterr().out.splitlines()
+    parts = [line.split()[1].rstrip(":") for line in lines]
+    assert parts == ["config", "display", "gpio", "dice", "broker", "clock", "disk"]
+    assert all(line.split()[0] in (OK, WARN, FAIL) for line in lines)
+    status = {line.split()[1].rstrip(":"): line.split()[0] for line in lines}
+    assert status["display"] == FAIL and status["gpio"] == FAIL and status["config"] == FAIL
+
+
+def test_a_healthy_box_exits_zero(tmp_path, mosquitto, capsys):
+    port, password = mosquitto
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    (dev / "gpiochip0").touch()
+    (tmp_path / "pw").write_text(password)
+    table = provision.table_config(2, "127.0.0.1", port=port)
+    table = table.replace("/etc/bunco-pi/secrets/table.password", str(tmp_path / "pw"))
+    table = table.replace('sensor = "auto"', 'sensor = "off"').replace("discover = true",
+                                                                        "discover = false")
+    table = table.replace('dir = "/var/lib/bunco-pi"', f'dir = "{tmp_path}"')
+    (tmp_path / "table.toml").write_text(table)
+    (dev / "i2c-1").touch()
+    args = _parse("--config", str(tmp_path / "table.toml"), "--head-config",
+                  str(tmp_path / "none.toml"), "--dev", str(dev))
+    probed = []
+    code = doctor_command.run(args, pin_factory=MockFactory(),
+                              i2c_probe=lambda dev, addr: probed.append(addr) or True,
+                              service_running=lambda: False)
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0, lines
+    assert probed == [0x3C]
+    assert [line.split()[0] for line in lines if "clock" not in line] == [OK] * 6
+
+
+def test_dice_with_the_real_opener(pty_sensor):
+    master, path = pty_sensor
+    # The sensor repeats HELLO; speak a little after the doctor has opened (and flushed) it.
+    speaker = threading.Timer(0.5, lambda: os.write(master, _checksummed("HELLO 1.0.0")))
+    speaker.start()
+    try:
+        result = doctor.check_dice(path, "on", hello_timeout=3)
+    finally:
+        speaker.cancel()
+    assert result.status == OK and "firmware 1.0.0" in result.message
+
+
+def test_dice_port_locked_by_the_table(pty_sensor):
+    _, path = pty_sensor
+    table = serial.Serial(path, 115200, exclusive=True)  # as bunco-pi-table opens it
+    try:
+        result = _one_line(doctor.check_dice(path, "on", hello_timeout=0.5))
+    finally:
+        table.close()
+    assert result.status == FAIL and "another program has it open" in result.message

@@ -1,0 +1,124 @@
+import logging
+import socket
+
+import pytest
+
+from bunco_pi.net import envelope
+from bunco_pi.net.link import Connected, Disconnected, Message, Published
+from bunco_pi.net.mqtt import MqttLink
+from tests.conftest import CutProxy, collect, pump
+
+
+def messages(events):
+    return [e for e in events if isinstance(e, Message)]
+
+
+def test_qos1_publish_is_acknowledged_and_delivered(make_link, topics):
+    head = make_link("head")
+    head.subscribe(topics.all_events())
+    assert head.wait_subscribed(5)
+    table = make_link("table-1")
+    receipt = table.publish(topics.events(1), envelope.event("table-1", 1, 1, {"k": 1}))
+    assert receipt.wait(3) and receipt.acknowledged()
+    acks = [e for e in collect(table.inbox, 0.2) if isinstance(e, Published)]
+    assert [(p.mid, p.ok) for p in acks] == [(receipt.mid, True)]
+    got = messages(collect(head.inbox, 0.3))
+    assert [(m.topic, envelope.decode(m.topic, m.payload).seq) for m in got] == \
+        [(topics.events(1), 1)]
+
+
+def test_socket_has_tcp_nodelay(make_link):
+    link = make_link("table-1")
+    sock = link._client.socket()
+    assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+def test_birth_then_will_when_the_wire_is_cut(make_link, topics, cut_proxy: CutProxy):
+    watcher = make_link("head")
+    watcher.subscribe(topics.all_status())
+    assert watcher.wait_subscribed(5)
+    make_link("table-2", port=cut_proxy.port, status_topic=topics.status("table-2"))
+    got = []
+    assert pump(watcher.inbox, got.append, lambda: messages(got), timeout=5)  # the birth
+    got = messages(got)
+    cut_proxy.cut()
+    got += messages(collect(watcher.inbox, 1.0))
+    states = [envelope.decode(m.topic, m.payload).payload["status"] for m in got]
+    assert states == ["online", "offline"]
+    assert all(m.topic == topics.status("table-2") for m in got)
+    late = make_link("table-1")
+    late.subscribe(topics.status("table-2"))
+    retained = messages(collect(late.inbox, 0.3))
+    assert [(envelope.decode(m.topic, m.payload).payload["status"], m.retain)
+            for m in retained] == [("offline", True)]
+
+
+def test_session_survives_a_cut_and_queued_messages_arrive(make_link, topics, cut_proxy):
+    table = make_link("table-3", port=cut_proxy.port)
+    table.subscribe(topics.control())
+    assert table.wait_subscribed(5)
+    head = make_link("head")
+    cut_proxy.cut()
+    sent = [head.publish(topics.control(), envelope.message("head", {"n": n})) for n in range(5)]
+    assert all(r.wait(3) for r in sent)
+    cut_proxy.restore()
+    events = []
+    pump(table.inbox, events.append, lambda: len(messages(events)) == 5, timeout=5)
+    kinds = [type(e) for e in events]
+    assert Disconnected in kinds
+    assert Connected(True) in events  # the broker kept the session
+    got = [envelope.decode(m.topic, m.payload).payload["n"] for m in messages(events)]
+    assert got == [0, 1, 2, 3, 4]
+
+
+def test_an_exception_in_the_owner_sink_does_not_kill_the_network_thread(
+        broker, make_link, topics, caplog):
+    seen = []
+
+    def fragile_sink(event):
+        if isinstance(event, Message):
+            seen.append(event)
+            if len(seen) == 1:
+                raise RuntimeError("boom")
+
+    link = MqttLink("table-4", broker.host, broker.port, username="table-4",
+                    password=broker.credentials.password("table-4"), sink=fragile_sink,
+                    client_id=f"fragile-{topics.night}")
+    link.subscribe(topics.control())
+    caplog.set_level(logging.ERROR)
+    link.start()
+    try:
+        assert link.wait_subscribed(5)
+        head = make_link("head")
+        for n in range(3):
+            head.publish(topics.control(), envelope.message("head", {"n": n})).wait(3)
+        collect(head.inbox, 0.3)
+        assert len(seen) == 3
+        assert link.connected
+        assert any("error in MQTT callback" in r.getMessage() for r in caplog.records)
+    finally:
+        link.stop()
+
+
+@pytest.mark.slow
+def test_reconnects_by_itself_after_a_broker_restart(make_private_link, private_broker, topics):
+    link = make_private_link("table-1")
+    collect(link.inbox, 0.2)
+    private_broker.restart()
+    events = []
+    assert pump(link.inbox, events.append,
+                lambda: any(isinstance(e, Connected) for e in events), timeout=5)
+    assert isinstance(events[0], Disconnected)
+    assert link.connected
+
+
+def test_wait_subscribed_means_the_next_message_is_received(make_link, topics):
+    head = make_link("head")
+    for n in range(1, 4):
+        table = make_link(f"table-{n}")
+        table.subscribe(topics.view(n))
+        assert table.wait_subscribed(5) and not table._subs_unacked
+        head.publish(topics.view(n), envelope.message("head", {"n": n}))  # not retained
+        got: list = []
+        assert pump(table.inbox, got.append, lambda g=got: messages(g), timeout=5)
+        assert envelope.decode(topics.view(n), messages(got)[0].payload).payload == {"n": n}

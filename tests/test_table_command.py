@@ -1,0 +1,184 @@
+"""``bunco-pi table``: its argument handling, its one-line errors, and a whole standalone
+run in a subprocess fed by a pty speaking the dice sensor protocol."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tty
+from pathlib import Path
+
+import pytest
+
+from bunco_pi.commands import table as table_command
+from bunco_pi.errors import UserError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bunco-pi")
+    table_command.register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["table", *argv])
+
+
+def run_error(*argv: str) -> str:
+    args = parse(*argv)
+    with pytest.raises(UserError) as err:
+        args.func(args)
+    message = str(err.value)
+    assert "\n" not in message
+    return message
+
+
+def test_flags():
+    args = parse("--standalone", "--emulate", "--rules", "core", "--dice-port", "loop://",
+                 "--record", "night.json")
+    assert (args.standalone, args.emulate, args.rules, args.dice_port, args.record) == (
+        True, True, "core", "loop://", Path("night.json"))
+    assert args.func is table_command.run
+
+
+def test_networked_mode_says_what_to_do_instead():
+    assert "--standalone" in run_error()
+
+
+def write_config(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "table.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_pin_used_twice(tmp_path):
+    config = write_config(tmp_path, "[buttons]\nundo = 5\n")
+    message = run_error("--standalone", "--config", config)
+    assert "GPIO5 is used by both 'point' and 'undo'" in message and config in message
+
+
+def test_unknown_display_type(tmp_path):
+    config = write_config(tmp_path, '[display]\ntype = "ssd1309"\n')
+    assert "unknown display type 'ssd1309'" in run_error("--standalone", "--config", config)
+
+
+def test_display_that_does_not_answer(tmp_path, mock_factory):
+    config = write_config(tmp_path, '[display]\ntype = "sh1106"\nport = 99\n')
+    message = run_error("--standalone", "--config", config, "--journal", str(tmp_path / "j"))
+    assert "i2c-99" in message
+
+
+def test_missing_serial_device(tmp_path, mock_factory):
+    config = write_config(tmp_path, '[display]\ntype = "none"\n')
+    message = run_error("--standalone", "--config", config, "--journal",
+                        str(tmp_path / "j.db"), "--dice-port", str(tmp_path / "ttyNOPE"))
+    assert "ttyNOPE" in message and "plug the sensor in" in message
+
+
+@pytest.mark.filterwarnings("ignore::gpiozero.PinFactoryFallback")
+def test_no_gpio_on_this_machine_points_to_emulate(tmp_path, monkeypatch):
+    from gpiozero import Device
+
+    monkeypatch.setattr(Device, "pin_factory", None)
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    config = write_config(tmp_path, '[display]\ntype = "none"\n')
+    try:
+        Device._default_pin_factory()
+    except Exception:  # noqa: BLE001 - no factory here: the case under test
+        pass
+    else:
+        pytest.skip("this machine has real GPIO")
+    message = run_error("--standalone", "--config", config, "--journal", str(tmp_path / "j"))
+    assert "--emulate" in message
+
+
+def classic_points(dice: list[int], target: int) -> int:
+    """Classic scoring, written out here on its own so the test does not trust the engine."""
+    if dice.count(target) == 3:
+        return 21
+    if dice[0] == dice[1] == dice[2]:
+        return 5
+    return dice.count(target)
+
+
+def checksum_line(body: str) -> bytes:
+    value = 0
+    for byte in body.encode("ascii"):
+        value ^= byte
+    return f"{body}*{value:02X}\r\n".encode("ascii")
+
+
+@pytest.mark.slow
+def test_standalone_run_fed_by_a_pty_writes_a_record_scored_right(tmp_path):
+    import random
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    config = write_config(tmp_path, '[display]\ntype = "none"\n'
+                          '[table]\nplayers = ["Ann", "Bea", "Cat", "Dot"]\n')
+    record_path = tmp_path / "night.json"
+    env = {**os.environ, "GPIOZERO_PIN_FACTORY": "mock", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bunco_pi.cli", "table", "--standalone", "--config", config,
+         "--dice-port", os.ttyname(slave), "--record", str(record_path),
+         "--journal", str(tmp_path / "journal.db")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "running standalone" in proc.stderr.readline()
+        rng = random.Random(11)
+        sent = [[rng.randint(1, 6) for _ in range(3)] for _ in range(1500)]
+        os.write(master, checksum_line("HELLO test-1.0"))
+        for seq, dice in enumerate(sent):
+            os.write(master, checksum_line(f"ROLL {seq} {dice[0]} {dice[1]} {dice[2]}"))
+            if seq % 7 == 0:
+                os.write(master, b"ROLL 5 1 1 1*00\r\n")  # bad checksum: never scored
+        deadline = time.monotonic() + 30
+        rounds = 0
+        while rounds < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            if record_path.exists():
+                rounds = len(json.loads(record_path.read_text())["rounds"])
+        assert rounds >= 4
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+        os.close(slave)
+
+    record = json.loads(record_path.read_text())
+    assert record["format"] == "bunco-pi night record" and record["source"] == "table"
+    # Every roll reached the record once and in order: a prefix of what the pty carried.
+    logged = [event[2] for event in record["log"] if event[0] == "roll"]
+    assert logged == sent[: len(logged)] and len(logged) > 20
+    checked = 0
+    for played in record["rounds"]:
+        (table,) = played["tables"]  # only this table
+        team = [0, 0]
+        for roll in table["rolls"]:
+            assert roll["points"] == classic_points(roll["dice"], played["target"])
+            assert roll.get("bunco", False) == (roll["dice"].count(played["target"]) == 3)
+            if not roll["rolloff"]:
+                team[table["seats"].index(roll["player"]) % 2] += roll["points"]
+            checked += 1
+        assert table["score"] == team
+        assert max(team) >= 21 or any(r.get("bunco") for r in table["rolls"])
+    assert checked > 20
+
+
+def test_new_night_sets_the_old_journal_aside(tmp_path):
+    journal = tmp_path / "j.db"
+    journal.write_text("last night")
+    (tmp_path / "j.db-wal").write_text("wal")
+    args = parse("--standalone", "--journal", str(journal), "--new-night")
+    assert table_command._journal_path(args) == str(journal)
+    assert not journal.exists()
+    assert (tmp_path / "j.db.1.old").read_text() == "last night"
+    assert (tmp_path / "j.db.1.old-wal").read_text() == "wal"
+    journal.write_text("second")
+    table_command._journal_path(args)
+    assert (tmp_path / "j.db.2.old").read_text() == "second"
