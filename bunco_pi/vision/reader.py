@@ -159,6 +159,8 @@ def _read_dice(
             break
         faces = [_read_unsquashed(part, min_confidence, far) for part in _clusters(group, parts)]
         readable = [face for face in faces if not face.problem]
+        if _overlapping(readable):
+            continue  # two dice cannot be in one place: the clusters are bits of one face
         if len(readable) == len(faces):
             return _without_side_faces(faces, far)
         # An unreadable cluster is allowed only as the side of a readable one.
@@ -169,6 +171,15 @@ def _read_dice(
         ):
             return _without_side_faces(readable, far)
     return [whole]
+
+
+def _overlapping(faces: list[_Face]) -> bool:
+    for i, a in enumerate(faces):
+        for b in faces[i + 1 :]:
+            distance = math.hypot(a.center[0] - b.center[0], a.center[1] - b.center[1])
+            if distance < 0.75 * (a.radius + b.radius):
+                return True
+    return False
 
 
 def _clusters(group: list[Pip], count: int) -> list[list[Pip]]:
