@@ -125,3 +125,11 @@ def test_a_real_roll_of_three_is_scored(photos):
 
 def test_a_blank_frame_has_no_dice():
     assert read_pips(np.full((480, 640, 3), 90, np.uint8)).dice == ()
+
+
+def test_touching_dice_are_read_as_two():
+    # Side by side with no gap: their pips join one group, which is split into two faces.
+    image = draw_tray([(4, 200, 200, 0), (5, 256, 200, 0), (2, 420, 360, 0)])
+    reading = read_pips(image)
+    assert sorted(reading.faces) == [2, 4, 5]
+    assert reading.confidence >= 0.5
