@@ -92,6 +92,15 @@ def test_a_callback_gets_results_and_rearm_reads_the_same_tray_again(tmp_path):
     assert [r for r in results if r] == [SettledRoll((6, 2, 4), 1.0, seq=1)]
 
 
+def test_roll_numbers_continue_from_first_seq_and_wrap(tmp_path):
+    frames = (still(ROLL_A, 7) + tumbling(4, 5) + still(ROLL_B, 8, 10)
+              + tumbling(4, 6) + still(ROLL_A, 8, 30))
+    source = CameraDiceSource(OpenCVSource(write_sequence(tmp_path, frames)), lambda r: None,
+                              first_seq=65535)
+    rolls = [r for r in map(source.process, frames) if r]
+    assert [(r.seq, r.faces) for r in rolls] == [(65535, (6, 2, 4)), (0, (3, 5, 1))]
+
+
 def test_a_folder_of_photos_holds_each_photo_for_some_frames(tmp_path):
     cv2.imwrite(str(tmp_path / "b.png"), draw_tray(ROLL_B))
     cv2.imwrite(str(tmp_path / "a.png"), draw_tray(ROLL_A))

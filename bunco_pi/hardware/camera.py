@@ -127,6 +127,11 @@ class CameraDiceSource:
     is called on the camera's thread, so a callable must only hand the result on (e.g.
     ``loop.call_soon_threadsafe``). ``on_rolling``, if given, is called the same way when the
     dice start to tumble. An empty tray (dice picked up) is not a result.
+
+    Rolls are numbered from ``first_seq`` (0..65535, wrapping) like the serial sensor's ROLL
+    seq; a table that journals seqs passes one past the last it stored. Dice lying in the
+    tray when the source starts are not read (see ``SettleDetector``): after a restart the
+    last roll is not scored twice.
     """
 
     def __init__(
@@ -136,6 +141,7 @@ class CameraDiceSource:
         calibration: TrayCalibration | None = None,
         read: Callable[[np.ndarray], FrameReading] | None = None,
         on_rolling: Callable[[], None] | None = None,
+        first_seq: int = 0,
     ) -> None:
         self.calibration = calibration or TrayCalibration()
         settings = self.calibration.reader_settings()
@@ -147,7 +153,7 @@ class CameraDiceSource:
         self._stop = threading.Event()
         self._rearm = threading.Event()
         self._thread: threading.Thread | None = None
-        self._seq = 0
+        self._seq = first_seq % 65536
 
     def process(self, frame: np.ndarray) -> CameraResult | None:
         """Feed one frame (the thread does this); the result it yields, if any."""
