@@ -35,6 +35,10 @@ def register(subparsers: Any) -> None:
                         help="house rules: a preset name or a TOML file (default: classic)")
     parser.add_argument("--dice-port", metavar="URL",
                         help="dice sensor serial port or pyserial URL (overrides the config)")
+    parser.add_argument("--camera", metavar="SOURCE",
+                        help="read the dice with a camera: picamera, opencv:INDEX or folder:DIR")
+    parser.add_argument("--camera-calibration", type=Path, metavar="FILE",
+                        help="the tray's settings from `bunco-pi camera calibrate`")
     parser.add_argument("--record", type=Path, metavar="FILE",
                         help="keep FILE updated with the night record after every round")
     parser.add_argument("--journal", type=Path, metavar="FILE",
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     link = StandaloneLink(rules, config.players, seed=random.SystemRandom().randrange(2**31))
     write = record_writer(args.record, link) if args.record else None
     box = TableBox(config, rules, link, journal, device=device, pin_factory=pin_factory,
-                   dice_port=args.dice_port, on_round_over=write)
+                   dice_port=args.dice_port, on_round_over=write,
+                   camera=args.camera, camera_calibration=args.camera_calibration)
     stop = threading.Event()
     _on_signals(stop)
     box.start()

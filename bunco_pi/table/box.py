@@ -1,4 +1,4 @@
-"""A whole table box assembled from config: buttons, OLED, dice sensor, journal and node.
+"""A whole table box assembled from config: buttons, OLED, dice sensor or camera, journal, node.
 
 The node owns the game; this module only wires the parts to it and takes them down again.
 Each part is optional and fails with one line naming the problem and the fix.
@@ -31,6 +31,9 @@ class TableBox:
         device: Any | None = None,
         pin_factory: Any | None = None,
         dice_port: str | None = None,
+        camera: str | None = None,
+        camera_calibration: Path | None = None,
+        camera_frames: Any | None = None,
         on_round_over: Callable[[TableNode], None] | None = None,
         log: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -52,6 +55,10 @@ class TableBox:
                               on_round_over=on_round_over, log=self.log)
         self.panel: ButtonPanel | None = None
         self.dice: Any | None = None
+        self.camera: Any | None = None
+        self._camera = camera
+        self._camera_calibration = camera_calibration
+        self._camera_frames = camera_frames  # a frame source instead of opening ``camera``
         self._pin_factory = pin_factory
         self._dice_port = config.dice_port if dice_port is None else dice_port
         self._clock = clock
@@ -68,6 +75,14 @@ class TableBox:
                 self.dice = DiceFeed(self._dice_port, self.node.post,
                                      last_seq=self.journal.last_roll_seq())
                 self.dice.start()
+            if self._camera or self._camera_frames is not None:
+                from bunco_pi.table.camera_feed import CameraFeed
+
+                self.camera = CameraFeed(self._camera or "frames", self.node.post,
+                                         self._camera_calibration,
+                                         last_seq=self.journal.last_roll_seq(),
+                                         frames=self._camera_frames)
+                self.camera.start()
         except BaseException:
             self.stop()
             raise
@@ -79,6 +94,9 @@ class TableBox:
         if self.dice is not None:
             self.dice.stop()
             print(f"bunco-pi table: {self.dice.summary()}", file=self.log, flush=True)
+        if self.camera is not None:
+            self.camera.stop()
+            print(f"bunco-pi table: {self.camera.summary()}", file=self.log, flush=True)
         if self.panel is not None:
             self.panel.close()
         self.node.stop()

@@ -27,7 +27,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class DiceRoll:
-    """A settled roll from the dice sensor (its seq makes a repeated line harmless)."""
+    """A settled roll from the dice sensor or camera (its seq makes a repeated line harmless)."""
 
     seq: int
     dice: tuple[int, int, int]
@@ -35,10 +35,15 @@ class DiceRoll:
 
 @dataclass(frozen=True)
 class DiceStatus:
-    """The sensor's link came up, went down, or said something worth showing."""
+    """The sensor's (or camera's) link came up, went down, or said something worth showing.
+
+    ``device`` and ``alert`` are the full-screen warning shown once when it goes down.
+    """
 
     up: bool
     detail: str = ""
+    device: str = "dice sensor"
+    alert: tuple[str, ...] = ("unplugged or silent:", "keep using buttons")
 
 
 # From the link: the head (or the table's own standalone logic).

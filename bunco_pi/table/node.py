@@ -205,8 +205,7 @@ class TableNode:
         if not event.up and not self.dice_warning:
             # Full screen once, so nobody misses it; the first press goes back to the game,
             # where the bottom line keeps saying it.
-            self.alert = screens.ErrorView("dice sensor", ("unplugged or silent:",
-                                                           "keep using buttons"))
+            self.alert = screens.ErrorView(event.device, event.alert)
         self.dice_warning = "" if event.up else (event.detail or "dice off: use buttons")
         if event.up:
             self.alert = None

@@ -1,0 +1,147 @@
+"""The dice camera, seen from the table: camera results in, the dice sensor's node events out.
+
+A settled roll becomes the same ``DiceRoll`` a serial sensor's ROLL becomes, so the node
+scores it the same way; a "not sure" becomes a ``DiceStatus`` line on the OLED and scores
+nothing (re-roll, or use the buttons). A camera that fails or stops giving frames mid-game
+is a ``DiceStatus`` down: the OLED says so once, full screen, and the buttons keep counting.
+
+The camera runs on its own thread (``CameraDiceSource.run``); this feed only translates and
+posts, so the node's thread stays the only one with state.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from bunco_pi.errors import UserError
+from bunco_pi.table.events import DiceRoll, DiceStatus
+
+Post = Callable[[object], None]
+
+CAMERA = "dice camera"
+FAILED = "camera failed"  # the reason CameraDiceSource gives when its frame source raised
+SPECS = "picamera, opencv:INDEX (or opencv:VIDEO) or folder:DIR"
+MAX_LINE = 21  # characters across the OLED's bottom line
+
+
+def down(detail: str) -> DiceStatus:
+    return DiceStatus(False, detail, device=CAMERA, alert=(detail, "keep using buttons"))
+
+
+def translate(result: object) -> object | None:
+    """The node event for a camera result (``SettledRoll`` or ``Unsure``), or None."""
+    from bunco_pi.vision.verdict import SettledRoll, Unsure
+
+    if isinstance(result, SettledRoll):
+        if len(result.faces) != 3:
+            return DiceStatus(True, _line(f"saw {len(result.faces)} dice, not 3"))
+        return DiceRoll(result.seq, (result.faces[0], result.faces[1], result.faces[2]))
+    if isinstance(result, Unsure):
+        if result.reason == FAILED:
+            return down("camera failed")
+        return DiceStatus(True, _line(result.reason))
+    return None
+
+
+def _line(reason: str) -> str:
+    """The reason as one OLED line that says nothing was scored."""
+    if reason.startswith("unsure"):
+        return reason[:MAX_LINE]
+    text = f"unsure: {reason}"
+    return text if len(text) <= MAX_LINE else f"? {reason}"[:MAX_LINE]
+
+
+def open_frames(spec: str, calibration: object):
+    """The frame source named by ``spec`` (see ``SPECS``); a bad one is a one-line error."""
+    from bunco_pi.hardware.camera import ImageFolderSource, OpenCVSource, PicameraSource
+
+    kind, _, where = spec.partition(":")
+    if kind == "picamera" and not where:
+        return PicameraSource(controls=getattr(calibration, "exposure", None) or None)
+    if kind == "opencv" and where:
+        return OpenCVSource(int(where) if where.isdigit() else where)
+    if kind == "folder" and where:
+        # Each photo held long enough to settle, as a still tray would be.
+        hold = getattr(calibration, "settle_frames", 5) + 2
+        return ImageFolderSource(Path(where), hold=hold)
+    raise UserError(f"--camera {spec!r}: expected {SPECS}")
+
+
+class CameraFeed:
+    """A dice camera posting node events; ``frames`` replaces ``spec`` (tests, other sources)."""
+
+    def __init__(
+        self,
+        spec: str,
+        post: Post,
+        calibration_path: Path | None = None,
+        last_seq: int | None = None,
+        frames: object | None = None,
+    ) -> None:
+        from bunco_pi.vision.calibration import TrayCalibration, load_calibration
+
+        self.spec = spec
+        self.calibration = (load_calibration(calibration_path) if calibration_path is not None
+                            else TrayCalibration())
+        self._post = post
+        self._frames = frames
+        self._first_seq = 0 if last_seq is None else last_seq + 1
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.source: object | None = None
+        self.rolls = 0
+        self.unsure = 0
+        self.failed = False
+
+    def start(self) -> None:
+        """Open the camera now (a missing one is a one-line UserError), then watch on."""
+        from bunco_pi.hardware.camera import CameraDiceSource
+
+        frames = self._frames if self._frames is not None else open_frames(self.spec,
+                                                                           self.calibration)
+        self.source = CameraDiceSource(frames, self._sink, self.calibration,
+                                       on_rolling=lambda: self._post(DiceStatus(True,
+                                                                                "rolling...")),
+                                       first_seq=self._first_seq)
+        self._thread = threading.Thread(target=self._run, name="dice-camera", daemon=True)
+        self._thread.start()
+
+    def _sink(self, result: object) -> None:
+        event = translate(result)
+        if isinstance(event, DiceRoll):
+            self.rolls += 1
+        elif isinstance(event, DiceStatus):
+            if event.up:
+                self.unsure += 1
+            else:
+                self.failed = True
+        if event is not None:
+            self._post(event)
+
+    def _run(self) -> None:
+        assert self.source is not None
+        self.source.run()
+        if not self._stopping.is_set() and not self.failed:
+            # No more frames, not asked to stop: unplugged, or a video or folder ran out.
+            self.failed = True
+            self._post(down("camera stopped"))
+
+    def rearm(self) -> None:
+        """Read the still tray again (after a button says the last reading was wrong)."""
+        if self.source is not None:
+            self.source.rearm()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopping.set()
+        if self.source is not None:
+            self.source.stop(timeout=0)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def summary(self) -> str:
+        """One line of counters, for the log when the table stops."""
+        state = "; it failed or stopped mid-game" if self.failed else ""
+        return (f"dice camera {self.spec}: {self.rolls} rolls, {self.unsure} not-sure "
+                f"readings{state}")

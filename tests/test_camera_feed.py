@@ -1,0 +1,206 @@
+"""The dice camera into a table node: drawn frames and real photos, scored as the sensor's."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import threading
+import time
+
+import cv2
+import pytest
+from drawn_dice import draw_tray
+from luma.core.device import dummy
+
+from bunco_pi.errors import UserError
+from bunco_pi.hardware.pinmap import default_button_pins
+from bunco_pi.rules.house import preset
+from bunco_pi.rules.table_round import Roll as EngineRoll
+from bunco_pi.rules.table_round import TableRound, TableSetup
+from bunco_pi.table.box import TableBox
+from bunco_pi.table.camera_feed import open_frames, translate
+from bunco_pi.table.config import TableConfig
+from bunco_pi.table.events import DiceRoll, DiceStatus
+from bunco_pi.table.link import StandaloneLink
+from bunco_pi.vision.calibration import TrayCalibration
+from bunco_pi.vision.dataset import read_labels
+from bunco_pi.vision.verdict import SettledRoll, Unsure
+
+PLAYERS = ("Ann", "Bea", "Cat", "Dot")
+HOLD = TrayCalibration().settle_frames + 2  # frames per still tray: enough to settle
+
+
+def test_translate_rolls_doubts_and_failures():
+    assert translate(SettledRoll((1, 2, 3), 0.9, seq=7)) == DiceRoll(7, (1, 2, 3))
+    shown = translate(Unsure("saw 2 dice, not 3"))
+    assert shown == DiceStatus(True, "? saw 2 dice, not 3")
+    assert translate(Unsure("unsure: tilted")) == DiceStatus(True, "unsure: tilted")
+    assert translate(Unsure("too many pips")).detail == "unsure: too many pips"
+    for reason in ("saw 12 dice, not 3", "unsure: a very long reason indeed"):
+        assert len(translate(Unsure(reason)).detail) <= 21  # one OLED line
+    failed = translate(Unsure("camera failed"))
+    assert not failed.up and failed.device == "dice camera" and "failed" in failed.detail
+    assert translate(SettledRoll((1, 2), 0.9)).up  # a two-dice roll is never scored
+    assert translate("something else") is None
+
+
+def test_camera_specs_are_checked(tmp_path):
+    for bad in ("webcam", "opencv:", "folder:", "picamera:0"):
+        with pytest.raises(UserError, match="expected picamera") as err:
+            open_frames(bad, TrayCalibration())
+        assert "\n" not in str(err.value)
+    with pytest.raises(UserError, match="not a folder"):
+        open_frames(f"folder:{tmp_path / 'none'}", TrayCalibration())
+    with pytest.raises(UserError, match="cannot open"):
+        open_frames(f"opencv:{tmp_path / 'none.avi'}", TrayCalibration())
+
+
+class Frames:
+    """Frames as a camera gives them: each held still ``HOLD`` times; then ``end`` (None, or
+    an exception to raise). ``gates[i]`` is waited on before frame i is first given."""
+
+    def __init__(self, frames, end=None, gates=None) -> None:
+        self.frames, self.end, self.gates = frames, end, gates or {}
+        self.index = 0
+        self.closed = False
+
+    def read(self):
+        position = self.index // HOLD
+        if position >= len(self.frames):
+            if self.end is not None:
+                raise self.end
+            return None
+        if self.index % HOLD == 0 and position in self.gates:
+            assert self.gates[position].wait(10)
+        self.index += 1
+        return self.frames[position]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def tray(*faces: int):
+    spots = [(160, 200), (320, 240), (480, 280)]  # read top first
+    dice = [(f, x, y, 10.0 * i) for i, (f, (x, y)) in enumerate(zip(faces, spots, strict=False))]
+    return draw_tray(dice, noise=2.0)
+
+
+def wait_for(box, condition, seconds: float = 15.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert box.node.sync()
+        if condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out")
+
+
+def make_box(tmp_path, **kwargs) -> TableBox:
+    rules = preset("classic")
+    return TableBox(TableConfig(players=PLAYERS), rules, StandaloneLink(rules, PLAYERS),
+                    tmp_path / "j.db", device=dummy(width=128, height=64, mode="1"),
+                    log=io.StringIO(), **kwargs)
+
+
+def engine_scores(rolls):
+    state = TableRound.begin(TableSetup(1, PLAYERS, 1, preset("classic"), can_end_round=True))
+    for dice in rolls:
+        state = state.apply(EngineRoll(tuple(dice)))
+    return state
+
+
+def test_drawn_rolls_score_as_sensor_rolls_and_a_stopped_camera_leaves_the_buttons(
+    mock_factory, tmp_path
+):
+    gate = threading.Event()
+    # An empty tray first (the start-up picture, never scored), then three throws.
+    frames = Frames([tray(), tray(1, 1, 2), tray(3, 5), tray(2, 3, 4)], gates={3: gate})
+    box = make_box(tmp_path, camera_frames=frames)
+    box.start()
+    try:
+        wait_for(box, lambda: box.node.flash.startswith("?"))
+        # Two dice seen: the reason is on the OLED's bottom line and nothing was scored.
+        assert box.node.view().flash == "? saw 2 dice, not 3"
+        assert [e["roll"] for e in box.node.book.log if "roll" in e] == [[1, 1, 2]]
+        gate.set()
+        wait_for(box, lambda: box.node.dice_warning != "")
+        log = [e for e in box.node.book.log if "roll" in e]
+        assert log == [{"roll": [1, 1, 2], "seq": 0}, {"roll": [2, 3, 4], "seq": 1}]
+        state = box.node.book.state
+        assert state.team_scores == engine_scores([(1, 1, 2), (2, 3, 4)]).team_scores == (2, 0)
+        assert state.roller == "Bea"
+        # The frames ran out mid-game: said once, full screen; the buttons go on counting.
+        assert box.node.view().title == "dice camera"
+        assert box.node.dice_warning == "camera stopped"
+        mock_factory.pin(default_button_pins()["point"]).drive_low()
+        assert box.node.sync()
+        assert box.node.book.state.team_scores == (2, 1)
+        assert "camera stopped" in box.node.view().warning
+        assert frames.closed
+    finally:
+        box.stop()
+    assert "dice camera frames: 2 rolls, 1 not-sure readings; it failed" in box.log.getvalue()
+
+
+def test_camera_that_fails_mid_game_says_so(mock_factory, tmp_path):
+    frames = Frames([tray(), tray(1, 2, 2)], end=OSError("USB camera gone"))
+    box = make_box(tmp_path, camera_frames=frames)
+    box.start()
+    try:
+        wait_for(box, lambda: box.node.dice_warning != "")
+        assert box.node.dice_warning == "camera failed"
+        assert box.node.view().title == "dice camera"
+        assert box.node.book.state.team_scores == (1, 0)
+        mock_factory.pin(default_button_pins()["three"]).drive_low()
+        assert box.node.sync()
+        assert box.node.book.state.team_scores == (6, 0)
+    finally:
+        box.stop()
+
+
+def test_camera_rolls_go_on_from_the_journal_after_a_restart(mock_factory, tmp_path):
+    box = make_box(tmp_path, camera_frames=Frames([tray(), tray(1, 1, 2)]))
+    box.start()
+    try:
+        wait_for(box, lambda: box.node.dice_warning != "")
+    finally:
+        box.stop()
+    box = make_box(tmp_path, camera_frames=Frames([tray(1, 1, 2), tray(1, 5, 6)]))
+    box.start()
+    try:
+        # The dice still lying there are not scored again; the next throw gets the next seq.
+        wait_for(box, lambda: box.node.dice_warning != "")
+        assert [e for e in box.node.book.log if "roll" in e] == [
+            {"roll": [1, 1, 2], "seq": 0}, {"roll": [1, 5, 6], "seq": 1}]
+    finally:
+        box.stop()
+
+
+TRAIN_PHOTOS = ("two_21", "four_23", "five_21", "three_21")  # 3 dice each, training split
+
+
+def test_folder_of_real_photos_through_the_node(mock_factory, tmp_path, photos):
+    folder = tmp_path / "throws"
+    folder.mkdir()
+    # The first photo is the tray as the table starts: lying there already, never scored.
+    names = ("six_23", *TRAIN_PHOTOS)
+    for i, name in enumerate(names):
+        shutil.copy(photos / "images" / f"{name}.jpg", folder / f"{i:02d}_{name}.jpg")
+    expected = []
+    for name in TRAIN_PHOTOS:
+        image = cv2.imread(str(photos / "images" / f"{name}.jpg"))
+        truth = read_labels(photos / "labels" / f"{name}.txt", image.shape[1], image.shape[0])
+        expected.append(sorted(d.face for d in truth))
+    box = make_box(tmp_path, camera=f"folder:{folder}")
+    box.start()
+    try:
+        wait_for(box, lambda: box.node.dice_warning != "", seconds=30)
+        log = [e for e in box.node.book.log if "roll" in e]
+        assert [sorted(e["roll"]) for e in log] == expected
+        assert [e["seq"] for e in log] == list(range(len(expected)))
+        state = engine_scores(expected)
+        assert not state.done
+        assert box.node.book.state.team_scores == state.team_scores
+        assert box.node.book.state.roller == state.roller
+    finally:
+        box.stop()
