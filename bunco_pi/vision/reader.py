@@ -61,6 +61,7 @@ def read_pips(frame: np.ndarray, settings: ReaderSettings | None = None) -> Fram
     far = far_direction(pips)
     dice = [d for group in groups for d in _read_dice(group, settings.min_confidence, far)]
     dice = _drop_side_faces(dice)
+    dice = [_doubt_faint_pips(gray, d, settings.min_confidence) for d in dice]
     return FrameReading(
         tuple(
             DieReading(
@@ -84,6 +85,12 @@ class _Face:
     problem: str
     round_pips: int  # how many of its pips look like a top face's (not squashed)
     pips: int  # how many pips its group had
+    # Where a pip would be if this were the next face up (a two's centre, a four's centre and
+    # edge middles), with the face's pip size, contrast and brightness to compare them with.
+    empty: tuple[tuple[float, float], ...] = ()
+    pip_diameter: float = 0.0
+    pip_contrast: float = 0.0
+    face_level: float = 0.0
 
 
 def _read_dice(
@@ -168,15 +175,26 @@ def _read_unsquashed(
 ) -> _Face:
     """Read a group as if seen from straight above, then map the result back to the frame."""
     unsquash = unsquash_for(group, far)
+    plain = _read_group(group, min_confidence)
     if unsquash is None:
-        return _read_group(group, min_confidence)
+        return plain
     face = _read_group([unsquash.pip(p) for p in group], min_confidence)
     center = unsquash.inverse(*face.center)
     # Whether a die shows any flat-looking pips is a fact of the frame, not of the unsquashing.
     round_count = sum(p.roundness >= 0.6 for p in group)
-    return replace(
-        face, center=center, radius=face.radius * (1 + unsquash.factor) / 2, round_pips=round_count
+    tilted = replace(
+        face,
+        center=center,
+        radius=face.radius * (1 + unsquash.factor) / 2,
+        round_pips=round_count,
+        empty=tuple(unsquash.inverse(x, y) for x, y in face.empty),
+        pip_diameter=face.pip_diameter * unsquash.factor,
     )
+    # Pips drawn out the same way may be a blurred (moving) picture, not a tilted one: blur
+    # stretches the pips but leaves their layout as it is. Keep the view that reads better.
+    if (not plain.problem, plain.confidence) > (not tilted.problem, tilted.confidence):
+        return replace(plain, round_pips=round_count)
+    return tilted
 
 
 def _top_likeness(pip: Pip) -> float:
@@ -262,7 +280,58 @@ def _face(
     diameter = float(np.median([p.diameter for p in top]))
     radius = 2.6 * diameter if len(top) == 1 else 1.9 * fit.scale + 0.5 * diameter
     count = len(top) if face == -1 else face
-    return _Face(count, confidence, fit.center, radius, problem, round_count, group_size)
+    empty = tuple(_layout_point(fit, u, v) for u, v in _EMPTY.get(count or 0, ()))
+    return _Face(
+        count, confidence, fit.center, radius, problem, round_count, group_size, empty,
+        diameter, float(np.median([p.contrast for p in top])),
+        float(np.median([p.face_level for p in top])),
+    )
+
+
+# Empty places that one missed pip would turn into another face: a two's centre (three),
+# a four's centre (five) and the middles of its sides (six). Layout units, as in faces.py.
+_EMPTY = {
+    2: ((0.0, 0.0),),
+    4: ((0.0, 0.0), (1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)),
+}
+
+
+def _layout_point(fit: LayoutFit, u: float, v: float) -> tuple[float, float]:
+    """A place given in the face's layout units, in pixels (the inverse of ``to_layout``)."""
+    c, s = math.cos(fit.angle), math.sin(fit.angle)
+    return (
+        fit.center[0] + fit.scale * (c * u - s * v),
+        fit.center[1] + fit.scale * (s * u + c * v),
+    )
+
+
+FAINT = 0.4  # an empty place darker than this much of the pips' own contrast may be a pip
+
+
+def _doubt_faint_pips(gray: np.ndarray, face: _Face, min_confidence: float) -> _Face:
+    """A face read sure is doubted if one of its empty places is nearly as dark as a pip.
+
+    A blurred or shadowed pip that the pip finder missed turns a three into a two, a five or
+    a six into a four: a wrong face the layout alone cannot catch. "Not sure" is safe; a
+    wrongly scored roll is not.
+    """
+    if face.problem or face.confidence < min_confidence or not face.empty:
+        return face
+    radius = max(1.0, 0.3 * face.pip_diameter)
+    height, width = gray.shape
+    for x, y in face.empty:
+        x0, x1 = int(math.floor(x - radius)), int(math.ceil(x + radius)) + 1
+        y0, y1 = int(math.floor(y - radius)), int(math.ceil(y + radius)) + 1
+        if x0 < 0 or y0 < 0 or x1 > width or y1 > height:
+            continue
+        yy, xx = np.mgrid[y0:y1, x0:x1]
+        disc = np.hypot(xx - x, yy - y) <= radius
+        level = float(gray[y0:y1, x0:x1][disc].mean())
+        contrast = (face.face_level - level) / max(face.face_level, 1.0)
+        if contrast > FAINT * face.pip_contrast:
+            confidence = min(face.confidence, 0.99 * min_confidence)
+            return replace(face, confidence=confidence, problem="faint pip")
+    return face
 
 
 def _ramp(value: float, bad: float, good: float) -> float:
@@ -283,18 +352,42 @@ def _confidence(top: list[Pip], fit: LayoutFit) -> float:
         _ramp(-fit.residual, -0.45, -0.2),
         _ramp(min(areas) / max(areas), 0.6, 0.75),
         _ramp(min(shapes) / max(shapes), 0.7, 0.85),
-        _ramp(min(p.contrast for p in top), 0.15, 0.35),
+        _ramp(min(p.contrast for p in top), 0.1, 0.22),
         _ramp(min(shapes), 0.35, 0.55),
     ]
     if len(top) == 1:
         # A lone pip has no layout to check: it must at least be a crisp one.
         terms.append(_ramp(top[0].contrast, 0.3, 0.45))
     if len(top) >= 2:
+        # Blur or dim light lowers every pip's contrast alike; dirt or a shadow is one odd spot.
+        contrasts = [p.contrast for p in top]
+        terms.append(_ramp(min(contrasts) / max(contrasts), 0.5, 0.7))
         # Corner pips sit 1.3..2.3 pip widths from the face centre on common dice (about 1.1
         # on the photos' dice): allow 0.85..2.4.
         ratio = fit.scale / float(np.median([p.diameter for p in top]))
         terms.append(min(_ramp(ratio, 0.7, 0.85), _ramp(-ratio, -2.8, -2.4)))
+    terms.append(_middle_pips_alike(top, fit))
     return float(np.prod(terms))
+
+
+def _middle_pips_alike(top: list[Pip], fit: LayoutFit) -> float:
+    """1 if the pips that tell faces apart look like the corner pips, down to 0 if not.
+
+    The centre pip of a three or five and the middle pair of a six are all that separate
+    them from a two or a four: a smaller or fainter spot there (a speck, a glint's edge, a
+    scratch) must make the face doubtful, not a different count. Corner pips are the yardstick.
+    """
+    if len(top) not in (3, 5, 6):
+        return 1.0
+    middle, corner = [], []
+    for pip in top:
+        u, v = fit.to_layout(pip.x, pip.y)
+        (middle if min(abs(u), abs(v)) < 0.5 else corner).append(pip)
+    if not middle or not corner:
+        return 0.0  # no corners or no middle: not this count's layout
+    area = min(p.area for p in middle) / float(np.median([p.area for p in corner]))
+    contrast = min(p.contrast for p in middle) / float(np.median([p.contrast for p in corner]))
+    return min(_ramp(area, 0.6, 0.72), _ramp(contrast, 0.7, 0.85))
 
 
 def _drop_side_faces(faces: list[_Face]) -> list[_Face]:
