@@ -176,3 +176,26 @@ def test_dice_blurred_by_motion_are_not_taken_for_tilted_ones():
     blurred = cv2.filter2D(image, -1, np.full((1, 15), 1 / 15, np.float32))
     reading = read_pips(blurred)
     assert reading.faces == faces and reading.confidence >= 0.5
+
+
+def test_a_one_with_smears_beside_its_pip_is_doubted():
+    # A three whose corner pips ran into smears leaves its centre pip standing alone, round.
+    image = _two_four_and(1)
+    assert read_pips(image).faces == (2, 4, 1) and read_pips(image).confidence >= 0.5
+    for dx, dy in [(-15, -15), (15, 15)]:
+        cv2.ellipse(image, (300 + dx, 360 + dy), (9, 2), 45, 0, 360, (25, 25, 30), -1)
+    reading = read_pips(image)
+    assert reading.dice[2].confidence < 0.5 and reading.dice[2].problem == "faint pip"
+
+
+def test_pips_that_read_as_two_counts_make_the_die_doubtful():
+    from bunco_pi.vision.pips import Pip
+    from bunco_pi.vision.reader import _read_group
+
+    # A one's round pip, and a smaller squashed pip a die's width away: alone a fine one
+    # (the other pip a side face's), together a fine two. Which is it? Not sure.
+    top = Pip(100, 100, 80.0, 1.0, 200.0, 0.8, 0.0)
+    side = Pip(120, 120, 64.0, 0.78, 200.0, 0.8, 0.3)
+    face = _read_group([top, side], 0.5)
+    assert face.confidence < 0.5 and face.problem == "side or top?"
+    assert _read_group([top], 0.5).confidence >= 0.5

@@ -206,12 +206,15 @@ def _top_likeness(pip: Pip) -> float:
 def _read_group(group: list[Pip], min_confidence: float) -> _Face:
     """One group of pips -> the top face's count, dropping pips of side faces seen beside it.
 
-    Tries the most top-like k pips for k = all..1 and takes the first set whose layout fits,
-    but only drops pips that lie outside that face: a pip inside a face is never ignored.
+    Tries the most top-like k pips for k = all..1 and takes the set whose layout fits, but
+    only drops pips that lie outside that face: a pip inside a face is never ignored. If two
+    counts both fit that way (a one beside a side face's pip also makes a fine two), the die
+    is doubtful: which pips are the top face's is then a guess.
     """
     ranked = sorted(group, key=_top_likeness, reverse=True)
     round_count = sum(p.roundness >= 0.6 for p in group)
     first: tuple[list[Pip], LayoutFit, float] | None = None
+    found: _Face | None = None
     for k in range(min(len(ranked), 6), 0, -1):
         top, rest = ranked[:k], ranked[k:]
         fit = layout_fit(np.array([[p.x, p.y] for p in top]))
@@ -223,7 +226,12 @@ def _read_group(group: list[Pip], min_confidence: float) -> _Face:
             and all(_outside_face(p, top, fit) and _side_like(p, top) for p in rest)
             and not _straddles_edge(top, rest)
         ):
-            return _face(top, fit, confidence, "", round_count, len(group))
+            if found is not None:
+                doubt = min(found.confidence, 0.99 * min_confidence)
+                return replace(found, confidence=doubt, problem="side or top?")
+            found = _face(top, fit, confidence, "", round_count, len(group))
+    if found is not None:
+        return found
     assert first is not None
     top, fit, confidence = first
     if len(group) > 6:
@@ -305,6 +313,29 @@ def _layout_point(fit: LayoutFit, u: float, v: float) -> tuple[float, float]:
     )
 
 
+STRAY_MARKS = 0.04  # a one's face around its pip is clean: at most this much of it dark
+
+
+def _marks_around(gray: np.ndarray, face: _Face) -> float:
+    """The fraction of a one's face around its pip (0.9..1.7 pip widths out) that is dark.
+
+    A one is a single pip on a clean face; pips run together or smeared (blur, a dim room)
+    leave one of a three's or five's pips standing out round, with dark marks beside it.
+    """
+    x, y = face.center
+    inner, outer = 0.9 * face.pip_diameter, 1.7 * face.pip_diameter
+    x0, x1 = int(math.floor(x - outer)), int(math.ceil(x + outer)) + 1
+    y0, y1 = int(math.floor(y - outer)), int(math.ceil(y + outer)) + 1
+    height, width = gray.shape
+    if x0 < 0 or y0 < 0 or x1 > width or y1 > height:
+        return 1.0  # cut off by the frame's edge: cannot be checked
+    yy, xx = np.mgrid[y0:y1, x0:x1]
+    distance = np.hypot(xx - x, yy - y)
+    ring = gray[y0:y1, x0:x1][(distance >= inner) & (distance <= outer)]
+    dark = face.face_level * (1 - 0.5 * face.pip_contrast)
+    return float((ring < dark).mean()) if ring.size else 1.0
+
+
 FAINT = 0.4  # an empty place darker than this much of the pips' own contrast may be a pip
 
 
@@ -315,8 +346,11 @@ def _doubt_faint_pips(gray: np.ndarray, face: _Face, min_confidence: float) -> _
     a six into a four: a wrong face the layout alone cannot catch. "Not sure" is safe; a
     wrongly scored roll is not.
     """
-    if face.problem or face.confidence < min_confidence or not face.empty:
+    if face.problem or face.confidence < min_confidence:
         return face
+    if face.face == 1 and _marks_around(gray, face) > STRAY_MARKS:
+        confidence = min(face.confidence, 0.99 * min_confidence)
+        return replace(face, confidence=confidence, problem="faint pip")
     radius = max(1.0, 0.3 * face.pip_diameter)
     height, width = gray.shape
     for x, y in face.empty:
