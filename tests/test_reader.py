@@ -199,17 +199,3 @@ def test_pips_that_read_as_two_counts_make_the_die_doubtful():
     face = _read_group([top, side], 0.5)
     assert face.confidence < 0.5 and face.problem == "side or top?"
     assert _read_group([top], 0.5).confidence >= 0.5
-
-
-def test_a_face_pip_close_beside_left_out_pips_makes_the_die_doubtful():
-    from bunco_pi.vision.pips import Pip
-    from bunco_pi.vision.reader import _read_group
-
-    # A two's pips and, further along the same line, a pip of the side face below: a fine
-    # three by layout, but its last pip sits among the side face's other pips.
-    a, b, c = (Pip(20.0 * i, 20.0 * i, 80.0, 1.0, 200.0, 0.8, 0.0) for i in range(3))
-    side = [Pip(58, 40, 40.0, 0.7, 200.0, 0.8, 0.3), Pip(40, 58, 40.0, 0.7, 200.0, 0.8, 0.3)]
-    assert _read_group([a, b, c], 0.5).face == 3
-    assert _read_group([a, b, c], 0.5).confidence >= 0.5
-    face = _read_group([a, b, c, *side], 0.5)
-    assert face.confidence < 0.5 and face.problem == "side or top?"

@@ -104,8 +104,8 @@ def _read_dice(
     another (nearer the camera, right beside it).
     """
     whole = _read_unsquashed(group, min_confidence, far)
-    if whole.problem in ("", SIDE_OR_TOP):
-        return [whole]  # a face, or one in doubt that splitting would only turn into a guess
+    if not whole.problem:
+        return [whole]
     for parts in (2, 3):
         if len(group) < parts:
             break
@@ -228,13 +228,8 @@ def _read_group(group: list[Pip], min_confidence: float) -> _Face:
         ):
             if found is not None:
                 doubt = min(found.confidence, 0.99 * min_confidence)
-                return replace(found, confidence=doubt, problem=SIDE_OR_TOP)
+                return replace(found, confidence=doubt, problem="side or top?")
             found = _face(top, fit, confidence, "", round_count, len(group))
-            if _straddles_edge(top, rest, NEAR_EDGE):
-                # Not clearly across the edge, but near it: a two and the side's pip below
-                # it also line up as a three. Doubtful, and no smaller count is tried.
-                doubt = min(confidence, 0.99 * min_confidence)
-                return replace(found, confidence=doubt, problem=SIDE_OR_TOP)
     if found is not None:
         return found
     assert first is not None
@@ -246,11 +241,7 @@ def _read_group(group: list[Pip], min_confidence: float) -> _Face:
     return _face(top, fit, confidence, problem, round_count, len(group))
 
 
-SIDE_OR_TOP = "side or top?"  # which pips are the top face's is a guess
-NEAR_EDGE = 0.8  # a face pip this much nearer a left-out pip than its own: doubtful
-
-
-def _straddles_edge(top: list[Pip], rest: list[Pip], nearer: float = 0.45) -> bool:
+def _straddles_edge(top: list[Pip], rest: list[Pip]) -> bool:
     """True if a pip of the face sits much nearer a left-out pip than its own face's pips.
 
     Such a "face" takes one pip from across the die's edge: the top pip of a one and a pip of
@@ -261,7 +252,7 @@ def _straddles_edge(top: list[Pip], rest: list[Pip], nearer: float = 0.45) -> bo
     for pip in top:
         own = min(math.hypot(pip.x - q.x, pip.y - q.y) for q in top if q is not pip)
         other = min(math.hypot(pip.x - q.x, pip.y - q.y) for q in rest)
-        if other < nearer * own:
+        if other < 0.45 * own:
             return True
     return False
 
