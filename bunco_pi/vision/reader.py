@@ -217,6 +217,8 @@ def _read_group(group: list[Pip], min_confidence: float) -> _Face:
     found: _Face | None = None
     for k in range(min(len(ranked), 6), 0, -1):
         top, rest = ranked[:k], ranked[k:]
+        if found is not None and not all(_side_like(p, top) for p in rest):
+            continue  # cheap to rule out first: only a second count that fits matters now
         fit = layout_fit(np.array([[p.x, p.y] for p in top]))
         confidence = _confidence(top, fit)
         if first is None:
