@@ -32,6 +32,7 @@ class TableBox:
         pin_factory: Any | None = None,
         dice_port: str | None = None,
         on_round_over: Callable[[TableNode], None] | None = None,
+        on_frame: Callable[[Any], None] | None = None,
         log: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -49,7 +50,7 @@ class TableBox:
         self.node = TableNode(rules=rules, link=link, journal=self.journal, sink=self.sink,
                               gestures=gestures, table_number=config.number,
                               players=config.players, clock=clock,
-                              on_round_over=on_round_over, log=self.log)
+                              on_round_over=on_round_over, log=self.log, on_frame=on_frame)
         self.panel: ButtonPanel | None = None
         self.dice: Any | None = None
         self._pin_factory = pin_factory
