@@ -172,6 +172,10 @@ class TableNode:
         poll = getattr(self.link, "poll_interval", None)
         next_poll = self.clock() + poll if poll else None
         while True:
+            if self._local:  # what the link posted from this thread (while connecting)
+                while self._local:
+                    self._handle_safely(self._local.popleft())
+                self._refresh()
             deadline = self.gestures.next_deadline()
             if next_poll is not None:
                 deadline = next_poll if deadline is None else min(deadline, next_poll)
@@ -475,7 +479,7 @@ class TableNode:
             seat = state.roller_seat
             return screens.PlayingView(
                 table=self.table_number, target=book.target, score_a=a, score_b=b,
-                roller=state.roller, roller_team="A" if seat % 2 else "B",
+                roller=self._roller_name(), roller_team="A" if seat % 2 else "B",
                 set_number=book.set_number, bell=state.bell, flash=self.flash,
                 warning=self.dice_warning or net,
                 seat_scores=None if self.rules.team_play else state.seat_points,
