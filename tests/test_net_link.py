@@ -373,3 +373,21 @@ def test_scoring_offline_is_delivered_exactly_once_after_reconnect(broker, mock_
             table.close()
         head.close()
         proxy.close()
+
+
+def test_a_wrong_password_is_shown_on_the_screen(broker, mock_factory, tmp_path):
+    topics = Topics(f"p{uuid.uuid4().hex[:6]}")
+
+    def connect(sink):
+        return MqttLink("table-1", broker.host, broker.port, username="table-1",
+                        password="wrong", status_topic=topics.status("table-1"), sink=sink,
+                        client_id=f"table-1-{topics.night}", reconnect_delay=(0.05, 0.3))
+
+    table = Box(mock_factory, 1, connect, topics, tmp_path / "outbox.sqlite")
+    try:
+        deadline = time.monotonic() + 10
+        while "refused" not in table.view().message and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert table.view().message.startswith("broker refused")
+    finally:
+        table.close()

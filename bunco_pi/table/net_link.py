@@ -119,6 +119,7 @@ class NetTableLink:
         self._ready = False  # may submit: numbering cannot clash with what the head has
         self._pending = 0
         self._online = False
+        self._refused = ""  # why the broker refused us, e.g. a wrong password
 
     # --- TableLink ---------------------------------------------------------------------------
 
@@ -181,6 +182,8 @@ class NetTableLink:
         if self.net is None:
             return ""
         if not self._online:
+            if self._refused:
+                return self._refused
             return f"offline, {self._pending} waiting" if self._pending else "offline"
         if not self._ready:
             return "joining the night..."
@@ -215,9 +218,11 @@ class NetTableLink:
         if self.sender is None:
             return
         if isinstance(event, Connected):
-            self._online = True
+            self._online, self._refused = True, ""
         elif isinstance(event, Disconnected):
             self._online = False
+            if event.reason.startswith("refused"):
+                self._refused = f"broker {event.reason}"
         if self.sender.handle(event):  # our ack; Connected also resends what is pending
             self._ready = self._ready or self.sender.ack_seen
             self._count_pending()
