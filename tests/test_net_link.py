@@ -391,3 +391,29 @@ def test_a_wrong_password_is_shown_on_the_screen(broker, mock_factory, tmp_path)
         assert table.view().message.startswith("broker refused")
     finally:
         table.close()
+
+
+def test_a_box_that_boots_with_no_word_from_the_head_resumes_its_round(inproc, tmp_path):
+    make_head, make_box = inproc
+    head = make_head()
+    head.start_night(PLAYERS, SEATING)
+    t2 = make_box(2)
+    head.bell()
+    t2.wait_for(lambda s: s.mode == "playing")
+    t2.tap("point", 2)
+    before = t2.snap().round
+    t2.close()
+    assert (tmp_path / "outbox-2.sqlite.state.json").exists()
+
+    # Power back, but the head is not heard from (a broker with nothing on it).
+    broker = InprocBroker()
+    alone = Box(t2.factory, 2, lambda sink: broker.link("table-2", sink=sink),
+                t2.link.topics, tmp_path / "outbox-2.sqlite")
+    try:
+        snap = alone.wait_for(lambda s: s.mode == "playing")
+        assert snap.round == before
+        alone.tap("point")
+        assert alone.snap().round.team_scores == (3, 0)
+        assert alone.last_seq() == 3
+    finally:
+        alone.close()

@@ -19,13 +19,17 @@ The contract with the head (``bunco_pi.head.coordinator`` and ``views``):
   ``{"round": round_index, "entry": encode_entry(entry)}`` before it counts on the screen;
 - when the state says the bell rang and the round here has not heard it, the table enters a
   ``Bell`` at that point of its stream: that is how the head learns where the bell fell here;
-- after a restart, the round is rebuilt from the outbox events of the current ``round_index``.
+- after a restart, the round is rebuilt from the outbox events of the current ``round_index``
+  (with the last state the head published, kept beside the outbox, a box that boots with no
+  Wi-Fi resumes its round too).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -104,6 +108,7 @@ class NetTableLink:
         self.topics = topics
         self.table = table
         self.outbox_path = Path(outbox_path)
+        self.state_path = self.outbox_path.with_name(self.outbox_path.name + ".state.json")
         self._connect = connect
         self._resend_after = resend_after
         self._post: Post | None = None
@@ -136,6 +141,9 @@ class NetTableLink:
         self.net.subscribe(self.topics.view(self.table))
         self._ready = self.outbox.last_seq > 0
         self._count_pending()
+        if self._ready:
+            self.state = self._load_state()
+            self._sync()  # resume the round now, whether or not the broker answers
         self.net.start()
 
     def shut(self) -> None:
@@ -238,13 +246,38 @@ class NetTableLink:
                 # The retained ack comes before the state on every (re)subscription: a fresh
                 # outbox with no ack by now has nothing of ours at the head to clash with.
                 self._ready = True
-                self.state = state
+                if state != self.state:
+                    self.state = state
+                    self._save_state(state)
                 self._sync()
         elif event.topic == self.topics.view(self.table):
             view = read_head_message(event.topic, event.payload)
             if view is not None:
                 self.view = view
                 self._sync()
+
+    def _load_state(self) -> dict[str, Any] | None:
+        try:
+            state = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.warning("%s: unreadable, ignored (%s)", self.state_path, exc)
+            return None
+        return state if isinstance(state, dict) else None
+
+    def _save_state(self, state: dict[str, Any]) -> None:
+        """Keep the head's latest state beside the outbox (written whole, then renamed)."""
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.state_path.parent,
+                                       prefix=f".{self.state_path.name}.")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(state, out)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.state_path)
+        except OSError as exc:
+            log.warning("%s: cannot keep the head's state (%s)", self.state_path, exc)
 
     def _count_pending(self) -> None:
         assert self.sender is not None
