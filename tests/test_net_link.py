@@ -19,7 +19,7 @@ from bunco_pi.rules.night import Player
 from bunco_pi.rules.table_round import Bell, Pass, Roll, TableRound, Tally, Undo
 from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import ButtonConfig, TableConfig
-from bunco_pi.table.events import Tick
+from bunco_pi.table.events import DiceRoll, Tick
 from bunco_pi.table.game import engine_entries
 from bunco_pi.table.net_link import NetTableLink, json_entry, read_head_message
 from bunco_pi.table.outbox import Outbox
@@ -417,3 +417,22 @@ def test_a_box_that_boots_with_no_word_from_the_head_resumes_its_round(inproc, t
         assert alone.last_seq() == 3
     finally:
         alone.close()
+
+
+def test_sensor_rolls_carry_their_seq_so_a_repeat_after_a_restart_is_not_scored(inproc,
+                                                                               tmp_path):
+    make_head, make_box = inproc
+    head = make_head()
+    head.start_night(PLAYERS, SEATING)
+    t1 = make_box(1)
+    head.bell()
+    t1.wait_for(lambda s: s.mode == "playing")
+    assert t1.link.last_roll_seq() is None
+    t1.node.post(DiceRoll(41, (1, 1, 2)))
+    t1.node.post(DiceRoll(42, (2, 3, 4)))
+    t1.sync()
+    assert t1.link.last_roll_seq() == 42
+    local = t1.snap().round
+    assert local.team_scores == (2, 0) and local.roller_seat == 2
+    night = head.wait_until(lambda n: len(n.table(1).entries) == 2)
+    assert same_round(local, night.table(1))

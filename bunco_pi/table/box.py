@@ -66,8 +66,10 @@ class TableBox:
             if self._dice_port:
                 from bunco_pi.table.dice_feed import DiceFeed
 
-                self.dice = DiceFeed(self._dice_port, self.node.post,
-                                     last_seq=self.journal.last_roll_seq())
+                # A networked table keeps its entries in its outbox, not the journal.
+                last_roll_seq = getattr(self.node.link, "last_roll_seq",
+                                        self.journal.last_roll_seq)
+                self.dice = DiceFeed(self._dice_port, self.node.post, last_seq=last_roll_seq())
                 self.dice.start()
         except BaseException:
             self.stop()

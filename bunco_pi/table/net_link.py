@@ -207,8 +207,24 @@ class NetTableLink:
         if self.sender is None or self.round_index is None:
             raise RuntimeError("no round of the head is being played here")
         for engine_entry in engine_entries(entry):
-            self.sender.submit({"round": self.round_index, "entry": encode_entry(engine_entry)})
+            payload: dict[str, Any] = {"round": self.round_index,
+                                       "entry": encode_entry(engine_entry)}
+            if "roll" in entry and "seq" in entry:
+                payload["sensor_seq"] = entry["seq"]  # a repeated sensor line is not a new roll
+            self.sender.submit(payload)
         self._pending = self.sender.pending_count
+
+    def last_roll_seq(self) -> int | None:
+        """The dice sensor's seq of the latest roll in the outbox (any thread: it reads the
+        file through a connection of its own), so a repeat of it after a restart is ignored."""
+        if not self.outbox_path.exists():
+            return None
+        with Outbox(self.outbox_path) as outbox:
+            for item in reversed(outbox.entries()):
+                seq = item.payload.get("sensor_seq")
+                if isinstance(seq, int):
+                    return seq
+        return None
 
     def tick(self) -> None:
         if self.sender is not None:
