@@ -257,3 +257,13 @@ def test_a_simulated_table_joins_a_head_over_mosquitto_and_draws_its_frames(brok
         if proc.poll() is None:
             proc.kill()
         head.close()
+
+
+def test_a_data_dir_that_cannot_hold_the_outbox_is_one_line(tmp_path):
+    creds = tmp_path / "c.json"
+    creds.write_text(json.dumps({"users": {"table-1": "x"}}))
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    message = run_error("--broker", "h:1", "--night", "n", "--credentials", str(creds),
+                        "--data-dir", str(blocker))
+    assert "cannot open the database" in message and str(blocker) in message

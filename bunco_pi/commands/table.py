@@ -154,6 +154,7 @@ def _net_link(args: argparse.Namespace, table: int) -> Any:
     from bunco_pi.net.mqtt import MqttLink
     from bunco_pi.net.topics import TopicError, Topics, table_node
     from bunco_pi.table.net_link import NetTableLink
+    from bunco_pi.table.outbox import Outbox
 
     if not args.night:
         raise UserError("--broker needs --night NAME (the night the head runs)")
@@ -172,7 +173,9 @@ def _net_link(args: argparse.Namespace, table: int) -> Any:
         return MqttLink(name, host, port, username=name, password=password,
                         status_topic=topics.status(name), sink=sink)
 
-    return NetTableLink(connect, topics, table, data_dir / f"outbox-{args.night}-table-{table}.sqlite")
+    outbox = data_dir / f"outbox-{args.night}-table-{table}.sqlite"
+    Outbox(outbox).close()  # a data directory that cannot hold it fails here, in one line
+    return NetTableLink(connect, topics, table, outbox)
 
 
 def parse_broker(text: str) -> tuple[str, int]:

@@ -207,11 +207,12 @@ class TableNode:
             return False
         try:
             method()
-        except Exception as exc:  # noqa: BLE001 - reported; the box keeps counting
+        except Exception as exc:  # noqa: BLE001 - reported; the box keeps its screen alive
             print(f"bunco-pi table: link {name} failed: {type(exc).__name__}: {exc}",
                   file=self.log, flush=True)
             if name == "open":
-                raise
+                self.alert = screens.ErrorView("no link to head", (type(exc).__name__,
+                                                                   "see the log"))
         return True
 
     def _handle_safely(self, event: object) -> None:
