@@ -21,7 +21,7 @@ from typing import Any
 from bunco_pi.rules.table_round import Bell, Entry, Pass, Roll, Tally, Undo
 
 PROTOCOL_VERSION = 1
-MAX_PAYLOAD = 16 * 1024
+MAX_PAYLOAD = 64 * 1024
 
 
 class ProtocolError(ValueError):

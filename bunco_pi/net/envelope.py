@@ -25,7 +25,7 @@ from typing import Any
 from bunco_pi.net.topics import MAX_TABLE, TopicError, parse_topic
 
 VERSION = 1
-MAX_BYTES = 16 * 1024
+MAX_BYTES = 64 * 1024  # a 50-table night state (200 names, the seating, the rules) fits
 MAX_SEQ = 2**53 - 1  # keeps seq exact in every JSON reader, JavaScript's included
 
 _SENDER_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")

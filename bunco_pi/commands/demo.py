@@ -1,0 +1,262 @@
+"""``bunco-pi demo``: a whole networked Bunco night on this machine, no hardware.
+
+A private mosquitto on a free loopback port, the head and every table as separate processes
+(the very ``bunco-pi head`` and ``bunco-pi table`` a real night runs, on gpiozero's mock pins),
+virtual scorekeepers pressing the tables' virtual buttons, and every table's OLED drawn live
+in this terminal. Without mosquitto it plays the same night in this process over an
+in-process link, and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bunco_pi.errors import UserError
+from bunco_pi.rules.house import resolve_rules
+from bunco_pi.rules.night import MAX_TABLES
+
+HIDE, SHOW, HOME, CLEAR = "\x1b[?25l", "\x1b[?25h", "\x1b[H", "\x1b[2J"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "demo", help="a whole networked night on this machine: broker, head, tables, screens",
+        description="Play a whole Bunco night with a real broker, the head and every table as "
+                    "separate processes, virtual scorekeepers pressing virtual buttons, and the "
+                    "tables' screens drawn live.",
+    )
+    p.add_argument("--tables", type=int, default=3, help="tables (1 to 50; default 3)")
+    p.add_argument("--rules", default="classic", metavar="PRESET|FILE")
+    p.add_argument("--players", type=int, help="real players (default: 4 a table)")
+    p.add_argument("--fast", action="store_true", help="full speed: no pauses for people")
+    p.add_argument("--record", metavar="FILE", help="write the night record here")
+    p.add_argument("--seed", type=int, default=1, help="seed of the virtual dice")
+    p.add_argument("--workdir", metavar="DIR", help="keep the broker, logs and outboxes here")
+    p.add_argument("--no-screens", action="store_true",
+                   help="print the night's progress as lines instead of drawing the screens")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1 <= args.tables <= MAX_TABLES:
+        raise UserError(f"--tables must be 1 to {MAX_TABLES}, got {args.tables}")
+    players = args.players if args.players is not None else args.tables * 4
+    if not 1 <= players <= args.tables * 4:
+        raise UserError(f"--players must be 1 to {args.tables * 4} for {args.tables} tables")
+    rules = resolve_rules(args.rules)  # fail here, once, rather than in every process
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bunco-demo-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    record = Path(args.record) if args.record else workdir / "night.json"
+    from bunco_pi.net.broker import Broker
+
+    try:
+        broker = Broker(workdir / "broker", tables=args.tables)
+        broker.start()
+    except UserError as exc:
+        print(f"bunco-pi demo: {exc}; playing the night inside this one process over an "
+              "in-process link instead", file=sys.stderr)
+        from bunco_pi.sim.inprocess_night import play_inprocess
+
+        return play_inprocess(args, rules, record, players, workdir)
+    try:
+        return _play(args, broker, workdir, record, players, rules)
+    finally:
+        broker.stop()
+
+
+def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, players: int,
+          rules: Any) -> int:
+    night = "demo"
+    env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock", PYTHONUNBUFFERED="1")
+    common = ["--broker", f"{broker.host}:{broker.port}",
+              "--credentials", str(broker.workdir / "credentials.json")]
+    pause = "0" if args.fast else "2.5"
+    logs = workdir / "logs"
+    logs.mkdir(exist_ok=True)
+    procs: list[subprocess.Popen] = []
+
+    def spawn(name: str, argv: list[str]) -> subprocess.Popen:
+        out = (logs / f"{name}.log").open("w")
+        proc = subprocess.Popen([sys.executable, "-m", "bunco_pi.cli", *argv], env=env,
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        procs.append(proc)
+        return proc
+
+    head = spawn("head", ["head", "--night", night, "--tables", str(args.tables),
+                          "--rules", args.rules, "--players", str(players), *common,
+                          "--data-dir", str(workdir), "--record", str(record),
+                          "--auto-host", pause, "--exit-after-end", "2", "--seed",
+                          str(args.seed)])
+    frames = [workdir / f"table-{n}.frame" for n in range(1, args.tables + 1)]
+    for n in range(1, args.tables + 1):
+        spawn(f"table-{n}", ["table", "--table", str(n), "--night", night, *common,
+                             "--data-dir", str(workdir / f"table-{n}"), "--simulate",
+                             "--seed", str(args.seed * 1000 + n),
+                             "--pace", "fast" if args.fast else "human",
+                             "--frame-file", str(frames[n - 1])])
+    viewer = Viewer(broker, night, frames, screens=not args.no_screens and sys.stdout.isatty())
+    interrupted = False
+
+    def on_signal(signum: int, frame: object) -> None:
+        nonlocal interrupted
+        interrupted = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    viewer.start()
+    try:
+        while head.poll() is None and not interrupted:
+            viewer.refresh()
+            dead = [p for p in procs if p.poll() not in (None, 0)]
+            if dead:
+                name = Path(dead[0].args[3] if len(dead[0].args) > 3 else "?").name
+                print(f"\nbunco-pi demo: a process stopped with code {dead[0].returncode} "
+                      f"({name}); see its log in {logs}", file=sys.stderr)
+                return 1
+            time.sleep(0.2 if viewer.screens else 0.5)
+    finally:
+        viewer.stop()
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    if interrupted:
+        print(f"Stopped. The night so far is in {record}; logs in {logs}")
+        return 130
+    return _final_report(record, rules, logs)
+
+
+def _final_report(record: Path, rules: Any, logs: Path) -> int:
+    from bunco_pi.recordfile import read_record
+    from bunco_pi.rules.audit import audit_record
+    from bunco_pi.rules.record import replay
+    from bunco_pi.sim.report import render_report
+
+    try:
+        data = read_record(record)
+    except UserError:
+        print(f"bunco-pi demo: the head wrote no night record; see {logs}/head.log",
+              file=sys.stderr)
+        return 1
+    print(render_report(replay(data, rules)))
+    problems = audit_record(data, rules)
+    for problem in problems:
+        print(f"audit: {problem}", file=sys.stderr)
+    print(f"\nNight record: {record}" + ("" if problems else " (audited: it agrees with the rules)"))
+    return 1 if problems or not data.get("complete") else 0
+
+
+class Viewer:
+    """Follows the night's state on the broker and draws every table's screen."""
+
+    def __init__(self, broker: Any, night: str, frames: list[Path], screens: bool) -> None:
+        from bunco_pi.net.mqtt import MqttLink
+        from bunco_pi.net.topics import Topics
+
+        self.topics = Topics(night)
+        self.frames = frames
+        self.screens = screens
+        self.state: dict[str, Any] = {}
+        self.views: dict[int, dict[str, Any]] = {}
+        self.offline: set[str] = set()
+        self.last_line = ""
+        self.link = MqttLink("viewer", broker.host, broker.port, username="head",
+                             password=broker.credentials.password("head"),
+                             client_id=f"demo-viewer-{os.getpid()}", session_expiry=0)
+        self.link.subscribe(self.topics.everything())
+
+    def start(self) -> None:
+        self.link.start()
+        if self.screens:
+            print(HIDE + CLEAR, end="", flush=True)
+
+    def stop(self) -> None:
+        self.link.stop()
+        if self.screens:
+            print(SHOW, end="", flush=True)
+
+    def _drain(self) -> None:
+        import queue
+
+        from bunco_pi.net import envelope
+        from bunco_pi.net.link import Message
+        from bunco_pi.net.topics import TopicError, parse_topic
+
+        while True:
+            try:
+                item = self.link.inbox.get_nowait()
+            except queue.Empty:
+                return
+            if not isinstance(item, Message):
+                continue
+            try:
+                ref = parse_topic(item.topic)
+            except TopicError:
+                continue
+            env = envelope.try_decode(item.topic, item.payload)
+            if env is None:
+                continue
+            if ref.kind == "state":
+                self.state = env.payload
+            elif ref.kind == "view" and ref.table:
+                self.views[ref.table] = env.payload
+            elif ref.kind == "status" and ref.node:
+                if env.payload.get("status") == "online":
+                    self.offline.discard(ref.node)
+                else:
+                    self.offline.add(ref.node)
+
+    def headline(self) -> str:
+        s = self.state
+        phase = s.get("phase", "starting")
+        if phase in ("lobby", "starting"):
+            return f"Lobby: {len(s.get('online', []))} of {s.get('tables', '?')} tables online"
+        bell = "  *** BELL: the round is over, rollers finish their turns ***" if s.get("bell") \
+            and phase in ("playing", "finishing") else ""
+        where = f"Set {s.get('set')} round {s.get('round')}, target {s.get('target')}"
+        return f"{where}: {phase}{bell}"
+
+    def refresh(self) -> None:
+        self._drain()
+        line = self.headline()
+        if not self.screens:
+            if line != self.last_line:
+                print(line, flush=True)
+                self.last_line = line
+            return
+        width, height = shutil.get_terminal_size((200, 50))
+        per_row = max(1, width // 66)
+        out = [HOME + f"bunco-pi demo  {line}".ljust(width)[:width]]
+        if self.offline:
+            out.append(f"offline: {', '.join(sorted(self.offline))}".ljust(width)[:width])
+        shown = self.frames[: per_row * max(1, (height - 3) // 33)]
+        for start in range(0, len(shown), per_row):
+            group = shown[start : start + per_row]
+            texts = [_read_frame(path) for path in group]
+            out.append("".join(f"table {start + i + 1}".ljust(66) for i in range(len(group))))
+            for row in range(32):
+                out.append("".join((t[row] if row < len(t) else "").ljust(64) + "  "
+                                   for t in texts))
+        if len(shown) < len(self.frames):
+            out.append(f"(+{len(self.frames) - len(shown)} more tables: widen the terminal)")
+        print("\n".join(out), end="", flush=True)
+
+
+def _read_frame(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return ["(starting...)"]

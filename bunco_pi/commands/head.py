@@ -1,0 +1,161 @@
+"""``bunco-pi head``: run the night for every table from the head table's Pi."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+
+from bunco_pi.errors import UserError
+from bunco_pi.head.coordinator import Coordinator
+from bunco_pi.head.eventlog import EventLog
+from bunco_pi.head.service import HEAD_NAME, HeadService, HostAutomation, default_entropy, make_players
+from bunco_pi.net.broker import load_credentials
+from bunco_pi.net.mqtt import MqttLink
+from bunco_pi.net.topics import Topics
+from bunco_pi.rules.house import PRESET_NAMES, preset_text, resolve_rules
+from bunco_pi.rules.night import MAX_TABLES
+
+log = logging.getLogger("bunco_pi.head")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "head", help="coordinate the night for every table (runs on the head table's Pi)",
+        description="Run the night: tables come online, players are seated, the bell starts "
+                    "and ends rounds, and the prizes are settled at the end.",
+    )
+    p.add_argument("--night", default="bunco", help="the night's name (topic prefix)")
+    p.add_argument("--tables", type=int, default=3, help="how many tables (1 to 50)")
+    p.add_argument("--rules", default="classic", metavar="PRESET|FILE")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--players", type=int, help="anonymous players (ghosts fill the rest)")
+    who.add_argument("--roster", metavar="FILE", help="player names, one a line")
+    p.add_argument("--broker", default="127.0.0.1:1883", metavar="HOST:PORT")
+    p.add_argument("--credentials", default="/etc/bunco-pi/credentials.json", metavar="FILE",
+                   help="the broker passwords written at install (bunco-pi broker)")
+    p.add_argument("--data-dir", default="/var/lib/bunco-pi", metavar="DIR",
+                   help="where the night's event log lives")
+    p.add_argument("--record", metavar="FILE", help="keep the night record (JSON) here")
+    p.add_argument("--bell-pin", type=int, default=16, help="GPIO of the bell button")
+    p.add_argument("--buzzer-pin", type=int, default=12, help="GPIO of the buzzer")
+    p.add_argument("--buzzer", choices=("plain", "tonal"), default="plain")
+    p.add_argument("--no-gpio", action="store_true", help="no bell button or buzzer")
+    p.add_argument("--auto-host", type=float, metavar="SECONDS",
+                   help="demo: press the bell by itself after each pause of SECONDS")
+    p.add_argument("--exit-after-end", type=float, metavar="SECONDS",
+                   help="exit SECONDS after the prizes are settled (default: keep serving)")
+    p.add_argument("--advertise", action="store_true",
+                   help="announce the broker by mDNS so tables find it without an address")
+    p.add_argument("--seed", type=int, help="seed the seating draw and prize tie-breaks (tests)")
+    p.add_argument("-v", "--verbose", action="store_true")
+    p.set_defaults(func=run)
+
+
+def _broker_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UserError(f"--broker must be HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
+def _roster(path: str) -> list[str]:
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the roster: {exc.strerror}") from None
+    names = [line.split("#", 1)[0].strip() for line in lines]
+    names = [n for n in names if n]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise UserError(f"{path}: '{dup}' is on the roster twice")
+    return names
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s head %(levelname)s %(message)s")
+    if not 1 <= args.tables <= MAX_TABLES:
+        raise UserError(f"--tables must be 1 to {MAX_TABLES}, got {args.tables}")
+    rules = resolve_rules(args.rules)
+    rules_toml = preset_text(args.rules) if args.rules in PRESET_NAMES else \
+        Path(args.rules).read_text(encoding="utf-8")
+    host, port = _broker_address(args.broker)
+    names = _roster(args.roster) if args.roster else None
+    try:
+        players = make_players(names, args.players if args.players is not None
+                               else args.tables * 4, args.tables)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    password = load_credentials(Path(args.credentials)).password(HEAD_NAME)
+    data_dir = Path(args.data_dir)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{data_dir}: cannot create the data directory: {exc.strerror}") from None
+
+    import random
+
+    entropy = random.Random(args.seed) if args.seed is not None else default_entropy()
+    topics = Topics(args.night)
+    coordinator = Coordinator(rules, rules_toml, args.night, args.tables, entropy=entropy)
+    link = MqttLink(HEAD_NAME, host, port, username=HEAD_NAME, password=password,
+                    status_topic=topics.status(HEAD_NAME))
+    bell = buzzer = advertiser = None
+    with EventLog(data_dir / f"night-{args.night}.sqlite") as eventlog:
+        service = HeadService(coordinator, link, eventlog, topics, players,
+                              record_path=args.record,
+                              host=HostAutomation(args.auto_host) if args.auto_host is not None
+                              else None)
+        if not args.no_gpio:
+            from bunco_pi.hardware.bell import BellButton, BellBuzzer
+
+            bell = BellButton(args.bell_pin, link.inbox)
+            buzzer = BellBuzzer(args.buzzer_pin, args.buzzer)
+            service.buzz = buzzer.play
+        if args.advertise:
+            from bunco_pi.net.discovery import Advertiser
+
+            advertiser = Advertiser(args.night, port).start()
+        from bunco_pi.hardware.sdnotify import SystemdNotifier
+
+        notifier = SystemdNotifier()
+        stopping = False
+
+        def on_signal(signum: int, frame: object) -> None:
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        service.start()
+        notifier.ready(f"night {args.night}: {args.tables} tables")
+        log.info("head: night '%s', %d tables, rules '%s', broker %s:%d, log %s (pid %d)",
+                 args.night, args.tables, rules.name, host, port, eventlog.path, os.getpid())
+        ended_at: float | None = None
+        last_dog = 0.0
+
+        def stop() -> bool:
+            nonlocal ended_at, last_dog
+            now = time.monotonic()
+            if now - last_dog > 1.0:
+                notifier.watchdog()
+                last_dog = now
+            if coordinator.ended and args.exit_after_end is not None:
+                ended_at = ended_at or now
+                return now - ended_at >= args.exit_after_end
+            return stopping
+
+        try:
+            service.run(stop)
+        finally:
+            notifier.stopping()
+            service.write_record()
+            link.stop()
+            for device in (bell, buzzer, advertiser):
+                if device is not None:
+                    device.close()
+    return 0

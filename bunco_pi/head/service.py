@@ -1,0 +1,246 @@
+"""``bunco-pi head``: the coordinator's imperative shell.
+
+One owner thread takes everything from one queue (the link's inbox: MQTT messages from paho's
+thread, and bell presses from gpiozero's thread), and carries out the coordinator's effects in
+order: a ``Commit`` goes to the SQLite event log (WAL, synchronous=FULL) before anything that
+follows it is published or sounded. Table events are committed and acknowledged by
+``HeadIngest`` before the coordinator sees them. On start, the log is replayed and the night
+resumes exactly where it stood.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bunco_pi.hardware.bell import BellPressed
+from bunco_pi.head.coordinator import (
+    Ack,
+    Buzz,
+    Commit,
+    Coordinator,
+    Effect,
+    Note,
+    PublishState,
+    PublishView,
+)
+from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
+from bunco_pi.net import envelope
+from bunco_pi.net.delivery import HeadIngest
+from bunco_pi.net.link import Connected, Disconnected, Link, Message
+from bunco_pi.net.topics import TopicError, Topics, parse_topic
+from bunco_pi.protocol import TableEvent, decode_entry
+from bunco_pi.recordfile import write_record
+from bunco_pi.rules.night import ENDED, RESULTS, Player
+
+log = logging.getLogger("bunco_pi.head")
+
+HEAD_NAME = "head"
+
+
+def records_from(events: Iterable[LoggedEvent]) -> Iterator[dict[str, Any]]:
+    """The coordinator's records, from the event log in log order."""
+    for ev in events:
+        if ev.table == OWN_SOURCE:
+            yield ev.payload
+        else:
+            yield {"kind": "table", "table": ev.table, "seq": ev.seq,
+                   "round": ev.payload["round"], "entry": ev.payload["entry"]}
+
+
+def _check_table_payload(event: Any) -> None:
+    """HeadIngest's protocol check: a payload that can never be applied is refused at the door."""
+    payload = event.payload
+    round_index = payload["round"]
+    if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 0:
+        raise ValueError(f"'round' must be a whole number >= 0, got {round_index!r}")
+    decode_entry(payload["entry"])
+
+
+@dataclass
+class HostAutomation:
+    """A simulated host for demos: presses the bell once a phase has lasted ``delay`` seconds."""
+
+    delay: float
+    phases: tuple[str, ...] = ("lobby", "ready", "results", "break")
+
+
+@dataclass
+class HeadService:
+    coordinator: Coordinator
+    link: Link
+    eventlog: EventLog
+    topics: Topics
+    players: Sequence[Player]
+    record_path: str | None = None
+    buzz: Callable[[str], None] | None = None
+    host: HostAutomation | None = None
+    clock: Callable[[], float] = time.monotonic
+    on_effects: Callable[[list[Effect]], None] | None = None
+    offline: set[str] = field(default_factory=set)
+    _phase_since: float = 0.0
+    _phase: str = ""
+    _phase_key: str = ""
+    _last_bell: float = -1e9
+
+    def __post_init__(self) -> None:
+        self.ingest = HeadIngest(self.link, self.topics, self.eventlog,
+                                 check=_check_table_payload, name=HEAD_NAME)
+        self.link.subscribe(self.topics.all_status())
+
+    # --- life cycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Replay the log (resuming the night), then connect."""
+        effects = self.coordinator.restore(records_from(self.eventlog.replay()))
+        self.link.start()
+        self.carry_out(effects)
+        self._note_phase()
+
+    def run(self, stop: Callable[[], bool], tick: Callable[[], None] | None = None) -> None:
+        """Serve until ``stop()`` is true."""
+        while not stop():
+            self.step(timeout=0.2)
+            if tick is not None:
+                tick()
+
+    def step(self, timeout: float = 0.2) -> int:
+        """Handle everything waiting (one commit for a burst); returns how many items."""
+        inbox = self.link.inbox
+        try:
+            batch: list[Any] = [inbox.get(timeout=timeout)]
+        except queue.Empty:
+            batch = []
+        while True:
+            try:
+                batch.append(inbox.get_nowait())
+            except queue.Empty:
+                break
+        link_events = [e for e in batch if isinstance(e, Message | Connected)]
+        for logged in self.ingest.handle_many(link_events):
+            event = TableEvent(logged.table, logged.seq, logged.payload["round"],
+                               decode_entry(logged.payload["entry"]))
+            self.carry_out(self.coordinator.accept(event))
+        for item in batch:
+            if isinstance(item, BellPressed):
+                self.press_bell()
+            elif isinstance(item, Message):
+                self._status(item)
+            elif isinstance(item, Connected):
+                self.carry_out([PublishState(self.coordinator.state())])
+            elif isinstance(item, Disconnected):
+                log.warning("head: lost the broker (%s); reconnecting", item.reason)
+        self._automate()
+        return len(batch)
+
+    # --- inputs ---------------------------------------------------------------------------
+
+    def press_bell(self) -> None:
+        now = self.clock()
+        if now - self._last_bell < 0.5:  # one press, however long the contact chatters
+            return
+        self._last_bell = now
+        if self.coordinator.night is None:
+            log.info("bell: the night starts; seats drawn")
+            self.carry_out(self.coordinator.start_night(self.players))
+        else:
+            self.carry_out(self.coordinator.press_bell())
+
+    def _status(self, msg: Message) -> None:
+        try:
+            ref = parse_topic(msg.topic)
+        except TopicError:
+            return
+        if ref.kind != "status" or ref.night != self.topics.night or not ref.node:
+            return
+        env = envelope.try_decode(msg.topic, msg.payload, log)
+        if env is None:
+            return
+        online = env.payload.get("status") == "online"
+        node = ref.node
+        if online:
+            if node in self.offline:
+                log.info("%s is back online", node)
+            self.offline.discard(node)
+        else:
+            log.warning("%s is OFFLINE", node)
+            self.offline.add(node)
+        if node.startswith("table-") and node[6:].isdigit():
+            self.carry_out(self.coordinator.table_online(int(node[6:]), online))
+
+    def _automate(self) -> None:
+        self._note_phase()
+        host = self.host
+        if host is None or self._phase not in host.phases:
+            return
+        if self._phase == "lobby" and len(self.coordinator.online) < self.coordinator.table_count:
+            return  # a real host waits for every table to come online
+        if self.clock() - self._phase_since >= host.delay:
+            self.press_bell()
+            self._note_phase()
+
+    def _note_phase(self) -> None:
+        night = self.coordinator.night
+        phase = night.phase if night is not None else "lobby"
+        key = f"{phase}:{night.round_index if night else 0}"
+        if key != self._phase_key:
+            self._phase_key = key
+            self._phase = phase
+            self._phase_since = self.clock()
+
+    # --- effects --------------------------------------------------------------------------
+
+    def carry_out(self, effects: list[Effect]) -> None:
+        wrote_record = False
+        for effect in effects:
+            if isinstance(effect, Commit):
+                if effect.records:
+                    self.eventlog.append_own(HEAD_NAME, *effect.records)
+            elif isinstance(effect, PublishState):
+                self.link.publish(self.topics.state(), envelope.message(HEAD_NAME, effect.state),
+                                  retain=True)
+                phase = effect.state.get("phase")
+                if phase in (RESULTS, ENDED) and not wrote_record:
+                    self.write_record()
+                    wrote_record = True
+            elif isinstance(effect, PublishView):
+                self.link.publish(self.topics.view(effect.table),
+                                  envelope.message(HEAD_NAME, effect.view), retain=True)
+            elif isinstance(effect, Buzz):
+                if self.buzz is not None:
+                    self.buzz(effect.pattern)
+            elif isinstance(effect, Note):
+                log.info("%s", effect.text)
+            elif isinstance(effect, Ack):
+                pass  # HeadIngest acknowledged after its own commit
+        if self.on_effects is not None:
+            self.on_effects(effects)
+
+    def write_record(self) -> None:
+        if not self.record_path:
+            return
+        record = self.coordinator.record(source="head")
+        if record is not None:
+            write_record(self.record_path, record)
+
+
+def make_players(names: Sequence[str] | None, count: int | None, tables: int) -> list[Player]:
+    """Players from a roster of names, or ``count`` anonymous ones; ghosts fill the tables."""
+    if names is not None:
+        players = [Player(f"p{i + 1}", name) for i, name in enumerate(names)]
+    else:
+        players = [Player(f"p{i + 1}", f"Player {i + 1}") for i in range(count or 0)]
+    if len(players) > tables * 4:
+        raise ValueError(f"{len(players)} players do not fit at {tables} tables of 4")
+    for g in range(tables * 4 - len(players)):
+        players.append(Player(f"ghost{g + 1}", f"Ghost {g + 1}", ghost=True))
+    return players
+
+
+def default_entropy() -> random.Random:
+    return random.SystemRandom()

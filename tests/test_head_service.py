@@ -1,0 +1,134 @@
+"""The head as a real process over a real mosquitto, with scripted tables: a whole night, and a
+kill -9 of the head mid-round."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bunco_pi.head.eventlog import EventLog
+from bunco_pi.net.topics import Topics
+from bunco_pi.rules.audit import audit_record
+from bunco_pi.rules.house import parse_rules, preset_text
+from tests.scripted_tables import ScriptedTable
+
+pytestmark = pytest.mark.slow
+
+
+def one_set_rules(tmp_path: Path) -> Path:
+    """Classic rules over one set (6 rounds): every rule of the night, a quarter of the time."""
+    text = preset_text("classic").replace("sets = 4", "sets = 1").replace(
+        "break_after_sets = [2]", "break_after_sets = []")
+    path = tmp_path / "one-set.toml"
+    path.write_text(text)
+    return path
+
+
+def start_head(broker, night: str, data: Path, record: Path, rules: Path,
+               tables: int = 3) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.Popen(
+        [sys.executable, "-m", "bunco_pi.cli", "head", "--night", night, "--tables", str(tables),
+         "--rules", str(rules), "--broker", f"{broker.host}:{broker.port}",
+         "--credentials", str(broker.workdir / "credentials.json"), "--data-dir", str(data),
+         "--record", str(record), "--no-gpio", "--auto-host", "0", "--seed", "7"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def play(tables, rng, until, deadline):
+    """Tables roll at random (one roll per step) until ``until()`` or the deadline."""
+    while not until():
+        assert time.monotonic() < deadline, "the night did not move on in time"
+        for t in tables:
+            t.pump()
+        live = [t for t in tables if t.playing]
+        if live:
+            rng.choice(live).roll(rng)
+        time.sleep(0.002)
+
+
+def ended(record: Path) -> bool:
+    try:
+        return json.loads(record.read_text())["complete"]
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def assert_every_sent_entry_counted_once(record: dict, tables) -> None:
+    """Every roll a table sent appears exactly once in the head's record, in its order."""
+    for t in tables:
+        sent = [(r, e.dice) for r, e in t.sent if hasattr(e, "dice")]
+        logged = [(i, tuple(roll["dice"])) for i, rnd in enumerate(record["rounds"])
+                  for tab in rnd["tables"] if tab["table"] == t.number for roll in tab["rolls"]]
+        assert logged == sent, f"table {t.number}: rolls differ"
+
+
+@pytest.fixture
+def night(broker, tmp_path):
+    topics = Topics(f"h{os.getpid()}x{int(time.time() * 1000) % 100000}")
+    tables = [ScriptedTable(n, broker, topics, tmp_path).start() for n in (1, 2, 3)]
+    yield topics, tables
+    for t in tables:
+        t.stop()
+
+
+def test_a_whole_night_over_mosquitto_writes_a_consistent_record(broker, night, tmp_path):
+    topics, tables = night
+    record = tmp_path / "night.json"
+    rules = one_set_rules(tmp_path)
+    head = start_head(broker, topics.night, tmp_path, record, rules)
+    try:
+        play(tables, random.Random(1), lambda: ended(record), time.monotonic() + 120)
+    finally:
+        head.terminate()
+        out = head.communicate(timeout=20)[0]
+    data = json.loads(record.read_text())
+    assert audit_record(data, parse_rules(rules.read_text())) == [], out[-3000:]
+    assert len(data["rounds"]) == 6
+    assert sum(p["amount"] for p in data["prizes"]) == pytest.approx(60.0)
+    assert_every_sent_entry_counted_once(data, tables)
+
+
+def test_kill_9_of_the_head_mid_round_loses_and_doubles_nothing(broker, night, tmp_path):
+    topics, tables = night
+    record = tmp_path / "night.json"
+    rules = one_set_rules(tmp_path)
+    head = start_head(broker, topics.night, tmp_path, record, rules)
+    rng = random.Random(2)
+    try:
+        # play into round 3, then kill the head in the middle of it
+        def mid_round_3() -> bool:
+            s = tables[1].state or {}
+            return s.get("round_index") == 2 and s.get("phase") == "playing" and \
+                len(tables[1].round.rolls if tables[1].round else ()) >= 3
+        play(tables, rng, mid_round_3, time.monotonic() + 120)
+        head.send_signal(signal.SIGKILL)
+        head.wait(timeout=10)
+        # the tables keep scoring while the head is down: everything waits in their outboxes
+        for _ in range(20):
+            for t in tables:
+                t.pump()
+                if t.playing and not t.round.bell:
+                    t.roll(rng)
+        waiting = sum(t.sender.pending_count for t in tables)
+        assert waiting > 0
+        head = start_head(broker, topics.night, tmp_path, record, rules)
+        play(tables, rng, lambda: ended(record), time.monotonic() + 120)
+    finally:
+        head.terminate()
+        out = head.communicate(timeout=20)[0]
+    data = json.loads(record.read_text())
+    assert audit_record(data, parse_rules(rules.read_text())) == [], out[-3000:]
+    assert_every_sent_entry_counted_once(data, tables)
+    with EventLog(tmp_path / f"night-{topics.night}.sqlite") as log:
+        per_table = log.highest_all()
+    for t in tables:
+        assert per_table[t.number] == t.outbox.last_seq
