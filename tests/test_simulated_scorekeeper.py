@@ -74,7 +74,9 @@ PINS = {
 }
 
 
-def test_two_tables_played_by_virtual_scorekeepers_agree_with_the_head(mock_factory, tmp_path):
+@pytest.mark.parametrize("rules", ["classic", "core", "rotate", "individual"])
+def test_two_tables_played_by_virtual_scorekeepers_agree_with_the_head(mock_factory, tmp_path,
+                                                                       rules):
     broker = InprocBroker()
     topics = Topics(f"s{uuid.uuid4().hex[:6]}")
 
@@ -84,7 +86,7 @@ def test_two_tables_played_by_virtual_scorekeepers_agree_with_the_head(mock_fact
     # Six players: table 2 has two ghosts, who roll too.
     players = [Player(f"p{i}", f"P{i}") for i in range(1, 7)] + [
         Player("g1", "Ghost 1", ghost=True), Player("g2", "Ghost 2", ghost=True)]
-    head = FakeHead(connect_as("head"), topics, tmp_path / "head.sqlite", tables=2)
+    head = FakeHead(connect_as("head"), topics, tmp_path / "head.sqlite", tables=2, rules=rules)
     boxes, keepers = [], []
     try:
         head.start_night(players, [("p1", "p2", "p3", "p4"), ("p5", "g1", "p6", "g2")])
@@ -119,13 +121,17 @@ def test_two_tables_played_by_virtual_scorekeepers_agree_with_the_head(mock_fact
         assert keepers[0].presses > 0 and keepers[1].presses > 0
         # Table 2 heard the bell mid-stream; the roller then finished her turn only.
         t2 = boxes[1].node.finished_rounds[-1].state
-        assert Bell() in t2.entries   # it cannot end the round itself: it heard the bell
+        if t2.ended_round:            # house rules where any table ends the round: no bell
+            assert preset(rules).round.ends_at == "any-table" and Bell() not in t2.entries
+            return
+        assert Bell() in t2.entries   # it did not end the round itself: it heard the bell
         at = t2.entries.index(Bell())
         before = TableRound.replay(t2.setup, t2.entries[:at])
         after = list(t2.entries[at + 1:])
-        # Mid-turn, the roller alone finishes her turn (up to her pass); between turns,
-        # play stops at the bell itself.
-        end = at + 1 + (after.index(Pass()) + 1 if before.turn_rolls else 0)
+        # Mid-turn, the roller alone finishes her turn (up to her pass); between turns, or
+        # where the house rules say play stops at the bell, it stops at the bell itself.
+        finishes = before.turn_rolls and preset(rules).round.after_bell == "finish-turn"
+        end = at + 1 + (after.index(Pass()) + 1 if finishes else 0)
         finished = TableRound.replay(t2.setup, t2.entries[:end])
         assert finished.phase in ("done", "rolloff", "extra")
         assert {r.seat for r in finished.rolls[len(before.rolls):]} <= {before.roller_seat}
@@ -135,3 +141,35 @@ def test_two_tables_played_by_virtual_scorekeepers_agree_with_the_head(mock_fact
         for box in boxes:
             box.stop()
         head.close()
+
+
+def test_at_a_human_pace_she_waits_before_each_roll(mock_factory):
+    from bunco_pi.table.link import InProcessLink
+
+    pauses = []
+
+    def sleep(seconds):
+        pauses.append(seconds)
+        time.sleep(seconds if seconds < 0.5 else 0.001)  # the human gaps, skipped
+
+    link = InProcessLink()
+    buttons = ButtonConfig(pins=PINS[1], debounce=0.005, hold_time=0.3)
+    box = TableBox(TableConfig(buttons=buttons), CLASSIC, link, ":memory:",
+                   device=dummy(width=128, height=64, mode="1"), pin_factory=mock_factory)
+    keeper = SimulatedScorekeeper(mock_factory, PINS[1], debounce=0.005, hold_time=0.3,
+                                  seed=4, pace="human", sleep=sleep)
+    box.node.watchers.append(keeper.observe)
+    box.start()
+    keeper.start()
+    try:
+        link.start_round(1, 1, 1, SEATS, can_end_round=False)  # a round that never ends
+        deadline = time.monotonic() + 20
+        while keeper.rolls < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        keeper.stop()
+        box.stop()
+    gaps = [p for p in pauses if p >= 0.5]
+    assert keeper.rolls >= 5 and len(gaps) >= keeper.rolls
+    assert all(0.6 <= gap <= 1.2 for gap in gaps)
+    assert len(set(gaps)) == len(gaps)  # drawn from the seeded dice's generator, not fixed
