@@ -117,6 +117,7 @@ class TableNode:
         self.break_message = ""
         self.finished_rounds: list[RoundBook] = []
         self.frame: Any = None
+        self._last_view: object = None
         self.dice_seen = 0
         self._end_reported = False
         self._pending_rolls: list[DiceRoll] = []
@@ -512,8 +513,14 @@ class TableNode:
                                    or "pass: start round")
 
     def _refresh(self) -> None:
+        for watch in self.watchers:
+            watch(self.snapshot())
         try:
-            self.frame = screens.render(self.view())
+            view = self.view()
+            if view == self._last_view and self.frame is not None and not self.sink.failure:
+                return  # nothing new to draw (a networked table wakes twice a second)
+            self.frame = screens.render(view)
+            self._last_view = view
         except Exception as exc:  # noqa: BLE001 - a drawing bug must not stop the scoring
             print(f"bunco-pi table: cannot draw the screen: {type(exc).__name__}: {exc}",
                   file=self.log, flush=True)
@@ -524,8 +531,6 @@ class TableNode:
                 self.on_frame(self.frame)
             except OSError as exc:
                 print(f"bunco-pi table: cannot write the frame: {exc}", file=self.log, flush=True)
-        for watch in self.watchers:
-            watch(self.snapshot())
         if self.sink.failure and not self._display_reported:
             self._display_reported = True
             print(f"bunco-pi table: {self.sink.failure}; still counting with the buttons",
