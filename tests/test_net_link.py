@@ -12,9 +12,11 @@ import uuid
 import pytest
 from luma.core.device import dummy
 
+from bunco_pi.net import envelope
 from bunco_pi.net.inproc import InprocBroker
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import Topics, table_node
+from bunco_pi.rules.house import preset_text
 from bunco_pi.rules.night import Player
 from bunco_pi.rules.table_round import Bell, Pass, Roll, TableRound, Tally, Undo
 from bunco_pi.table.box import TableBox
@@ -22,6 +24,7 @@ from bunco_pi.table.config import ButtonConfig, TableConfig
 from bunco_pi.table.events import DiceRoll, Tick
 from bunco_pi.table.game import engine_entries
 from bunco_pi.table.net_link import NetTableLink, json_entry, read_head_message
+from bunco_pi.table.node import _LinkTick
 from bunco_pi.table.outbox import Outbox
 from bunco_pi.table.screens import PlayingView, ResultsView, WaitingView
 from tests.conftest import CutProxy
@@ -47,12 +50,12 @@ class FakeClock:
 class Box:
     """A networked table box and the hands that press its buttons."""
 
-    def __init__(self, factory, number, connect, topics, outbox_path):
+    def __init__(self, factory, number, connect, topics, outbox_path, link_clock=time.monotonic):
         self.factory = factory
         self.number = number
         self.clock = FakeClock()
         self.log = io.StringIO()
-        self.link = NetTableLink(connect, topics, number, outbox_path)
+        self.link = NetTableLink(connect, topics, number, outbox_path, clock=link_clock)
         config = TableConfig(number=number, buttons=ButtonConfig(pins=PINS[number]))
         self.box = TableBox(config, None, self.link, ":memory:",
                             device=dummy(width=128, height=64, mode="1"), clock=self.clock,
@@ -442,3 +445,29 @@ def test_sensor_rolls_carry_their_seq_so_a_repeat_after_a_restart_is_not_scored(
     assert local.team_scores == (2, 0) and local.roller_seat == 2
     night = head.wait_until(lambda n: len(n.table(1).entries) == 2)
     assert same_round(local, night.table(1))
+
+
+def test_a_fresh_table_waits_for_the_heads_ack_or_its_absence_before_the_first_entry(
+        mock_factory, tmp_path):
+    broker, topics = InprocBroker(), Topics(f"a{uuid.uuid4().hex[:6]}")
+    head = broker.link("head")
+    head.start()
+    now = [0.0]
+    table = Box(mock_factory, 1, lambda sink: broker.link("table-1", sink=sink), topics,
+                tmp_path / "outbox.sqlite", link_clock=lambda: now[0])
+    try:
+        state = {"v": 1, "phase": "playing", "round_index": 0, "set": 1, "round": 1,
+                 "target": 1, "bell": False, "rules_toml": preset_text("classic"),
+                 "players": [{"id": p.id, "name": p.name, "ghost": False} for p in PLAYERS[:4]],
+                 "seating": [list(SEATING[0])]}
+        # A state queued for us (not a retained delivery) proves nothing about acks yet.
+        head.publish(topics.state(), envelope.message("head", state))
+        assert table.snap().mode == "waiting"
+        assert table.view().message == "joining the night..."
+        now[0] += 5.0              # connected a while, and no retained ack came: none exists
+        table.node.post(_LinkTick())
+        table.wait_for(lambda s: s.mode == "playing")
+        table.tap("point")
+        assert table.last_seq() == 1
+    finally:
+        table.close()

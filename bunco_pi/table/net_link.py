@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,8 @@ from bunco_pi.table.outbox import Outbox
 log = logging.getLogger(__name__)
 
 PLAYING_PHASES = ("playing", "finishing")
+# A retained ack comes right after (re)subscribing; connected this long with none, there is none.
+ACK_GRACE_S = 2.0
 
 
 def json_entry(entry: Entry) -> JsonEntry:
@@ -104,7 +107,8 @@ class NetTableLink:
     results_hint = "next: head's bell"
 
     def __init__(self, connect: Callable[[Sink], Link], topics: Topics, table: int,
-                 outbox_path: str | Path, *, resend_after: float = 3.0) -> None:
+                 outbox_path: str | Path, *, resend_after: float = 3.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.topics = topics
         self.table = table
         self.outbox_path = Path(outbox_path)
@@ -125,6 +129,8 @@ class NetTableLink:
         self._pending = 0
         self._online = False
         self._refused = ""  # why the broker refused us, e.g. a wrong password
+        self._clock = clock
+        self._connected_at: float | None = None
 
     # --- TableLink ---------------------------------------------------------------------------
 
@@ -227,8 +233,13 @@ class NetTableLink:
         return None
 
     def tick(self) -> None:
-        if self.sender is not None:
-            self.sender.tick()
+        if self.sender is None:
+            return
+        self.sender.tick()
+        if not self._ready and self._connected_at is not None \
+                and self._clock() - self._connected_at >= ACK_GRACE_S:
+            self._ready = True  # no retained ack came: the head has nothing of this table's
+            self._sync()
 
     # --- records from the broker link ------------------------------------------------------
 
@@ -243,8 +254,9 @@ class NetTableLink:
             return
         if isinstance(event, Connected):
             self._online, self._refused = True, ""
+            self._connected_at = self._clock()
         elif isinstance(event, Disconnected):
-            self._online = False
+            self._online, self._connected_at = False, None
             if event.reason.startswith("refused"):
                 self._refused = f"broker {event.reason}"
         if self.sender.handle(event):  # our ack; Connected also resends what is pending
@@ -259,9 +271,12 @@ class NetTableLink:
         if event.topic == self.topics.state():
             state = read_head_message(event.topic, event.payload)
             if state is not None:
-                # The retained ack comes before the state on every (re)subscription: a fresh
-                # outbox with no ack by now has nothing of ours at the head to clash with.
-                self._ready = True
+                # The link subscribes again on every connect, the ack first, so the broker
+                # hands out the retained ack before the retained state: a fresh outbox with no
+                # ack by the retained state has nothing of ours at the head to clash with. (A
+                # state queued in the session while we were away comes earlier, not retained.)
+                if event.retain:
+                    self._ready = True
                 if state != self.state:
                     self.state = state
                     self._save_state(state)
