@@ -267,3 +267,58 @@ def test_a_data_dir_that_cannot_hold_the_outbox_is_one_line(tmp_path):
     message = run_error("--broker", "h:1", "--night", "n", "--credentials", str(creds),
                         "--data-dir", str(blocker))
     assert "cannot open the database" in message and str(blocker) in message
+
+
+@pytest.mark.slow
+def test_a_simulated_table_killed_mid_round_resumes_from_its_outbox(broker, tmp_path):
+    import uuid
+
+    from bunco_pi.net.mqtt import MqttLink
+    from bunco_pi.net.topics import Topics
+    from bunco_pi.sim.players import make_players
+    from tests.fake_head import FakeHead
+
+    topics = Topics(f"kill{uuid.uuid4().hex[:6]}")
+    head = FakeHead(lambda sink: MqttLink("head", broker.host, broker.port, username="head",
+                                          password=broker.credentials.password("head"),
+                                          sink=sink, client_id=f"head-{topics.night}"),
+                    topics, tmp_path / "head.sqlite", tables=1)
+    argv = [sys.executable, "-m", "bunco_pi.cli", "table", "--broker",
+            f"{broker.host}:{broker.port}", "--credentials",
+            str(broker.workdir / "credentials.json"), "--night", topics.night, "--table", "1",
+            "--simulate", "--pace", "fast", "--data-dir", str(tmp_path / "data")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = []
+    try:
+        head.start_night(make_players(4))
+        head.bell()
+        procs.append(subprocess.Popen([*argv, "--seed", "1"], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+        head.wait_until(lambda n: len(n.table(1).rolls) >= 4, timeout=30)
+        procs[0].kill()            # the power goes, mid-round
+        procs[0].wait(timeout=10)
+        mid = head.night()
+        assert mid.phase == "playing" and not mid.table(1).done
+        procs.append(subprocess.Popen([*argv, "--seed", "2"], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+        night = head.wait_until(lambda n: n.phase == "results", timeout=60)
+        applied = [e.seq for e in head.call(lambda h: h.applied)]
+        assert applied == list(range(1, len(applied) + 1))   # each entry once, none lost
+        assert not [n for n in head.call(lambda h: h.notes) if "refused" in n]
+        # The round went on from where it was: what the head had before is its beginning,
+        # and the box rebuilt it from its outbox (at least what the head had by then).
+        table = night.history[-1].tables[0]
+        assert table.rolls[:len(mid.table(1).rolls)] == mid.table(1).rolls
+        procs[1].send_signal(signal.SIGTERM)
+        assert procs[1].wait(timeout=15) == 0
+        log = procs[1].stderr.read()
+        resumed = [line for line in log.splitlines() if "from the outbox" in line]
+        assert len(resumed) == 1, log
+        count = int(resumed[0].split("(")[1].split()[0])
+        assert count >= len(mid.table(1).entries)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=10)
+        head.close()

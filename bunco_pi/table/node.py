@@ -364,6 +364,9 @@ class TableNode:
             except RuleViolation as exc:
                 print(f"bunco-pi table: a stored entry {entry!r} does not fit the round "
                       f"({exc}); it is skipped here", file=self.log, flush=True)
+        if event.replay:
+            print(f"bunco-pi table: resumed set {event.set_number} round {event.round_number} "
+                  f"from the outbox ({len(event.replay)} entries)", file=self.log, flush=True)
         self.book = book
         self.mode = "playing"
         self.flash = ""
