@@ -35,7 +35,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--emulate", action="store_true",
                         help="no hardware: keys for buttons, the OLED drawn in the terminal")
     parser.add_argument("--rules", default="classic", metavar="PRESET|FILE",
-                        help="house rules: a preset name or a TOML file (default: classic)")
+                        help="house rules: a preset name or a TOML file (default: classic; "
+                             "with --broker the table plays the rules the head publishes)")
     parser.add_argument("--dice-port", metavar="URL",
                         help="dice sensor serial port or pyserial URL (overrides the config)")
     parser.add_argument("--record", type=Path, metavar="FILE",
@@ -79,6 +80,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.standalone and not args.broker:
         raise UserError("give --broker HOST:PORT (with --night and --credentials) to join a "
                         "night run by `bunco-pi head`, or --standalone to play alone")
+    if args.broker:
+        for flag, given in (("--record", args.record), ("--journal", args.journal),
+                            ("--new-night", args.new_night)):
+            if given:
+                raise UserError(f"{flag} is for --standalone; at a night run by a head, the "
+                                "head keeps the record and the table its outbox (--data-dir)")
     config = load_config(args.config)
     if args.table is not None:
         if not 1 <= args.table <= 50:
