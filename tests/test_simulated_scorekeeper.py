@@ -173,3 +173,28 @@ def test_at_a_human_pace_she_waits_before_each_roll(mock_factory):
     assert keeper.rolls >= 5 and len(gaps) >= keeper.rolls
     assert all(0.6 <= gap <= 1.2 for gap in gaps)
     assert len(set(gaps)) == len(gaps)  # drawn from the seeded dice's generator, not fixed
+
+
+def test_at_a_standalone_table_she_goes_on_from_round_to_round(mock_factory):
+    from bunco_pi.table.link import StandaloneLink
+
+    link = StandaloneLink(CLASSIC, SEATS, seed=1)
+    buttons = ButtonConfig(pins=PINS[1], debounce=0.005, hold_time=0.3)
+    box = TableBox(TableConfig(buttons=buttons, players=SEATS), CLASSIC, link, ":memory:",
+                   device=dummy(width=128, height=64, mode="1"), pin_factory=mock_factory)
+    keeper = SimulatedScorekeeper(mock_factory, PINS[1], debounce=0.005, hold_time=0.3,
+                                  seed=8, pace="fast")
+    box.node.watchers.append(keeper.observe)
+    box.start()
+    keeper.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(link.night.history) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        keeper.stop()
+        box.stop()
+    assert len(link.night.history) >= 3
+    for played in link.night.history[:3]:
+        (table,) = played.tables
+        assert max(table.team_scores) >= 21 or any(r.outcome.bunco for r in table.rolls)

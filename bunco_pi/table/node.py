@@ -69,6 +69,7 @@ class NodeSnapshot:
     mode: str
     round: TableRound | None  # the round at this table (None before the first one)
     accepted: int  # entries accepted since the node started: grows by one per stored entry
+    self_paced: bool = False  # the table is its own head: pass between rounds goes on
 
 
 class TableNode:
@@ -443,7 +444,7 @@ class TableNode:
 
     def snapshot(self) -> NodeSnapshot:
         return NodeSnapshot(self.mode, self.book.state if self.book is not None else None,
-                            self.accepted)
+                            self.accepted, bool(self.link.rolls_start_rounds))
 
     def _resume_from_journal(self) -> None:
         open_round = False

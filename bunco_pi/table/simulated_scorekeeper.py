@@ -6,9 +6,10 @@ three virtual dice for the current roller and presses the box's buttons on gpioz
 of a kind, ``bunco`` for a BUNCO, a held ``pass`` for a wipeout, and ``pass`` when the roll scores
 nothing. So a demo runs the box's real path: pins, debounce, gestures, node, rules, outbox.
 
-She reacts to the bell like a person too, because she only follows the round: once the bell has
-rung the rules let the current roller finish her turn (she keeps pressing while the rolls score)
-and the round ends at her pass.
+At a table that is its own head (``--standalone``) she also presses ``pass`` on the results
+and break screens to go on. She reacts to the bell like a person too, because she only follows
+the round: once the bell has rung the rules let the current roller finish her turn (she keeps
+pressing while the rolls score) and the round ends at her pass.
 
 ``pace="human"`` waits 0.6 to 1.2 s before each roll; ``"fast"`` presses as fast as the box
 takes them, waiting for each press to be applied before the next one.
@@ -28,6 +29,7 @@ from bunco_pi.table.node import NodeSnapshot
 
 PACES = ("fast", "human")
 HUMAN_GAP = (0.6, 1.2)  # seconds between rolls at a human pace
+BETWEEN_ROUNDS = 2.0  # seconds on the results screen before she goes on (standalone, human)
 APPLY_TIMEOUT = 3.0  # a press not applied by then is given up (the round moved on)
 
 
@@ -112,8 +114,14 @@ class SimulatedScorekeeper:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            snap = self._wait_for(_my_turn, 0.5)
+            snap = self._wait_for(lambda s: _my_turn(s) or _go_on(s), 0.5)
             if snap is None:
+                continue
+            if _go_on(snap):  # a table that is its own head: pass starts what comes next
+                self._pause(BETWEEN_ROUNDS if self.pace == "human" else 0.0)
+                now = self._wait_for(_go_on, 0.0)
+                if now is not None:
+                    self._press("pass", lambda s, mode=now.mode: s.mode != mode)
                 continue
             if self.pace == "human":
                 self._pause(self.rng.uniform(*HUMAN_GAP))
@@ -124,12 +132,12 @@ class SimulatedScorekeeper:
             dice = (self.rng.randint(1, 6), self.rng.randint(1, 6), self.rng.randint(1, 6))
             self.rolls += 1
             for role in presses_for(dice, snap.round):
-                if not self._press(role, snap.accepted):
+                if not self._press(role, lambda s, n=snap.accepted: s.accepted > n):
                     break  # not taken (the round ended meanwhile): look again
                 snap = self._snapshot  # type: ignore[assignment]
 
-    def _press(self, role: str, accepted: int) -> bool:
-        """Press and release one button; True once the node has applied what it did."""
+    def _press(self, role: str, applied: Callable[[NodeSnapshot], bool]) -> bool:
+        """Press and release one button; True once the node shows it ``applied``."""
         held = role.endswith("!")
         pin = self.factory.pin(self.pins[role.rstrip("!")])
         pin.drive_low()
@@ -137,10 +145,14 @@ class SimulatedScorekeeper:
         self._pause(self.hold_time + self.debounce * 2 if held else self.debounce * 1.5)
         pin.drive_high()
         self.presses += 1
-        done = self._wait_for(lambda s: s.accepted > accepted, APPLY_TIMEOUT) is not None
+        done = self._wait_for(applied, APPLY_TIMEOUT) is not None
         self._pause(self.debounce * 1.5)  # the release's own window must close first
         return done
 
 
 def _my_turn(snap: NodeSnapshot) -> bool:
     return snap.mode == "playing" and snap.round is not None and not snap.round.done
+
+
+def _go_on(snap: NodeSnapshot) -> bool:
+    return snap.self_paced and snap.mode in ("waiting", "results", "break")
