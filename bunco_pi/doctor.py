@@ -14,7 +14,6 @@ import shutil
 import socket
 import subprocess
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -48,76 +47,77 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class BoxConfig:
-    """What the doctor needs from /etc/bunco-pi/table.toml (and head.toml on the head)."""
+    """What the doctor needs from /etc/bunco-pi/table.toml (and head.toml on the head), as
+    the boxes' own loaders (``bunco_pi.table.config``, ``bunco_pi.head.config``) read them."""
 
     i2c_bus: int = 1
     i2c_address: int = pinmap.DEFAULT_I2C_ADDRESS
+    display: bool = True  # False: [display] type = "none"
     pins: Mapping[str, int] = field(default_factory=pinmap.default_button_pins)
-    dice_sensor: str = "auto"  # "auto" (use one if present), "on" (required) or "off"
-    dice_port: str = "/dev/ttyACM0"
+    dice_sensor: str = "off"  # "on" when [dice] port names a sensor, "off" when it is empty
+    dice_port: str = ""
     broker_host: str = "127.0.0.1"
     broker_port: int = 1883
     discover: bool = False
-    username: str | None = None
-    password_file: str | None = None
+    username: str | None = None  # table-<number>, as net.broker names the broker users
+    credentials: Path | None = None  # a credentials file in net.broker's format
     data_dir: str = "/var/lib/bunco-pi"
     night: str | None = None  # set on the head only
     rules_file: str | None = None
+    rules_preset: str | None = None
     head_username: str | None = None
-    head_password_file: str | None = None
-
-
-def _read_toml(path: Path) -> tuple[dict, CheckResult | None]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8")), None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        return {}, CheckResult("config", FAIL, f"{path}: {exc}")
-    except OSError as exc:
-        return {}, CheckResult("config", FAIL, f"cannot read {path}: {exc.strerror}: run the "
-                               "doctor as the service user (`sudo -u bunco bunco-pi doctor`)")
+    head_credentials: Path | None = None
+    head_host: str = "127.0.0.1"
+    head_port: int = 1883
 
 
 def load_config(table_path: Path, head_path: Path | None = None
                 ) -> tuple[BoxConfig, CheckResult]:
     """The box's config (defaults where a file is missing) and a report line about it."""
+    from bunco_pi.errors import UserError
+    from bunco_pi.head.config import load_head_config
+    from bunco_pi.table.config import load_config as load_table_config
+
     if not table_path.is_file():
         return BoxConfig(), CheckResult(
             "config", FAIL,
             f"{table_path} missing: install the box with `sudo bash install/install.sh table "
             "--table N` (or the head), or point at one with --config; checking the default "
             "wiring")
-    table, problem = _read_toml(table_path)
-    head: dict = {}
-    if problem is None and head_path is not None and head_path.is_file():
-        head, problem = _read_toml(head_path)
-    if problem is not None:
-        return BoxConfig(), problem
+    head_path = head_path if head_path is not None and head_path.is_file() else None
     try:
-        display, dice = table.get("display", {}), table.get("dice", {})
-        broker = table.get("broker", {})
-        pins = {**pinmap.default_button_pins(), **table.get("pins", {})}
-        if head:
-            pins.update({**pinmap.default_head_pins(), **head.get("pins", {})})
-        cfg = BoxConfig(
-            i2c_bus=int(display.get("i2c_bus", 1)),
-            i2c_address=int(display.get("i2c_address", pinmap.DEFAULT_I2C_ADDRESS)),
-            pins={str(k): int(v) for k, v in pins.items()},
-            dice_sensor=str(dice.get("sensor", "auto")),
-            dice_port=str(dice.get("port", "/dev/ttyACM0")),
-            broker_host=str(broker.get("host", "127.0.0.1")),
-            broker_port=int(broker.get("port", 1883)),
-            discover=bool(broker.get("discover", False)),
-            username=broker.get("username"),
-            password_file=broker.get("password_file"),
-            data_dir=str(table.get("data", {}).get("dir", "/var/lib/bunco-pi")),
-            night=head.get("night", {}).get("name"),
-            rules_file=head.get("night", {}).get("rules"),
-            head_username=head.get("broker", {}).get("username"),
-            head_password_file=head.get("broker", {}).get("password_file"),
-        )
-    except (TypeError, ValueError) as exc:
-        return BoxConfig(), CheckResult("config", FAIL, f"{table_path}: a value has the wrong "
-                                        f"type ({exc})")
+        table = load_table_config(table_path)
+        head = load_head_config(head_path) if head_path is not None else None
+    except PermissionError as exc:
+        return BoxConfig(), CheckResult("config", FAIL, f"cannot read {exc.filename}: run the "
+                                        "doctor as the service user (`sudo -u bunco bunco-pi "
+                                        "doctor`)")
+    except UserError as exc:
+        return BoxConfig(), CheckResult("config", FAIL, str(exc))
+    pins = dict(table.buttons.pins)
+    if head is not None:
+        pins.update(bell=head.bell_pin, buzzer=head.buzzer_pin)
+    cfg = BoxConfig(
+        i2c_bus=table.display.port,
+        i2c_address=table.display.address,
+        display=table.display.kind != "none",
+        pins=pins,
+        dice_sensor="on" if table.dice_port else "off",
+        dice_port=table.dice_port,
+        broker_host=table.broker.host,
+        broker_port=table.broker.port,
+        discover=table.broker.discover,
+        username=table.node_name,
+        credentials=table.broker.credentials,
+        data_dir=str(table.data_dir),
+        night=head.night if head else None,
+        rules_file=str(head.rules_file) if head and head.rules_file else None,
+        rules_preset=head.rules_preset if head else None,
+        head_username=head.username if head else None,
+        head_credentials=head.broker.credentials if head else None,
+        head_host=head.broker.host if head else "127.0.0.1",
+        head_port=head.broker.port if head else 1883,
+    )
     where = f"{table_path}" + (f" and {head_path}" if head else "")
     return cfg, CheckResult("config", OK, f"read {where}")
 
@@ -185,7 +185,7 @@ def check_display(bus: int = 1, address: int = pinmap.DEFAULT_I2C_ADDRESS,
         return CheckResult("display", FAIL,
                            f"nothing answers at 0x{address:02x} on {device}: check {wires} "
                            f"({WIRING}); `i2cdetect -y {bus}` lists what is there (0x3d is the "
-                           "other usual address: set [display] i2c_address)")
+                           "other usual address: set [display] address)")
     return CheckResult("display", OK, f"OLED answers at 0x{address:02x} on {device}")
 
 
@@ -215,8 +215,9 @@ def check_gpio(pins: Mapping[str, int], dev_dir: Path = Path("/dev"),
                            "buttons (`bunco-pi demo` runs a whole night without hardware)")
     clashes = _duplicate_pins(pins)
     if clashes:
-        return CheckResult("gpio", FAIL, f"{clashes} in [pins] of the config: give each role "
-                           f"its own GPIO ({WIRING})")
+        return CheckResult("gpio", FAIL, f"{clashes} in the config ([buttons] of table.toml, "
+                           f"[bell] and [buzzer] of head.toml): give each role its own GPIO "
+                           f"({WIRING})")
     from gpiozero import DigitalOutputDevice, InputDevice
 
     held = []
@@ -236,7 +237,7 @@ def check_gpio(pins: Mapping[str, int], dev_dir: Path = Path("/dev"),
     if held:
         return CheckResult("gpio", FAIL, "cannot claim " + "; ".join(held)
                            + ": stop the other program (`systemctl status bunco-pi-table`) or "
-                           "fix [pins]")
+                           "fix the pins in the config")
     roles = ", ".join(f"{r}=GPIO{g}" for r, g in pins.items())
     return CheckResult("gpio", OK, f"pins free: {roles}")
 
@@ -266,7 +267,8 @@ def check_dice(port: str, mode: str = "auto", hello_timeout: float = 3.0,
     never saw.
     """
     if mode == "off":
-        return CheckResult("dice", OK, "sensor switched off in the config ([dice] sensor)")
+        return CheckResult("dice", OK, "no sensor in the config ([dice] port is empty): tables "
+                           "score with the buttons")
     missing = WARN if mode == "auto" else FAIL
     if not os.path.exists(port):
         return CheckResult("dice", missing, f"no sensor at {port}: tables score with the buttons; "
@@ -362,18 +364,31 @@ def check_broker(host: str, port: int, username: str | None, password: str | Non
     return CheckResult("broker", OK, f"{where} accepts {username or 'anonymous'}")
 
 
-def read_password(path: str | None) -> tuple[str | None, CheckResult | None]:
-    """The password in ``path``, or a FAIL line saying why it cannot be read."""
-    if path is None:
+def read_password(path: Path | None, user: str | None
+                  ) -> tuple[str | None, CheckResult | None]:
+    """``user``'s password from the credentials file at ``path`` (``bunco_pi.net.broker``'s
+    format), or a FAIL line saying why it cannot be had."""
+    from bunco_pi.errors import UserError
+    from bunco_pi.net.broker import load_credentials
+
+    if path is None or user is None:
         return None, None
+    path = Path(path)
     try:
-        return Path(path).read_text(encoding="utf-8").strip(), None
+        path.open("rb").close()
     except FileNotFoundError:
-        return None, CheckResult("broker", FAIL, f"password file {path} missing: re-run "
-                                 "install/install.sh")
+        return None, CheckResult("broker", FAIL, f"credentials file {path} missing: re-run "
+                                 "install/install.sh (a table: with --password-file)")
     except PermissionError:
         return None, CheckResult("broker", FAIL, f"not allowed to read {path}: run as the "
                                  "service user (`sudo -u bunco bunco-pi doctor`) or with sudo")
+    except OSError as exc:
+        return None, CheckResult("broker", FAIL, f"cannot read {path}: {exc.strerror or exc}")
+    try:
+        return load_credentials(path).password(user), None
+    except UserError as exc:
+        return None, CheckResult("broker", FAIL, f"{path}: {exc}; re-run install/install.sh "
+                                 "(a table: with its password from the head)")
 
 
 # --- the clock and the disk ---------------------------------------------------------------------

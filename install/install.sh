@@ -6,8 +6,10 @@
 #
 # Running it again changes nothing: passwords and the configs in /etc/bunco-pi are kept
 # (delete a config to have it written afresh); unit files and the broker config are ours
-# and are rewritten. --root DIR writes every file under DIR instead of / and only prints
-# the system commands (apt-get, useradd, systemctl, ...) it would run: a dry run for tests.
+# and are rewritten. Every file's content comes from bunco_pi.provision, which takes the
+# broker's (credentials, password hashes, ACL, mosquitto.conf) from bunco_pi.net.broker.
+# --root DIR writes every file under DIR instead of / and only prints the system commands
+# (apt-get, useradd, systemctl, ...) it would run: a dry run for tests.
 set -euo pipefail
 
 usage() {
@@ -19,7 +21,7 @@ usage: install.sh head  [--night NAME] [--tables N] [--port P] [--preset NAME] [
 
 head   the head table's Pi: broker, coordinator, and its own table box (table 1).
        Writes a broker password for each of tables 2..N into
-       /etc/bunco-pi/secrets/tables/tableK.password for you to hand to table K.
+       /etc/bunco-pi/secrets/tables/table-K.password for you to hand to table K.
        --preset: the house rules to start from (classic, core, rotate, individual),
        copied to /etc/bunco-pi/rules.toml for you to edit.
 table  any other table's Pi. --password-file is that table's password from the head
@@ -108,17 +110,11 @@ own() {
     chown "$1" "$2"
 }
 
-# secret PATH MODE OWNER: a new random password, only if there is none yet.
+# secret PATH MODE OWNER VALUE: put a secret; the temporary file is private from the start.
+# The value is generated and checked before anything is written, so a failure leaves no
+# half-written secret behind.
 secret() {
-    if [ -s "$1" ]; then
-        chmod "$2" "$1"; own "$3" "$1"
-    else
-        # Content is validated and generated before anything is written, so a failure
-        # leaves no half-written secret behind.
-        local value
-        value="$(provision secret)"
-        (umask 077; printf '%s\n' "$value" | put "$1" "$2" "$3")
-    fi
+    (umask 077; printf '%s\n' "$4" | put "$1" "$2" "$3")
 }
 
 mkdir_owned() {
@@ -132,15 +128,17 @@ if [ "$ROLE" = head ]; then
     TABLE_CONFIG="$(provision table-config --table 1 --head-host 127.0.0.1 --port "$PORT" \
         --no-discover)"
     BROKER_CONF="$(provision mosquitto-conf --port "$PORT")"
-    ACL="$(provision acl --tables "$TABLES")"
+    # Every node's password: the ones already made are kept, new tables get a fresh one.
+    CREDENTIALS="$(provision credentials --tables "$TABLES" --file "$ETC/secrets/credentials.json")"
 else
     [ -n "$TABLE" ] || die "table needs --table N (2 or more; the head is table 1)"
     [ "$TABLE" -ge 2 ] || die "--table $TABLE: the head is table 1; other tables are 2 or more"
     TABLE_CONFIG="$(provision table-config --table "$TABLE" --head-host "$HEAD_HOST" \
         --port "$PORT")"
-    if [ -z "$PASSWORD_FILE" ] && [ ! -s "$ETC/secrets/table.password" ]; then
-        die "table $TABLE needs its broker password the first time: --password-file FILE, made" \
-            "on the head as /etc/bunco-pi/secrets/tables/table$TABLE.password (see docs/install.md)"
+    if [ -z "$PASSWORD_FILE" ] && [ ! -s "$ETC/secrets/credentials.json" ]; then
+        die "table $TABLE needs its broker password the first time: --password-file FILE," \
+            "made on the head as /etc/bunco-pi/secrets/tables/table-$TABLE.password" \
+            "(see docs/install.md)"
     fi
     if [ -n "$PASSWORD_FILE" ] && [ "$PASSWORD_FILE" != "-" ] && [ ! -s "$PASSWORD_FILE" ]; then
         die "--password-file $PASSWORD_FILE: no such file, or empty"
@@ -154,6 +152,15 @@ else
     fi
     if [ -n "$PASSWORD_FILE" ] && [ -z "$GIVEN" ]; then
         die "--password-file $PASSWORD_FILE: the first line is empty"
+    fi
+    if [ -n "$GIVEN" ]; then
+        CREDENTIALS="$(printf '%s\n' "$GIVEN" | provision table-credentials --table "$TABLE")"
+        unset GIVEN
+    else
+        # Kept from an earlier install: it must hold this table's user.
+        provision password --credentials "$ETC/secrets/credentials.json" \
+            --user "table-$TABLE" >/dev/null
+        CREDENTIALS=""
     fi
 fi
 RULES="$(provision rules-config --preset "$PRESET")"
@@ -191,39 +198,34 @@ mkdir_owned "$DATA" 0750 bunco:bunco
 printf '%s\n' "$RULES" | keep "$ETC/rules.toml" 0644 root:root
 printf '%s\n' "$TABLE_CONFIG" | keep "$ETC/table.toml" 0644 root:root
 
-if [ "$ROLE" = table ] && [ -n "$GIVEN" ]; then
-    (umask 077; printf '%s\n' "$GIVEN" | put "$ETC/secrets/table.password" 0640 root:bunco)
-    unset GIVEN
+# One credentials file per box, in bunco_pi.net.broker's format: the head's holds every
+# node's password (its own table box logs in as table-1 from it), a table's only its own.
+CREDENTIALS_FILE="$ETC/secrets/credentials.json"
+if [ -n "$CREDENTIALS" ]; then
+    secret "$CREDENTIALS_FILE" 0640 root:bunco "$CREDENTIALS"
+    unset CREDENTIALS
+else
+    chmod 0640 "$CREDENTIALS_FILE"; own root:bunco "$CREDENTIALS_FILE"
 fi
-secret "$ETC/secrets/table.password" 0640 root:bunco
 
 if [ "$ROLE" = head ]; then
     printf '%s\n' "$HEAD_CONFIG" | keep "$ETC/head.toml" 0644 root:root
-    secret "$ETC/secrets/head.password" 0640 root:bunco
     mkdir_owned "$ETC/secrets/tables" 0700 root:root
     for ((n = 2; n <= TABLES; n++)); do
-        secret "$ETC/secrets/tables/table$n.password" 0600 root:root
+        value="$(provision password --credentials "$CREDENTIALS_FILE" --user "table-$n")"
+        secret "$ETC/secrets/tables/table-$n.password" 0600 root:root "$value"
     done
+    unset value
 
     mkdir_owned "$ETC/mosquitto" 0755 root:root
     printf '%s\n' "$BROKER_CONF" | put "$ETC/mosquitto/mosquitto.conf" 0644 root:root
+    ACL="$(provision acl --credentials "$CREDENTIALS_FILE")"
     printf '%s\n' "$ACL" | put "$ETC/mosquitto/acl" 0644 root:root
-    # The password file keeps existing lines (their salts are random: rewriting them would
-    # change the file on every run) and gains a line for any user it lacks.
+    # Hashes that still match their password are kept (salts are random: hashing afresh
+    # would change the file on every run); a new user gets a line.
     PASSWD="$ETC/mosquitto/passwd"
-    [ -f "$PASSWD" ] || (umask 027; : >"$PASSWD")
-    NEW_PASSWD="$(cat "$PASSWD")"
-    add_user() {
-        if ! grep -q "^$1:" "$PASSWD"; then
-            NEW_PASSWD+="${NEW_PASSWD:+$'\n'}$(provision passwd-line "$1" <"$2")"
-        fi
-    }
-    add_user head "$ETC/secrets/head.password"
-    add_user table1 "$ETC/secrets/table.password"
-    for ((n = 2; n <= TABLES; n++)); do
-        add_user "table$n" "$ETC/secrets/tables/table$n.password"
-    done
-    printf '%s\n' "$NEW_PASSWD" | put "$PASSWD" 0640 root:mosquitto
+    HASHES="$(provision passwd --credentials "$CREDENTIALS_FILE" --previous "$PASSWD")"
+    printf '%s\n' "$HASHES" | put "$PASSWD" 0640 root:mosquitto
 fi
 
 # --- services --------------------------------------------------------------------------------

@@ -1,16 +1,18 @@
 """Shared fixtures: a fresh gpiozero MockFactory per test; a real mosquitto on a free loopback
-port, links to it, and a cuttable wire."""
+port, links to it, and a cuttable wire; the labelled dice photos."""
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import queue
 import socket
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,10 @@ from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import Topics
 
 _nights = itertools.count(1)
+
+# The documented place of the labelled dice photos, beside the repository; or set the variable.
+_BESIDE_REPO = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "dice-photos"
+PHOTOS = Path(os.environ.get("BUNCO_DICE_PHOTOS", _BESIDE_REPO))
 
 
 def _require_mosquitto() -> None:
@@ -205,3 +211,11 @@ def mock_factory():
         factory.reset()
         factory.close()
         Device.pin_factory = previous
+
+
+@pytest.fixture
+def photos() -> Path:
+    """The labelled dice photos; tests using them skip when they are not here."""
+    if not (PHOTOS / "images").is_dir():
+        pytest.skip(f"dice photos not found at {PHOTOS} (set BUNCO_DICE_PHOTOS)")
+    return PHOTOS

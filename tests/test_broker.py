@@ -10,12 +10,17 @@ from bunco_pi.net import broker as broker_mod
 from bunco_pi.net import envelope
 from bunco_pi.net.broker import (
     Broker,
+    Credentials,
     acl_text,
+    credentials_text,
     ensure_credentials,
+    hash_matches,
     hash_password,
     load_credentials,
     mosquitto_conf,
     node_users,
+    password_file_text,
+    with_users,
 )
 from bunco_pi.net.link import Message
 from tests.conftest import collect
@@ -60,6 +65,37 @@ def test_password_hash_is_the_one_mosquitto_passwd_makes(tmp_path):
         hash_password("other", base64.b64decode(salt_b64), int(iterations))
 
 
+def test_password_hash_known_answer():
+    # PBKDF2-HMAC-SHA512("pw", "0123456789ab", 101 rounds), base64: mosquitto 2's "$7$".
+    import base64
+    import hashlib
+    digest = base64.b64encode(hashlib.pbkdf2_hmac("sha512", b"pw", b"0123456789ab", 101))
+    assert hash_password("pw", b"0123456789ab") == f"$7$101$MDEyMzQ1Njc4OWFi${digest.decode()}"
+
+
+def test_password_file_keeps_hashes_that_still_match():
+    creds = Credentials({"head": "h-pw", "table-1": "t1-pw"})
+    first = password_file_text(creds)
+    assert [line.split(":")[0] for line in first.splitlines()] == ["head", "table-1"]
+    assert password_file_text(creds, first) == first  # same salts: the file does not change
+    assert password_file_text(creds) != first  # fresh salts otherwise
+    changed = Credentials({"head": "h-pw", "table-1": "new", "table-2": "t2"})
+    again = password_file_text(changed, first).splitlines()
+    assert again[0] == first.splitlines()[0]
+    assert again[1] != first.splitlines()[1] and hash_matches("new", again[1].split(":", 1)[1])
+    assert hash_matches("t2", again[2].split(":", 1)[1])
+    assert not hash_matches("t2", "$7$101$not base64!$x") and not hash_matches("t2", "plain")
+
+
+def test_credentials_text_is_stable_and_loads_back(tmp_path):
+    creds = with_users(Credentials({"head": "kept"}), node_users(2))
+    assert creds.passwords["head"] == "kept" and len(creds.passwords) == 3
+    assert credentials_text(creds) == credentials_text(Credentials(dict(creds.passwords)))
+    path = tmp_path / "c.json"
+    path.write_text(credentials_text(creds))
+    assert load_credentials(path) == creds
+
+
 def test_acl_gives_each_table_only_its_own_events_topic():
     text = acl_text(["head", "table-1", "table-2"])
     blocks = {b.splitlines()[0]: b.splitlines()[1:] for b in text.split("\n\n")[1:]}
@@ -75,6 +111,9 @@ def test_config_has_the_measured_settings_and_no_secret(tmp_path):
     for needed in ("persistence true", "set_tcp_nodelay true", "allow_anonymous false",
                    "autosave_interval 2", "listener 1883 127.0.0.1"):
         assert needed in lines
+    every = mosquitto_conf(host=None, port=1884, password_file=tmp_path / "pw",
+                           acl_file=tmp_path / "acl", data_dir=tmp_path)
+    assert "listener 1884" in every.splitlines()
     with pytest.raises(UserError, match="autosave_interval 9"):
         mosquitto_conf(host="h", port=1, password_file=tmp_path, acl_file=tmp_path,
                        data_dir=tmp_path, autosave_interval=9)

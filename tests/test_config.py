@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bunco_pi.errors import UserError
@@ -55,3 +57,44 @@ def test_mistakes_are_one_line_naming_file_and_fix(tmp_path, text, expect):
 def test_missing_file(tmp_path):
     with pytest.raises(UserError, match="config file not found"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_broker_and_data_defaults_and_file_values(tmp_path):
+    config = parse_config({})
+    assert (config.broker.host, config.broker.port, config.broker.discover) == (
+        "bunco-head.local", 1883, True)
+    assert config.broker.credentials == Path("/etc/bunco-pi/secrets/credentials.json")
+    assert config.data_dir == Path("/var/lib/bunco-pi") and config.node_name == "table-1"
+    path = tmp_path / "table.toml"
+    path.write_text('[table]\nnumber = 4\n[broker]\ndiscover = false\nhost = "10.0.0.2"\n'
+                    'port = 1884\ncredentials = "secrets/c.json"\n[data]\ndir = "/srv/b"\n')
+    config = load_config(path)
+    assert (config.broker.host, config.broker.port, config.broker.discover) == (
+        "10.0.0.2", 1884, False)
+    assert config.broker.credentials == tmp_path / "secrets/c.json"  # relative to the file
+    assert config.data_dir == Path("/srv/b") and config.node_name == "table-4"
+
+
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        ("[broker]\nport = 0\n", ":2 [broker] port = 0: a TCP port must be"),
+        ('[broker]\nport = "1883"\n', ":2 [broker] port = '1883'"),
+        ("[broker]\n\ndiscover = 1\n", ":3 [broker] discover = 1: must be true or false"),
+        ('[broker]\nhost = "bad host"\n', ":2 [broker] host = 'bad host': not a host name"),
+        ('[broker]\nhost = ""\n', ":2 [broker] host = '': must be a non-empty string"),
+        ('[broker]\nusername = "table-2"\n', ":2 [broker] username: unknown key"),
+        ("[broker]\ncredentials = 5\n", ":2 [broker] credentials = 5"),
+        ("broker = 5\n", "[broker]: must be a section"),
+        ("[data]\ndir = 3\n", ":2 [data] dir = 3: must be a non-empty string"),
+        ('[data]\npath = "/x"\n', ":2 [data] path: unknown key (known: dir)"),
+        ("[table]\nnumber = 1000\n", "number 1000 must be 1 (head) to 999"),
+    ],
+)
+def test_broker_and_data_mistakes_name_file_line_and_key(tmp_path, text, expect):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(UserError) as err:
+        load_config(path)
+    assert str(path) in str(err.value) and expect in str(err.value), str(err.value)
+    assert "\n" not in str(err.value)

@@ -19,6 +19,7 @@ from bunco_pi import doctor, provision
 from bunco_pi.commands import doctor as doctor_command
 from bunco_pi.doctor import FAIL, OK, WARN
 from bunco_pi.hardware import pinmap
+from bunco_pi.net.broker import Credentials, acl_text, credentials_text, password_file_text
 
 
 def _one_line(result):
@@ -35,13 +36,27 @@ def test_missing_config_falls_back_to_the_default_wiring(tmp_path):
 
 
 def test_installed_configs_are_read(tmp_path):
-    (tmp_path / "table.toml").write_text(provision.table_config(4, "10.1.1.1", port=1999))
-    (tmp_path / "head.toml").write_text(provision.head_config("Friday", 4))
+    etc = str(tmp_path)
+    presets = Path(provision.__file__).parent / "rules" / "presets"
+    (tmp_path / "rules.toml").write_text(provision.rules_config(presets, "core"))
+    (tmp_path / "table.toml").write_text(provision.table_config(4, "10.1.1.1", 1999, etc))
+    (tmp_path / "head.toml").write_text(provision.head_config("Friday", 4, 1998, etc))
     cfg, result = doctor.load_config(tmp_path / "table.toml", tmp_path / "head.toml")
     assert result.status == OK
-    assert (cfg.broker_host, cfg.broker_port, cfg.username) == ("10.1.1.1", 1999, "table4")
+    assert (cfg.broker_host, cfg.broker_port, cfg.username) == ("10.1.1.1", 1999, "table-4")
+    assert cfg.credentials == cfg.head_credentials == tmp_path / "secrets/credentials.json"
     assert cfg.pins == {**pinmap.default_button_pins(), **pinmap.default_head_pins()}
-    assert (cfg.night, cfg.head_username) == ("Friday", "head")
+    assert (cfg.night, cfg.head_username, cfg.head_port) == ("Friday", "head", 1998)
+    assert cfg.rules_file == str(tmp_path / "rules.toml") and cfg.dice_sensor == "off"
+
+
+def test_a_bad_value_names_file_line_and_key(tmp_path):
+    path = tmp_path / "table.toml"
+    path.write_text(provision.table_config(2, "h").replace("port = 1883", "port = 0"))
+    _, result = doctor.load_config(path)
+    _one_line(result)
+    line = path.read_text().splitlines().index("port = 0") + 1
+    assert result.status == FAIL and f"{path}:{line} [broker] port = 0" in result.message
 
 
 def test_broken_config_names_file_and_line(tmp_path):
@@ -259,7 +274,7 @@ def _free_port() -> int:
 
 def test_broker_not_listening():
     port = _free_port()
-    result = _one_line(doctor.check_broker("127.0.0.1", port, "table2", "pw", timeout=1))
+    result = _one_line(doctor.check_broker("127.0.0.1", port, "table-2", "pw", timeout=1))
     assert result.status == FAIL and f"cannot reach 127.0.0.1:{port}" in result.message
 
 
@@ -271,7 +286,7 @@ def test_broker_that_is_not_mqtt():
     thread.start()
     port = listener.getsockname()[1]
     try:
-        result = doctor.check_broker("127.0.0.1", port, "table2", "pw", timeout=1)
+        result = doctor.check_broker("127.0.0.1", port, "table-2", "pw", timeout=1)
     finally:
         thread.join(5)
         for conn, _ in accepted:
@@ -286,11 +301,11 @@ def mosquitto(tmp_path):
     if binary is None:
         pytest.skip("mosquitto is not installed (Debian package: mosquitto)")
     port = _free_port()
-    password = provision.new_secret()
+    credentials = provision.head_credentials(2)
+    password = credentials.password("table-2")
     (tmp_path / "mosquitto").mkdir()
-    (tmp_path / "mosquitto" / "passwd").write_text(
-        provision.mosquitto_password_line("table2", password) + "\n")
-    (tmp_path / "mosquitto" / "acl").write_text(provision.mosquitto_acl(2))
+    (tmp_path / "mosquitto" / "passwd").write_text(password_file_text(credentials))
+    (tmp_path / "mosquitto" / "acl").write_text(acl_text(credentials.passwords))
     conf = provision.mosquitto_conf(port, etc=str(tmp_path), data_dir=str(tmp_path))
     conf = conf.replace(f"listener {port}\n", f"listener {port} 127.0.0.1\n")
     if os.geteuid() == 0:
@@ -311,21 +326,27 @@ def mosquitto(tmp_path):
 
 def test_broker_accepts_the_box(mosquitto):
     port, password = mosquitto
-    result = doctor.check_broker("127.0.0.1", port, "table2", password, timeout=5)
-    assert result.status == OK and "accepts table2" in result.message
+    result = doctor.check_broker("127.0.0.1", port, "table-2", password, timeout=5)
+    assert result.status == OK and "accepts table-2" in result.message
 
 
 def test_broker_refuses_a_wrong_password(mosquitto):
     port, _ = mosquitto
-    result = _one_line(doctor.check_broker("127.0.0.1", port, "table2", "wrong", timeout=5))
-    assert result.status == FAIL and "refused table2" in result.message
+    result = _one_line(doctor.check_broker("127.0.0.1", port, "table-2", "wrong", timeout=5))
+    assert result.status == FAIL and "refused table-2" in result.message
 
 
-def test_password_file_problems(tmp_path):
-    _, problem = doctor.read_password(str(tmp_path / "nope"))
+def test_credentials_file_problems(tmp_path):
+    _, problem = doctor.read_password(tmp_path / "nope", "table-2")
     assert problem.status == FAIL and "missing" in problem.message
-    (tmp_path / "pw").write_text("s3cret\n")
-    assert doctor.read_password(str(tmp_path / "pw")) == ("s3cret", None)
+    path = tmp_path / "credentials.json"
+    path.write_text(credentials_text(Credentials({"table-2": "s3cret"})))
+    assert doctor.read_password(path, "table-2") == ("s3cret", None)
+    _, problem = doctor.read_password(path, "table-3")
+    assert problem.status == FAIL and "'table-3'" in _one_line(problem).message
+    path.write_text("s3cret\n")  # a bare password is not a credentials file
+    _, problem = doctor.read_password(path, "table-2")
+    assert problem.status == FAIL and "unreadable credentials file" in _one_line(problem).message
 
 
 # --- clock and disk ----------------------------------------------------------------------------
@@ -383,11 +404,11 @@ def test_a_healthy_box_exits_zero(tmp_path, mosquitto, capsys):
     dev = tmp_path / "dev"
     dev.mkdir()
     (dev / "gpiochip0").touch()
-    (tmp_path / "pw").write_text(password)
-    table = provision.table_config(2, "127.0.0.1", port=port)
-    table = table.replace("/etc/bunco-pi/secrets/table.password", str(tmp_path / "pw"))
-    table = table.replace('sensor = "auto"', 'sensor = "off"').replace("discover = true",
-                                                                        "discover = false")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "credentials.json").write_text(
+        credentials_text(Credentials({"table-2": password})))
+    table = provision.table_config(2, "127.0.0.1", port=port, etc=str(tmp_path))
+    table = table.replace("discover = true", "discover = false")
     table = table.replace('dir = "/var/lib/bunco-pi"', f'dir = "{tmp_path}"')
     (tmp_path / "table.toml").write_text(table)
     (dev / "i2c-1").touch()

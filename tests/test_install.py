@@ -1,5 +1,6 @@
 """install/install.sh and uninstall.sh, run for real into scratch roots (--root)."""
 
+import json
 import os
 import shutil
 import stat
@@ -7,6 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from bunco_pi.head.config import load_head_config
+from bunco_pi.net.broker import load_credentials
+from bunco_pi.rules.house import preset
+from bunco_pi.table.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 INSTALL = REPO / "install" / "install.sh"
@@ -40,15 +46,15 @@ def test_head_install_twice_changes_nothing(tmp_path):
     before = _snapshot(root)
     second = _install_head(root)
     assert _snapshot(root) == before
-    assert "wrote /etc/bunco-pi/secrets/head.password" in first.stdout
+    assert "wrote /etc/bunco-pi/secrets/credentials.json" in first.stdout
     assert "wrote" not in second.stdout  # every file already as it should be
     expected = {
         "etc/bunco-pi/head.toml": 0o644, "etc/bunco-pi/table.toml": 0o644,
         "etc/bunco-pi/rules.toml": 0o644, "etc/bunco-pi/secrets": 0o750,
-        "etc/bunco-pi/secrets/head.password": 0o640, "etc/bunco-pi/secrets/table.password": 0o640,
+        "etc/bunco-pi/secrets/credentials.json": 0o640,
         "etc/bunco-pi/secrets/tables": 0o700,
-        "etc/bunco-pi/secrets/tables/table2.password": 0o600,
-        "etc/bunco-pi/secrets/tables/table3.password": 0o600,
+        "etc/bunco-pi/secrets/tables/table-2.password": 0o600,
+        "etc/bunco-pi/secrets/tables/table-3.password": 0o600,
         "etc/bunco-pi/mosquitto/mosquitto.conf": 0o644, "etc/bunco-pi/mosquitto/acl": 0o644,
         "etc/bunco-pi/mosquitto/passwd": 0o640,
         "etc/systemd/system/bunco-pi-head.service": 0o644,
@@ -76,15 +82,17 @@ def test_system_commands_are_only_printed_under_root(tmp_path):
 
 
 def _secrets(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): p.read_text().strip()
-            for p in root.rglob("*.password")}
+    return json.loads((root / "etc/bunco-pi/secrets/credentials.json").read_text())["users"]
 
 
 def test_secrets_are_random_and_not_from_the_repo(tmp_path):
     _install_head(tmp_path / "a")
     _install_head(tmp_path / "b")
     a, b = _secrets(tmp_path / "a"), _secrets(tmp_path / "b")
-    assert a.keys() == b.keys() and len(a) == 4
+    assert a.keys() == b.keys() == {"head", "table-1", "table-2", "table-3"}
+    for n in (2, 3):  # the hand-out files are the credentials' own passwords
+        handed = tmp_path / f"a/etc/bunco-pi/secrets/tables/table-{n}.password"
+        assert handed.read_text() == a[f"table-{n}"] + "\n"
     values = list(a.values()) + list(b.values())
     assert all(len(v) >= 32 for v in values)
     assert len(set(values)) == len(values)
@@ -99,12 +107,17 @@ def test_passwd_has_a_line_per_node_and_grows_with_tables(tmp_path):
     _install_head(root)
     passwd = root / "etc/bunco-pi/mosquitto/passwd"
     lines = passwd.read_text().splitlines()
-    assert [line.split(":")[0] for line in lines] == ["head", "table1", "table2", "table3"]
+    assert [line.split(":")[0] for line in lines] == ["head", "table-1", "table-2", "table-3"]
+    before = _secrets(root)
     result = _run(INSTALL, "head", "--root", str(root), "--tables", "4")
     assert result.returncode == 0, result.stderr
     grown = passwd.read_text().splitlines()
     assert grown[:4] == lines  # existing users keep their hash
-    assert grown[4].startswith("table4:$7$")
+    assert grown[4].startswith("table-4:$7$")
+    after = _secrets(root)
+    assert {u: after[u] for u in before} == before and "table-4" in after
+    acl = (root / "etc/bunco-pi/mosquitto/acl").read_text()
+    assert "user table-4\ntopic read bunco/#\ntopic write bunco/+/table/4/events\n" in acl
 
 
 def test_a_users_config_edit_survives_a_reinstall(tmp_path):
@@ -120,13 +133,14 @@ def test_a_users_config_edit_survives_a_reinstall(tmp_path):
 def test_table_install_takes_the_password_from_the_head(tmp_path):
     head, table = tmp_path / "head", tmp_path / "table"
     _install_head(head)
-    handed = head / "etc/bunco-pi/secrets/tables/table3.password"
+    handed = head / "etc/bunco-pi/secrets/tables/table-3.password"
     result = _run(INSTALL, "table", "--root", str(table), "--table", "3",
                   "--head-host", "10.0.0.2", "--password-file", str(handed))
     assert result.returncode == 0, result.stderr
-    assert (table / "etc/bunco-pi/secrets/table.password").read_text() == handed.read_text()
-    config = (table / "etc/bunco-pi/table.toml").read_text()
-    assert 'host = "10.0.0.2"' in config and 'username = "table3"' in config
+    assert _secrets(table) == {"table-3": handed.read_text().strip()}
+    assert _secrets(head)["table-3"] == handed.read_text().strip()
+    config = load_config(table / "etc/bunco-pi/table.toml")
+    assert (config.number, config.node_name, config.broker.host) == (3, "table-3", "10.0.0.2")
     assert not (table / "etc/bunco-pi/head.toml").exists()
     assert sorted(p.name for p in (table / "etc/systemd/system").iterdir()) == [
         "bunco-pi-table.service"]
@@ -136,15 +150,43 @@ def test_table_install_takes_the_password_from_the_head(tmp_path):
                  "--head-host", "10.0.0.2")
     assert again.returncode == 0, again.stderr
     assert _snapshot(table) == before
+    # Re-installed as another table without its password: refused, nothing changed.
+    other = _run(INSTALL, "table", "--root", str(table), "--table", "2")
+    assert other.returncode == 2 and "table-2" in other.stderr, other.stderr
+    assert len(other.stderr.strip().splitlines()) == 1
+    assert _snapshot(table) == before
 
 
 def test_table_password_from_stdin(tmp_path):
     result = _run(INSTALL, "table", "--root", str(tmp_path), "--table", "2",
                   "--password-file", "-", stdin="s3cret-from-the-head\n")
     assert result.returncode == 0, result.stderr
-    secret = tmp_path / "etc/bunco-pi/secrets/table.password"
-    assert secret.read_text() == "s3cret-from-the-head\n"
+    assert _secrets(tmp_path) == {"table-2": "s3cret-from-the-head"}
+    secret = tmp_path / "etc/bunco-pi/secrets/credentials.json"
     assert stat.S_IMODE(secret.stat().st_mode) == 0o640
+
+
+def test_installed_configs_load_with_the_boxes_own_loaders(tmp_path):
+    """What the installer writes is what the table box and the head read (paths moved under
+    the scratch root), and each finds its own password in the credentials."""
+    root = tmp_path / "root"
+    _install_head(root, "--night", "friday-night")
+    etc = root / "etc/bunco-pi"
+    for name in ("table.toml", "head.toml"):
+        text = (etc / name).read_text().replace("/etc/bunco-pi", str(etc))
+        text = text.replace("/var/lib/bunco-pi", str(root / "var/lib/bunco-pi"))
+        (tmp_path / name).write_text(text)
+    table = load_config(tmp_path / "table.toml")
+    head = load_head_config(tmp_path / "head.toml")
+    assert (table.number, table.broker.discover, table.broker.host) == (1, False, "127.0.0.1")
+    assert table.broker.credentials == head.broker.credentials == etc / "secrets/credentials.json"
+    assert table.data_dir == head.data_dir == root / "var/lib/bunco-pi"
+    passwords = _secrets(root)
+    assert load_credentials(table.broker.credentials).password(table.node_name) == \
+        passwords["table-1"]
+    assert head.password() == passwords["head"]
+    assert (head.night, head.tables, head.players) == ("friday-night", 3, 12)
+    assert head.rules_file == etc / "rules.toml" and head.house_rules() == preset("classic")
 
 
 @pytest.mark.parametrize(
@@ -156,6 +198,7 @@ def test_table_password_from_stdin(tmp_path):
         (["table", "--table", "2", "--password-file", "/nonexistent"], "--password-file"),
         (["table", "--table", "x"], "'x' is not a number"),
         (["head", "--tables", "0"], "--tables 0"),
+        (["head", "--night", "Friday night"], "--night 'Friday night'"),
         (["head", "--frobnicate"], "unknown option '--frobnicate'"),
         (["head", "--preset", "house"], "--preset 'house': not a shipped preset"),
     ],
@@ -244,12 +287,13 @@ def test_installed_broker_config_lets_each_node_in(tmp_path):
                 client.loop_stop()
 
         secrets = root / "etc/bunco-pi/secrets"
-        handed = (secrets / "tables/table3.password").read_text().strip()
-        assert not login("table3", handed).is_failure
-        assert not login("head", (secrets / "head.password").read_text().strip()).is_failure
-        assert not login("table1", (secrets / "table.password").read_text().strip()).is_failure
-        assert login("table3", handed + "x").is_failure
-        assert login("table2", handed).is_failure  # one table's password is not another's
+        handed = (secrets / "tables/table-3.password").read_text().strip()
+        passwords = _secrets(root)
+        assert not login("table-3", handed).is_failure
+        assert not login("head", passwords["head"]).is_failure
+        assert not login("table-1", passwords["table-1"]).is_failure
+        assert login("table-3", handed + "x").is_failure
+        assert login("table-2", handed).is_failure  # one table's password is not another's
     finally:
         proc.terminate()
         proc.wait(timeout=10)

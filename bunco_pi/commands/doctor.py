@@ -47,8 +47,14 @@ def checks(args: argparse.Namespace, pin_factory=None, i2c_probe=doctor.probe_i2
     yield config_result
     if cfg.rules_file:
         yield doctor.check_rules(Path(cfg.rules_file))
+    elif cfg.rules_preset:
+        yield CheckResult("rules", doctor.OK, f"the shipped preset {cfg.rules_preset!r}")
     running = service_running()
-    yield doctor.check_display(cfg.i2c_bus, cfg.i2c_address, dev_dir=args.dev, probe=i2c_probe)
+    if cfg.display:
+        yield doctor.check_display(cfg.i2c_bus, cfg.i2c_address, dev_dir=args.dev,
+                                   probe=i2c_probe)
+    else:
+        yield CheckResult("display", doctor.OK, 'none fitted ([display] type = "none")')
     # lgpio makes FIFOs in the working directory, which need not be writable for `bunco`
     # (`sudo -u bunco bunco-pi doctor` from a home directory): claim the pins from a temp dir.
     with tempfile.TemporaryDirectory(prefix="bunco-pi-doctor-") as work, contextlib.chdir(work):
@@ -71,12 +77,13 @@ def _broker_checks(cfg: doctor.BoxConfig, timeout: float) -> Iterator[CheckResul
         host, port = head.host, head.port
         found_by = ("found by zeroconf" if head.source == "zeroconf"
                     else "from the config: no head answered on zeroconf")
-    logins = [(cfg.username, cfg.password_file)]
+    # Each node logs in as itself (table-N, head) with its password from its credentials file.
+    password, problem = doctor.read_password(cfg.credentials, cfg.username)
+    yield problem or doctor.check_broker(host, port, cfg.username, password, timeout, found_by)
     if cfg.head_username:
-        logins.append((cfg.head_username, cfg.head_password_file))
-    for username, password_file in logins:
-        password, problem = doctor.read_password(password_file)
-        yield problem or doctor.check_broker(host, port, username, password, timeout, found_by)
+        password, problem = doctor.read_password(cfg.head_credentials, cfg.head_username)
+        yield problem or doctor.check_broker(cfg.head_host, cfg.head_port, cfg.head_username,
+                                             password, timeout)
 
 
 def run(args: argparse.Namespace, pin_factory=None, i2c_probe=doctor.probe_i2c,

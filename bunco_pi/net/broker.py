@@ -91,20 +91,37 @@ def load_credentials(path: Path) -> Credentials:
     return Credentials(dict(users))
 
 
-def ensure_credentials(path: Path, users: Iterable[str]) -> Credentials:
-    """Load the credentials file, adding a fresh random password for every missing user."""
-    existing = dict(load_credentials(path).passwords) if path.exists() else {}
-    added = False
+def new_password() -> str:
+    """A password from the OS's secure random source: 32 URL-safe characters (192 bits)."""
+    return secrets.token_urlsafe(24)
+
+
+def with_users(credentials: Credentials, users: Iterable[str]) -> Credentials:
+    """``credentials`` plus a fresh random password for every user it lacks (others kept)."""
+    passwords = dict(credentials.passwords)
     for user in users:
         check_node(user)
-        if user not in existing:
-            existing[user] = secrets.token_urlsafe(24)
-            added = True
-    if added or not path.exists():
-        _write_private(path, json.dumps({"users": existing}, indent=2, sort_keys=True) + "\n")
+        if user not in passwords:
+            passwords[user] = new_password()
+    return Credentials(passwords)
+
+
+def credentials_text(credentials: Credentials) -> str:
+    """The credentials file's content; the same passwords always give the same text."""
+    for user in credentials.passwords:
+        check_node(user)
+    return json.dumps({"users": dict(credentials.passwords)}, indent=2, sort_keys=True) + "\n"
+
+
+def ensure_credentials(path: Path, users: Iterable[str]) -> Credentials:
+    """Load the credentials file, adding a fresh random password for every missing user."""
+    existing = load_credentials(path) if path.exists() else Credentials({})
+    credentials = with_users(existing, users)
+    if credentials != existing or not path.exists():
+        _write_private(path, credentials_text(credentials))
     elif path.stat().st_mode & 0o077:
         os.chmod(path, 0o600)
-    return Credentials(existing)
+    return credentials
 
 
 # --- password file and ACL -----------------------------------------------------------------
@@ -119,9 +136,33 @@ def hash_password(password: str, salt: bytes | None = None,
             f"${base64.b64encode(digest).decode()}")
 
 
-def password_file_text(credentials: Credentials) -> str:
+def hash_matches(password: str, hashed: str) -> bool:
+    """True if ``hashed`` (a ``$7$`` hash) is the hash of ``password``."""
+    parts = hashed.split("$")
+    if len(parts) != 5 or parts[:2] != ["", "7"] or not parts[2].isdigit():
+        return False
+    try:
+        salt = base64.b64decode(parts[3], validate=True)
+    except ValueError:
+        return False
+    return secrets.compare_digest(hash_password(password, salt, int(parts[2])), hashed)
+
+
+def password_file_text(credentials: Credentials, previous: str = "") -> str:
+    """mosquitto's password file: one ``user:$7$...`` line per user, sorted by name.
+
+    A line of ``previous`` (the file as it is) whose hash still matches the user's password
+    is kept as it is: salts are random, so hashing afresh would change the file on every run.
+    """
+    kept: dict[str, str] = {}
+    for line in previous.splitlines():
+        user, sep, hashed = line.partition(":")
+        if sep and user in credentials.passwords and hash_matches(
+                credentials.passwords[user], hashed):
+            kept[user] = line
     return "".join(
-        f"{user}:{hash_password(pw)}\n" for user, pw in sorted(credentials.passwords.items())
+        (kept.get(user) or f"{user}:{hash_password(pw)}") + "\n"
+        for user, pw in sorted(credentials.passwords.items())
     )
 
 
@@ -144,11 +185,14 @@ def acl_text(users: Iterable[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def mosquitto_conf(*, host: str, port: int, password_file: Path, acl_file: Path,
+def mosquitto_conf(*, host: str | None, port: int, password_file: Path, acl_file: Path,
                    data_dir: Path, log_file: Path | None = None, autosave_interval: int = 2,
                    run_as: str | None = None) -> str:
+    """The broker config; ``host=None`` listens on every interface (IPv4 and IPv6)."""
     if not 1 <= autosave_interval <= 5:
         raise UserError(f"autosave_interval {autosave_interval}: must be 1..5 seconds")
+    if not 1 <= port <= 65535:
+        raise UserError(f"port {port}: a TCP port is 1..65535")
     lines = [
         "# bunco-pi mosquitto config (generated)",
         "per_listener_settings false",
@@ -164,7 +208,7 @@ def mosquitto_conf(*, host: str, port: int, password_file: Path, acl_file: Path,
         # slowly); 1000 is mosquitto's default.
         "max_queued_messages 100000",
         "max_packet_size 262144",
-        f"listener {port} {host}",
+        f"listener {port} {host}" if host else f"listener {port}",
     ]
     if run_as:
         lines.append(f"user {run_as}")
@@ -182,10 +226,13 @@ class BrokerFiles:
     log_file: Path | None
 
 
-def write_broker_files(directory: Path, credentials: Credentials, *, host: str, port: int,
-                       log_file: Path | None = None, autosave_interval: int = 2,
+def write_broker_files(directory: Path, credentials: Credentials, *, host: str | None,
+                       port: int, log_file: Path | None = None, autosave_interval: int = 2,
                        run_as: str | None = None) -> BrokerFiles:
-    """Write mosquitto.conf, the password file and the ACL into ``directory``."""
+    """Write mosquitto.conf, the password file and the ACL into ``directory``.
+
+    Running it again with the same credentials leaves the password file's hashes as they are.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     files = BrokerFiles(
         conf=directory / "mosquitto.conf",
@@ -195,7 +242,11 @@ def write_broker_files(directory: Path, credentials: Credentials, *, host: str, 
         log_file=log_file,
     )
     files.data_dir.mkdir(exist_ok=True)
-    _write_private(files.password_file, password_file_text(credentials))
+    try:
+        previous = files.password_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        previous = ""
+    _write_private(files.password_file, password_file_text(credentials, previous))
     _write_private(files.acl_file, acl_text(credentials.passwords))
     _write_private(files.conf, mosquitto_conf(
         host=host, port=port, password_file=files.password_file, acl_file=files.acl_file,

@@ -25,8 +25,13 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     counts: dict[str, Counter[str]] = {pid: Counter() for pid in players if pid not in ghosts}
     travel_rolls: list[tuple[int, str | None]] = []
 
+    log = record.get("log", [])
+    rung = _rounds_rung_without_a_table(log, rules)
     for r_index, rnd in enumerate(rounds):
         where = f"set {rnd['set']} round {rnd['round']}"
+        if not any(t["ended_round"] for t in rnd["tables"]) and r_index not in rung:
+            # a round ends when a table that can end it does, or when the host rings the bell
+            problems.append(f"{where}: no table ended the round and the host did not ring the bell")
         expected_target = rules.night.targets[r_index % len(rules.night.targets)]
         if rnd["target"] != expected_target:
             problems.append(f"{where}: target {rnd['target']}, rules say {expected_target}")
@@ -35,7 +40,7 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
             problems.append(f"{where}: not every player sits exactly once")
         for t in rnd["tables"]:
             problems += _audit_table(t, rnd["target"], rules, ghosts, f"{where} table {t['table']}",
-                                     counts, travel_rolls)
+                                     counts, travel_rolls, log)
         problems += _audit_moves(rnds=rounds, index=r_index, rules=rules, where=where)
 
     # cards agree with the rolls and results
@@ -55,17 +60,46 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     if missing:
         problems.append(f"no card for {', '.join(sorted(missing))}")
 
-    # the traveler is whoever triggered it last, in the order of the log
-    if rules.traveler.enabled and travel_rolls:
+    # the traveler is whoever triggered it last, in the order of the log; a round still in play
+    # is not in the record yet, so its triggers cannot be checked
+    in_play = sum(1 for e in log if isinstance(e, list) and e[:1] == ["start"]) > len(rounds)
+    if not in_play and rules.traveler.enabled and travel_rolls:
         holder = max(travel_rolls, key=lambda item: item[0])[1]
         if record["traveler"] != holder:
             problems.append(f"traveler is {record['traveler']}, the last trigger was by {holder}")
-    elif record["traveler"] is not None:
+    elif not in_play and record["traveler"] is not None:
         problems.append(f"traveler is {record['traveler']}, but nobody triggered it")
 
     if record.get("complete"):
         problems += _audit_prizes(record, rules, len(counts))
     return problems
+
+
+def _rounds_rung_without_a_table(log: list[Any], rules: HouseRules) -> set[int]:
+    """The round indexes (0-based) whose bell may have rung with no table ending the round: the
+    host rang it, or a table that can end the round took back an entry (the bell had rung for a
+    roll that was then undone)."""
+    rounds: set[int] = set()
+    index = -1
+    any_table = rules.round.ends_at == "any-table"
+    for event in log:
+        if not isinstance(event, list) or not event:
+            continue
+        if event[0] == "start":
+            index += 1
+        elif event[0] == "ring" or (event[0] == "undo" and (any_table or event[1:2] == [1])):
+            rounds.add(index)
+    return rounds
+
+
+def _tally_face(roll: dict[str, Any], log: list[Any]) -> int | None:
+    """The face a "three" button entry was made with: it is in the log, not in the roll."""
+    at = roll.get("at")
+    if isinstance(at, int) and 0 <= at < len(log):
+        event = log[at]
+        if isinstance(event, list) and len(event) == 4 and event[0] == "tally":
+            return event[3]
+    return None
 
 
 def _credited(t: dict[str, Any], roll: dict[str, Any], rules: HouseRules, ghosts: set[str]) -> str | None:
@@ -79,7 +113,7 @@ def _credited(t: dict[str, Any], roll: dict[str, Any], rules: HouseRules, ghosts
 
 
 def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[str], where: str,
-                 counts: dict[str, Counter[str]], travel_rolls: list) -> list[str]:
+                 counts: dict[str, Counter[str]], travel_rolls: list, log: list[Any]) -> list[str]:
     problems = []
     seats = t["seats"]
     seat_points = [0, 0, 0, 0]
@@ -87,12 +121,19 @@ def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[
     ended_at: int | None = None
     for i, roll in enumerate(t["rolls"]):
         player = roll["player"]
+        if player not in seats:
+            problems.append(f"{where}: roll {i + 1} is by {player}, who does not sit at this table")
+            continue
         seat = seats.index(player)
         ghost = player in ghosts
-        if roll["dice"] is not None:
-            outcome = score_roll(tuple(roll["dice"]), target, rules)
-        else:
-            outcome = score_tally(roll["tally"], target, rules)
+        try:
+            if roll["dice"] is not None:
+                outcome = score_roll(tuple(roll["dice"]), target, rules)
+            else:
+                outcome = score_tally(roll["tally"], target, rules, _tally_face(roll, log))
+        except ValueError as exc:
+            problems.append(f"{where}: roll {i + 1} by {player} cannot be: {exc}")
+            continue
         pool = rolloff_points if roll["rolloff"] else seat_points
         if outcome.wipeout:
             expected = -pool[seat]
@@ -175,6 +216,23 @@ def _lowest_after_rolloffs(t: dict[str, Any], seat_points: list[int]) -> set[str
     seats = t["seats"]
     low = min(seat_points)
     group = [seats[s] for s in range(4) if seat_points[s] == low]
+    rolloff_rolls = [r for r in t["rolls"] if r["rolloff"]]
+    if all("session" in r for r in rolloff_rolls):
+        # a turn passed on the button without scoring leaves no roll, so sessions, not runs of
+        # rolls, tell the turns apart
+        totals = dict.fromkeys(group, 0)
+        for session in range(1, t["rolloffs"] + 1):
+            if len(group) < 2:
+                return set()  # a session after the tie was broken
+            for roll in rolloff_rolls:
+                if roll["session"] == session:
+                    if roll["player"] not in group:
+                        return set()  # a roll by someone not (or no longer) in the roll-off
+                    totals[roll["player"]] += roll["points"]
+            low = min(totals[p] for p in group)
+            group = [p for p in group if totals[p] == low]
+        return set(group) if len(group) == 1 else set()
+    # records without sessions: each tied player's turn is a run of her rolls
     turns: list[tuple[str, int]] = []
     for roll in t["rolls"]:
         if roll["rolloff"]:
@@ -184,10 +242,14 @@ def _lowest_after_rolloffs(t: dict[str, Any], seat_points: list[int]) -> set[str
                 turns.append((roll["player"], roll["points"]))
     totals = dict.fromkeys(group, 0)
     while len(group) > 1 and turns:
+        taken = 0
         for player in group:
-            if not turns or turns[0][0] != player:
-                return set()  # a turn out of order: no one is the expected mover
-            totals[player] += turns.pop(0)[1]
+            # a turn passed on the button without scoring leaves no roll: she scored 0
+            if turns and turns[0][0] == player:
+                totals[player] += turns.pop(0)[1]
+                taken += 1
+        if not taken:
+            return set()  # a roll-off turn by someone not in the roll-off: no one is the mover
         low = min(totals[p] for p in group)
         group = [p for p in group if totals[p] == low]
     return set(group) if len(group) == 1 else set()
@@ -199,7 +261,11 @@ def _audit_moves(rnds: list[dict[str, Any]], index: int, rules: HouseRules, wher
     rnd, nxt = rnds[index], rnds[index + 1]
     outcomes = [TableOutcome(tuple(t["seats"]), tuple(t["winners"]), tuple(t["losers"]))
                 for t in rnd["tables"]]
-    expected, _ = next_seating(rules, outcomes)
+    try:
+        expected, _ = next_seating(rules, outcomes)
+    except (ValueError, IndexError, KeyError):
+        # seats that do not match the winners and losers (reported with the table)
+        return [f"{where}: the seats and results do not give a next seating to check against"]
     actual = [tuple(t["seats"]) for t in nxt["tables"]]
     problems = []
     if actual != list(expected):
@@ -242,6 +308,9 @@ def _audit_prizes(record: dict[str, Any], rules: HouseRules, paying: int) -> lis
         if rule.award == "traveler" and winner != record["traveler"] and record["traveler"] in eligible:
             problems.append(f"prize '{rule.name}' went to {winner}, the traveler is "
                             f"{record['traveler']}")
+        if winner is not None and winner not in cards:
+            problems.append(f"prize '{rule.name}' went to {winner}, who has no score card")
+            continue
         if rule.award in metric and winner is not None and eligible:
             best = max(metric[rule.award](cards[p]) for p in eligible)
             if metric[rule.award](cards[winner]) != best:

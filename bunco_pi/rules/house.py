@@ -203,8 +203,9 @@ _SCHEMA: dict[str, dict[str, tuple[type, Check | None, str]]] = {
         "target_score": (int, _int_range(1, 1000), "the score that ends the round"),
         "ends_at": (str, _choice("head", "any-table"), "which tables can end the round"),
         "bunco_ends_round": (bool, None, "a bunco at a table that can end the round ends it"),
-        "after_bell": (str, _choice("finish-turn", "stop"),
-                       "after the bell the current roller finishes her turn, or everyone stops"),
+        "after_bell": (str, _choice("finish-turn", "finish-if-target", "stop"),
+                       "after the bell the current roller finishes her turn (only if her last roll "
+                       "showed the target, for finish-if-target), or everyone stops"),
         "every_player_rolls": (bool, None, "after the bell, players who have not rolled get one roll"),
     },
     "traveler": {
@@ -269,6 +270,8 @@ def _find_line(text: str, section: str, key: str | None, index: int = 0) -> int:
         line = raw.split("#", 1)[0].strip()
         if line.startswith("[[") and line.endswith("]]"):
             current = line[2:-2].strip()
+            if section == "" and current.split(".", 1)[0].strip().strip('"') == key:
+                return number
             if current == section:
                 seen_array += 1
                 if seen_array == index:
@@ -278,6 +281,8 @@ def _find_line(text: str, section: str, key: str | None, index: int = 0) -> int:
             current = line[1:-1].strip()
             if current == section and key is None:
                 return number
+            if section == "" and current.split(".", 1)[0].strip().strip('"') == key:
+                return number  # a whole [table] under a top-level name
             continue
         in_place = current == section and (not section.endswith("prize") or seen_array == index)
         if key is not None and in_place and "=" in line:
@@ -325,7 +330,8 @@ def _check_table(
         dotted = f"{section}.{key}" if section else key
         if key not in spec:
             where = _where(source, text, section, key, index)
-            allowed = ", ".join(sorted(spec))
+            allowed = ", ".join(sorted(spec) + (sorted(f"[{name}]" for name in _SECTIONS)
+                                                if not section else []))
             raise UserError(f"{where}: unknown key '{dotted}' (allowed here: {allowed})")
         kind, check, _ = spec[key]
         try:
@@ -390,14 +396,14 @@ def _parse_prizes(items: Any, source: str, text: str) -> tuple[Prize, ...]:
 def _check_consistency(rules: HouseRules, source: str, text: str) -> None:
     """Rules that are each valid alone but cannot be played together."""
 
-    def fail(section: str, key: str, message: str) -> None:
-        raise UserError(f"{_where(source, text, section, key)}: {message}")
+    def fail(section: str, key: str, message: str, index: int = 0) -> None:
+        raise UserError(f"{_where(source, text, section, key, index)}: {message}")
 
     individual_scheme = rules.rotation.scheme == "lowest-moves"
     if individual_scheme and rules.team_play:
-        fail("rotation", "scheme", "rotation 'lowest-moves' needs play = \"individual\"")
+        fail("rotation", "scheme", "'rotation.scheme' \"lowest-moves\" needs play = \"individual\"")
     if not individual_scheme and not rules.team_play:
-        fail("rotation", "scheme", "individual play needs rotation scheme = \"lowest-moves\"")
+        fail("rotation", "scheme", "individual play needs 'rotation.scheme' = \"lowest-moves\"")
     if rules.ghost.moves_instead and rules.team_play:
         fail("ghost", "moves_instead", "'ghost.moves_instead' only applies to individual play")
     if rules.wipeout.enabled and 1 in rules.night.targets:
@@ -408,14 +414,16 @@ def _check_consistency(rules: HouseRules, source: str, text: str) -> None:
         fail("wipeout", "traveler", "'wipeout.traveler' needs 'wipeout.enabled = true'")
     if any(s > rules.night.sets for s in rules.night.break_after_sets):
         fail("night", "break_after_sets", "'night.break_after_sets' names a set after the last one")
-    for prize in rules.prizes.prize:
+    for index, prize in enumerate(rules.prizes.prize):
         if prize.award == "traveler" and not rules.traveler.enabled:
             fail("prizes.prize", "award", f"prize '{prize.name}' is for the traveler, "
-                 "but 'traveler.enabled' is false")
+                 "but 'traveler.enabled' is false", index)
         if prize.award == "wipeout-traveler" and not rules.wipeout.traveler:
-            fail("prizes.prize", "award", f"prize '{prize.name}' needs 'wipeout.traveler = true'")
+            fail("prizes.prize", "award", f"prize '{prize.name}' needs 'wipeout.traveler = true'",
+                 index)
         if prize.award == "most-baby-buncos" and not rules.scoring.baby_bunco:
-            fail("prizes.prize", "award", f"prize '{prize.name}' needs 'scoring.baby_bunco = true'")
+            fail("prizes.prize", "award", f"prize '{prize.name}' needs 'scoring.baby_bunco = true'",
+                 index)
 
 
 def load_rules(path: str | Path) -> HouseRules:

@@ -96,6 +96,8 @@ def _roll_json(roll: RollRecord, at: int | None) -> dict[str, Any]:
         "points": roll.points,
         "rolloff": roll.rolloff,
     }
+    if roll.rolloff:
+        data["session"] = roll.session
     if roll.tally is not None:
         data["tally"] = roll.tally
     for flag in ("bunco", "baby_bunco", "wipeout", "travels"):

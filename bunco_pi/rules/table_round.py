@@ -68,6 +68,7 @@ class RollRecord(NamedTuple):
     rolloff: bool
     outcome: RollOutcome
     ghost: bool
+    session: int = 0  # the roll-off session (1, 2, ...) of a roll-off roll, 0 in the round
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +273,11 @@ class TableRound:
         state = self._with(entries=self.entries + (Bell(),), bell=True)
         if state.phase != PLAYING:
             return state
-        if self.setup.rules.round.after_bell == "stop" or state.turn_rolls == 0:
+        after_bell = self.setup.rules.round.after_bell
+        if after_bell == "stop" or state.turn_rolls == 0:
+            return state._end_of_play()
+        if after_bell == "finish-if-target" and not state.rolls[-1].outcome.target_dice:
+            # "all players stop ... unless a player has just rolled the current number"
             return state._end_of_play()
         return state._with(phase=FINISHING)
 
@@ -291,7 +296,8 @@ class TableRound:
         else:
             points = outcome.points
         new_pool = pool[:seat] + (pool[seat] + points,) + pool[seat + 1 :]
-        record = RollRecord(player, seat + 1, dice, tally, points, rolloff, outcome, ghost)
+        record = RollRecord(player, seat + 1, dice, tally, points, rolloff, outcome, ghost,
+                            self.rolloff_sessions if rolloff else 0)
         state = self._copy()
         state.entries = self.entries + (entry,)
         state.rolls = self.rolls + (record,)

@@ -23,21 +23,42 @@ Example (every value shown is the default)::
     [table]
     number = 1
     players = ["Seat 1", "Seat 2", "Seat 3", "Seat 4"]
+
+    [broker]             # where the head's broker is; the user name is table-<number>
+    discover = true      # look for the head by zeroconf first (_bunco-pi._tcp)
+    host = "bunco-head.local"   # used when nothing answers
+    port = 1883
+    credentials = "/etc/bunco-pi/secrets/credentials.json"  # {"users": {"table-N": "..."}}
+
+    [data]
+    dir = "/var/lib/bunco-pi"   # the table's journal and outbox
+
+``install/install.sh`` writes this file (``bunco_pi.provision.table_config``); a relative path
+is taken from the config file's directory.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bunco_pi.configfile import (
+    DEFAULT_DATA_DIR,
+    BrokerSettings,
+    Section,
+    broker_settings,
+    read_toml,
+)
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.buttons import DEFAULT_DEBOUNCE, DEFAULT_HOLD_TIME
 from bunco_pi.hardware.oled import DISPLAY_TYPES, DisplayConfig
 from bunco_pi.hardware.pinmap import DEFAULT_I2C_ADDRESS, default_button_pins
 
 BUTTON_ROLES = tuple(default_button_pins())
+DEFAULT_HEAD_HOST = "bunco-head.local"
+BROKER_KEYS = ("discover", "host", "port", "credentials")
+DATA_KEYS = ("dir",)
 
 
 @dataclass(frozen=True)
@@ -54,6 +75,16 @@ class TableConfig:
     dice_port: str = ""
     number: int = 1
     players: tuple[str, str, str, str] = ("Seat 1", "Seat 2", "Seat 3", "Seat 4")
+    broker: BrokerSettings = field(
+        default_factory=lambda: BrokerSettings(host=DEFAULT_HEAD_HOST, discover=True))
+    data_dir: Path = DEFAULT_DATA_DIR
+
+    @property
+    def node_name(self) -> str:
+        """This table's node and broker user name: ``table-<number>``."""
+        from bunco_pi.net.topics import table_node
+
+        return table_node(self.number)
 
     def with_overrides(self, **changes: Any) -> TableConfig:
         return replace(self, **changes)
@@ -64,24 +95,26 @@ def load_config(path: str | Path | None) -> TableConfig:
     if path is None:
         return TableConfig()
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: config file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: not valid TOML ({exc})") from None
-    return parse_config(data, str(path))
+    data, text = read_toml(path)
+    return parse_config(data, str(path), text=text, base=path.parent)
 
 
-def parse_config(data: dict[str, Any], where: str = "config") -> TableConfig:
-    known = {"buttons", "display", "dice", "table"}
+def parse_config(data: dict[str, Any], where: str = "config", *, text: str = "",
+                 base: Path | None = None) -> TableConfig:
+    """Check parsed TOML; ``text`` (the file's text) lets errors name a line."""
+    known = {"buttons", "display", "dice", "table", "broker", "data"}
     for key in data:
         if key not in known:
             raise UserError(f"{where}: unknown section [{key}] (known: {', '.join(sorted(known))})")
+    base = Path.cwd() if base is None else base
+    broker = Section(data, "broker", where, text, BROKER_KEYS)
+    data_section = Section(data, "data", where, text, DATA_KEYS)
     return TableConfig(
         buttons=_buttons(data.get("buttons", {}), where),
         display=_display(data.get("display", {}), where),
         dice_port=_str(data.get("dice", {}), "port", "", f"{where} [dice]"),
+        broker=broker_settings(broker, DEFAULT_HEAD_HOST, base, discover=True),
+        data_dir=data_section.path("dir", DEFAULT_DATA_DIR, base),
         **_table(data.get("table", {}), where),
     )
 
@@ -141,8 +174,8 @@ def _table(section: dict[str, Any], where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "number" in section:
         number = section["number"]
-        if not isinstance(number, int) or number < 1:
-            raise UserError(f"{place}: number {number!r} must be 1 (head) or more")
+        if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= 999:
+            raise UserError(f"{place}: number {number!r} must be 1 (head) to 999")
         out["number"] = number
     if "players" in section:
         players = section["players"]

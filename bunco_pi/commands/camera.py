@@ -1,0 +1,271 @@
+"""``bunco-pi camera``: read dice in photos, measure the reader, calibrate a tray, watch a camera.
+
+(``bunco-pi dice PORT`` is the serial dice sensor's; this is the camera's.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from bunco_pi.errors import UserError
+
+DEFAULT_CALIBRATION = "dice-tray.json"
+DATASET_ENV = "BUNCO_DICE_PHOTOS"  # where `camera eval` looks when no folder is given
+METHODS = ("pips", "baseline")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "camera", help="read dice with a camera: read photos, measure, calibrate a tray, watch"
+    )
+    add_actions(parser.add_subparsers(dest="camera_command", metavar="ACTION", required=True))
+
+
+def add_actions(actions: argparse._SubParsersAction) -> None:
+    """The camera's actions (read, eval, calibrate, watch), to hang under any command."""
+    read = actions.add_parser("read", help="print the faces seen in each image")
+    read.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
+    _reader_options(read)
+    read.add_argument("--dice", type=int, help="dice in a roll (default: calibration's, 3)")
+    read.add_argument(
+        "--annotate", type=Path, metavar="DIR", help="also write each image marked up into DIR"
+    )
+    read.set_defaults(func=run_read)
+
+    evaluate = actions.add_parser("eval", help="measure accuracy on labelled photos")
+    evaluate.add_argument(
+        "folder",
+        nargs="?",
+        type=Path,
+        metavar="DIR",
+        help=f"images/ + labels/ (YOLO) folder (default: ${DATASET_ENV})",
+    )
+    evaluate.add_argument(
+        "--split",
+        choices=("heldout", "train", "all"),
+        default="heldout",
+        help="which photos (default: heldout, the ones never used for tuning)",
+    )
+    _reader_options(evaluate, several=True)
+    evaluate.add_argument("--list", action="store_true", help="list every photo with a mistake")
+    evaluate.set_defaults(func=run_eval)
+
+    calibrate = actions.add_parser("calibrate", help="set up for a tray from a picture of it empty")
+    source = calibrate.add_mutually_exclusive_group()
+    source.add_argument("--image", type=Path, help="a photo of the empty tray")
+    source.add_argument("--video", help="OpenCV camera number or video (default: Pi camera)")
+    calibrate.add_argument("--region", help="tray as x,y,w,h in pixels (default: found)")
+    calibrate.add_argument("--die-size", type=float, metavar="PX", help="a die's width in pixels")
+    calibrate.add_argument("--dice", type=int, default=3, help="dice in a roll (default 3)")
+    calibrate.add_argument(
+        "--out", type=Path, default=Path(DEFAULT_CALIBRATION), help="where to save"
+    )
+    calibrate.set_defaults(func=run_calibrate)
+
+    watch = actions.add_parser("watch", help="watch a camera and print each settled roll")
+    where = watch.add_mutually_exclusive_group()
+    where.add_argument("--video", help="OpenCV camera number, video file or image sequence")
+    where.add_argument("--folder", type=Path, help="a folder of photos, each held for --hold")
+    watch.add_argument("--hold", type=int, default=8, help="frames per photo with --folder")
+    watch.add_argument("--calibration", type=Path, help="settings from 'camera calibrate'")
+    watch.set_defaults(func=run_watch)
+
+
+def _reader_options(parser: argparse.ArgumentParser, several: bool = False) -> None:
+    if several:
+        parser.add_argument(
+            "--method",
+            default="pips",
+            help="pips, baseline, or both as 'pips,baseline' (default: pips)",
+        )
+    else:
+        parser.add_argument("--method", choices=METHODS, default="pips")
+    parser.add_argument(
+        "--calibration",
+        type=Path,
+        help=f"settings from 'camera calibrate' (default: {DEFAULT_CALIBRATION} if present)",
+    )
+
+
+def _calibration(path: Path | None):
+    from bunco_pi.vision.calibration import TrayCalibration, load_calibration
+
+    if path is not None:
+        return load_calibration(path)
+    default = Path(DEFAULT_CALIBRATION)
+    return load_calibration(default) if default.is_file() else TrayCalibration()
+
+
+def _reader(method: str, calibration) -> Callable:
+    from bunco_pi.vision.baseline import read_baseline
+    from bunco_pi.vision.reader import read_pips
+
+    settings = calibration.reader_settings()
+    if method == "pips":
+        return lambda frame: read_pips(frame, settings)
+    if method == "baseline":
+        return lambda frame: read_baseline(frame, settings)
+    raise UserError(f"--method: unknown method {method!r} (use {', '.join(METHODS)})")
+
+
+def run_read(args: argparse.Namespace) -> int:
+    import cv2
+
+    from bunco_pi.vision.annotate import annotate
+    from bunco_pi.vision.evaluate import load_image
+    from bunco_pi.vision.verdict import SettledRoll, judge
+
+    calibration = _calibration(args.calibration)
+    read = _reader(args.method, calibration)
+    dice = args.dice if args.dice is not None else calibration.dice
+    if args.annotate is not None:
+        args.annotate.mkdir(parents=True, exist_ok=True)
+    status = 0
+    for path in args.images:
+        try:
+            image = load_image(path)
+        except UserError as exc:
+            print(f"bunco-pi: {exc}", file=sys.stderr, flush=True)
+            status = 2
+            continue
+        reading = read(image)
+        seen = " ".join(
+            f"{d.face if d.face else '?'}({d.confidence:.2f})" for d in reading.dice
+        ) or "-"
+        result = judge(reading, dice, calibration.min_confidence)
+        if isinstance(result, SettledRoll):
+            verdict = "roll " + " ".join(str(f) for f in result.faces)
+        else:
+            verdict = f"not sure: {result.reason}"
+        print(f"{path}: {seen}  confidence {reading.confidence:.2f}  -> {verdict}")
+        if args.annotate is not None:
+            marked = annotate(image, reading, calibration.min_confidence)
+            cv2.imwrite(str(args.annotate / f"{path.stem}.png"), marked)
+    return status
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from bunco_pi.vision.dataset import list_photos
+    from bunco_pi.vision.evaluate import evaluate
+
+    folder = args.folder
+    if folder is None:
+        if not os.environ.get(DATASET_ENV):
+            raise UserError(f"camera eval: give a folder, or set {DATASET_ENV}")
+        folder = Path(os.environ[DATASET_ENV])
+    calibration = _calibration(args.calibration)
+    methods = [m.strip() for m in args.method.split(",") if m.strip()]
+    readers = [(m, _reader(m, calibration)) for m in methods]
+    photos = list_photos(folder, args.split)
+    header = (
+        f"{'method':<9} {'split':<8} {'photos':>6} {'dice':>5} {'per-die':>8} "
+        f"{'all-right':>9} {'wrong':>6} {'unsure':>6} {'missed':>6} {'invented':>8} {'ms/photo':>8}"
+    )
+    rows = []
+    details = []
+    for method, read in readers:
+        result = evaluate(photos, read, calibration.min_confidence)
+        rows.append(
+            f"{method:<9} {args.split:<8} {len(result.photos):>6} {result.total('dice'):>5} "
+            f"{100 * result.die_accuracy:>7.1f}% {100 * result.photo_accuracy:>8.1f}% "
+            f"{result.total('wrong'):>6} {result.total('unsure'):>6} {result.total('missed'):>6} "
+            f"{result.total('invented'):>8} {1000 * result.seconds / len(result.photos):>8.1f}"
+        )
+        if args.list:
+            for p in result.photos:
+                if not p.all_right:
+                    details.append(
+                        f"{method}: {p.name}: {p.right}/{p.dice} right, wrong {p.wrong}, "
+                        f"unsure {p.unsure}, missed {p.missed}, invented {p.invented}"
+                    )
+    print(header)
+    print("\n".join(rows))
+    if details:
+        print("\n".join(details))
+    return 0
+
+
+def _parse_region(text: str, width: int, height: int) -> tuple[float, float, float, float]:
+    try:
+        x, y, w, h = (float(v) for v in text.split(","))
+    except ValueError:
+        raise UserError(f"--region: expected x,y,w,h in pixels, got {text!r}") from None
+    if w <= 0 or h <= 0 or x < 0 or y < 0 or x + w > width or y + h > height:
+        raise UserError(f"--region {text}: not inside the {width}x{height} picture")
+    return (x / width, y / height, w / width, h / height)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from bunco_pi.vision.calibration import calibrate, save_calibration
+    from bunco_pi.vision.evaluate import load_image
+
+    exposure = None
+    if args.image is not None:
+        frames = [load_image(args.image)]
+    else:
+        from bunco_pi.hardware.camera import OpenCVSource, PicameraSource
+
+        camera = OpenCVSource(_video_source(args.video)) if args.video else PicameraSource()
+        try:
+            frames = [f for f in (camera.read() for _ in range(12)) if f is not None][2:]
+            if isinstance(camera, PicameraSource):
+                exposure = camera.exposure()
+        finally:
+            camera.close()
+        if not frames:
+            raise UserError("calibrate: the camera gave no pictures")
+    height, width = frames[-1].shape[:2]
+    region = _parse_region(args.region, width, height) if args.region else None
+    result = calibrate(frames, region, args.die_size, exposure, args.dice)
+    save_calibration(result.calibration, args.out)
+    for note in result.notes:
+        print(note)
+    print(f"saved {args.out}")
+    return 0
+
+
+def _video_source(text: str) -> int | str:
+    return int(text) if text.isdigit() else text
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from bunco_pi.hardware.camera import (
+        CameraDiceSource,
+        ImageFolderSource,
+        OpenCVSource,
+        PicameraSource,
+    )
+    from bunco_pi.vision.verdict import SettledRoll
+
+    calibration = _calibration(args.calibration)
+    if args.folder is not None:
+        frames = ImageFolderSource(args.folder, args.hold)
+    elif args.video is not None:
+        frames = OpenCVSource(_video_source(args.video))
+    else:
+        frames = PicameraSource(controls=calibration.exposure or None)
+    results: queue.Queue = queue.Queue()
+    source = CameraDiceSource(frames, results, calibration, on_rolling=lambda: print("rolling"))
+    source.start()
+    try:
+        while True:
+            try:
+                result = results.get(timeout=0.2)
+            except queue.Empty:
+                if not source.running:
+                    break
+                continue
+            if isinstance(result, SettledRoll):
+                faces = " ".join(str(f) for f in result.faces)
+                confidence = f"confidence {result.confidence:.2f}"
+                print(f"roll {result.seq}: {faces} ({confidence})", flush=True)
+            else:
+                print(f"not sure: {result.reason}", flush=True)
+    finally:
+        source.stop()
+    return 0

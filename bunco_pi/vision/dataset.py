@@ -1,0 +1,119 @@
+"""Labelled dice photos: YOLO label files, the train/held-out split, and matching for scoring.
+
+The layout is ``images/NAME.jpg`` beside ``labels/NAME.txt``; each label line is
+``class x_center y_center width height`` (normalised 0..1), class 0..5 meaning faces 1..6.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from bunco_pi.errors import UserError
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
+HELD_OUT_BUCKETS = 3  # of 10: about 30% of photos are never used to tune or train
+
+
+@dataclass(frozen=True)
+class LabelledDie:
+    face: int
+    center: tuple[float, float]  # pixels
+    size: tuple[float, float]  # pixels (width, height)
+
+
+@dataclass(frozen=True)
+class LabelledPhoto:
+    name: str
+    image_path: Path
+    label_path: Path
+
+
+def split_of(name: str) -> str:
+    """``"heldout"`` or ``"train"``, fixed by a hash of the photo's name (stem).
+
+    A hash rather than a shuffle so the split never depends on the order files are listed in
+    or on a random seed, and a photo added later never moves another photo across the split.
+    """
+    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    return "heldout" if digest[0] % 10 < HELD_OUT_BUCKETS else "train"
+
+
+def list_photos(root: Path, split: str = "all") -> list[LabelledPhoto]:
+    """Labelled photos under ``root`` (``images/`` + ``labels/``), sorted by name."""
+    if split not in ("all", "train", "heldout"):
+        raise UserError(f"unknown split {split!r}: use all, train or heldout")
+    images = root / "images"
+    labels = root / "labels"
+    if not images.is_dir() or not labels.is_dir():
+        raise UserError(f"{root}: expected images/ and labels/ folders inside")
+    photos = []
+    for path in sorted(images.iterdir()):
+        if path.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        label = labels / f"{path.stem}.txt"
+        if not label.is_file():
+            continue
+        if split != "all" and split_of(path.stem) != split:
+            continue
+        photos.append(LabelledPhoto(path.stem, path, label))
+    if not photos:
+        raise UserError(f"{root}: no images with a matching label file (split {split})")
+    return photos
+
+
+def parse_labels(text: str, width: int, height: int, source: str = "labels") -> list[LabelledDie]:
+    """YOLO lines -> dice in pixel coordinates; a bad line is a one-line error naming it."""
+    dice = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 5:
+                raise ValueError
+            cls = int(parts[0])
+            x, y, w, h = (float(p) for p in parts[1:])
+            if not 0 <= cls <= 5:
+                raise ValueError
+        except ValueError:
+            raise UserError(
+                f"{source}:{number}: expected 'class x y w h' with class 0..5, got {line.strip()!r}"
+            ) from None
+        dice.append(LabelledDie(cls + 1, (x * width, y * height), (w * width, h * height)))
+    return dice
+
+
+def read_labels(path: Path, width: int, height: int) -> list[LabelledDie]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read label file ({exc.strerror})") from None
+    return parse_labels(text, width, height, source=str(path))
+
+
+def match_dice(
+    found: list[tuple[float, float, float]], truth: list[LabelledDie]
+) -> list[tuple[int, int]]:
+    """Pair found dice ``(x, y, radius)`` with labelled dice, closest pairs first.
+
+    Labels box the top face (often just its pips), detections box the whole die, so pairs are
+    made by centre distance: a pair counts when the centres are within the found die's radius
+    plus half the label's size. Each die is used at most once. Returns (found_i, truth_j).
+    """
+    candidates = []
+    for i, (fx, fy, fr) in enumerate(found):
+        for j, die in enumerate(truth):
+            distance = ((fx - die.center[0]) ** 2 + (fy - die.center[1]) ** 2) ** 0.5
+            reach = fr + 0.5 * max(die.size)
+            if distance <= reach:
+                candidates.append((distance, i, j))
+    pairs, used_found, used_truth = [], set(), set()
+    for _, i, j in sorted(candidates):
+        if i in used_found or j in used_truth:
+            continue
+        pairs.append((i, j))
+        used_found.add(i)
+        used_truth.add(j)
+    return pairs

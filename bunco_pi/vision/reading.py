@@ -1,0 +1,28 @@
+"""What the reader saw in one frame: dice, each with a face (or the reason it has none)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DieReading:
+    face: int | None  # 1..6, or None when the die is seen but its top face cannot be read
+    confidence: float  # 0..1: how much the reader trusts this face
+    center: tuple[float, float]  # pixels in the original frame
+    radius: float  # pixels: roughly half the die's width
+    problem: str = ""  # why face is None or confidence low, for the OLED ("tilted", ...)
+
+
+@dataclass(frozen=True)
+class FrameReading:
+    dice: tuple[DieReading, ...]
+
+    @property
+    def faces(self) -> tuple[int | None, ...]:
+        return tuple(d.face for d in self.dice)
+
+    @property
+    def confidence(self) -> float:
+        """The least confident die decides: one doubtful die makes the whole roll doubtful."""
+        return min((d.confidence for d in self.dice), default=0.0)

@@ -1,0 +1,101 @@
+"""When to read the tray: once per throw, after the dice have stopped, never while they tumble.
+
+Fed one frame at a time, with no clock: "settled" means ``settle_frames`` frames in a row in
+which almost no pixel changed from the frame before, so the wait scales with the frame rate
+the camera actually delivers. A pixel "changed" if it moved by more than ``pixel_threshold``
+grey levels (well above sensor noise); frames differ if more than a small fraction of pixels
+did (a die is about 1% of a tray, so a mean over the frame would hardly see one move).
+
+After a reading, the detector is disarmed until the tray changes again (motion first, then a
+still tray that differs from the one read), so a roll is read once however long it lies
+there, and a hand passing over still dice reads nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import cv2
+import numpy as np
+
+SMALL_WIDTH = 80  # frames are compared at this width: enough to see a die move, cheap on a Pi
+
+
+class Event(Enum):
+    ROLLING = "rolling"  # the tray started moving (the serial sensor's ROLLING)
+    SETTLED = "settled"  # the tray is still and differs from the last reading: read this frame
+
+
+@dataclass(frozen=True)
+class SettleSettings:
+    pixel_threshold: float = 20.0  # grey levels a pixel must change by to count as changed
+    motion_fraction: float = 0.002  # changed pixels between neighbouring frames: moving
+    change_fraction: float = 0.003  # changed pixels since the last reading: a new roll
+    settle_frames: int = 5  # still frames in a row before reading (about 1/3 s at 15 fps)
+
+
+def thumbnail(frame: np.ndarray) -> np.ndarray:
+    """A small, blurred grey copy: sensor noise and JPEG blocks average out before comparing."""
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+    height, width = gray.shape
+    small_height = max(1, round(height * SMALL_WIDTH / width))
+    small = cv2.resize(gray, (SMALL_WIDTH, small_height), interpolation=cv2.INTER_AREA)
+    return cv2.GaussianBlur(small, (3, 3), 0).astype(np.int16)
+
+
+def difference(a: np.ndarray, b: np.ndarray, pixel_threshold: float) -> float:
+    """The fraction of pixels that changed by more than ``pixel_threshold`` grey levels."""
+    return float((np.abs(a - b) > pixel_threshold).mean())
+
+
+class SettleDetector:
+    """Turns a stream of frames into ROLLING and SETTLED events (see the module's docstring).
+
+    The first still tray after start-up is taken as already read: dice left lying there
+    from before a restart were scored before it, and must not be scored again.
+    """
+
+    def __init__(self, settings: SettleSettings | None = None) -> None:
+        self.settings = settings or SettleSettings()
+        self._previous: np.ndarray | None = None
+        self._last_read: np.ndarray | None = None
+        self._still = 0
+        self._moving = False
+        self._armed = False
+        self._forced = False
+
+    def feed(self, frame: np.ndarray) -> Event | None:
+        small = thumbnail(frame)
+        previous, self._previous = self._previous, small
+        if previous is None or previous.shape != small.shape:
+            self._still = 0
+            return None
+        motion = difference(previous, small, self.settings.pixel_threshold)
+        if motion > self.settings.motion_fraction:
+            self._still = 0
+            self._armed = True
+            if not self._moving:
+                self._moving = True
+                return Event.ROLLING
+            return None
+        self._moving = False
+        self._still += 1
+        if self._still != self.settings.settle_frames:
+            return None  # not settled yet, or settled and already judged
+        if self._last_read is None and not self._forced:
+            self._last_read = small  # start-up: see the class docstring
+            return None
+        if not (self._armed or self._forced):
+            return None
+        forced, self._forced, self._armed = self._forced, False, False
+        change = difference(self._last_read, small, self.settings.pixel_threshold)
+        if not forced and change <= self.settings.change_fraction:
+            return None  # moved and came back as it was: the same roll
+        self._last_read = small
+        return Event.SETTLED
+
+    def rearm(self) -> None:
+        """Read the tray again as soon as it is still, even if it looks like the last reading."""
+        self._forced = True
+        self._still = min(self._still, self.settings.settle_frames - 1)

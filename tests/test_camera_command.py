@@ -1,0 +1,165 @@
+"""``bunco-pi camera``: its output, and one-line errors for the user's mistakes."""
+
+import argparse
+import json
+
+import cv2
+import pytest
+from drawn_dice import draw_tray
+
+from bunco_pi.commands import camera
+from bunco_pi.errors import UserError
+
+
+def run(*argv):
+    """Parse and run like bunco-pi's main: (exit status, or the UserError's message)."""
+    parser = argparse.ArgumentParser(prog="bunco-pi")
+    camera.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["camera", *argv])
+    try:
+        return args.func(args)
+    except UserError as exc:
+        return str(exc)
+
+
+@pytest.fixture
+def tray_photos(tmp_path):
+    roll = tmp_path / "roll.png"
+    two = tmp_path / "two.png"
+    cv2.imwrite(str(roll), draw_tray([(6, 150, 150, 0), (2, 420, 170, 30), (5, 300, 360, 10)]))
+    cv2.imwrite(str(two), draw_tray([(4, 150, 150, 0), (4, 420, 170, 30)]))
+    return roll, two
+
+
+def test_read_prints_faces_confidence_and_the_verdict(tray_photos, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    roll, two = tray_photos
+    assert run("read", str(roll), str(two)) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{roll}: 6(1.00) 2(1.00) 5(1.00)  confidence 1.00  -> roll 6 2 5"
+    assert lines[1] == f"{two}: 4(1.00) 4(1.00)  confidence 1.00  -> not sure: saw 2 dice, not 3"
+
+
+def test_read_annotates_into_a_folder(tray_photos, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    roll, _ = tray_photos
+    assert run("read", str(roll), "--annotate", str(tmp_path / "marked")) == 0
+    assert cv2.imread(str(tmp_path / "marked" / "roll.png")).shape == (480, 640, 3)
+
+
+def test_read_reports_a_missing_or_unreadable_image_in_one_line(tray_photos, tmp_path, capsys,
+                                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    roll, _ = tray_photos
+    junk = tmp_path / "notes.jpg"
+    junk.write_text("shopping list")
+    status = run("read", str(tmp_path / "gone.jpg"), str(junk), str(roll))
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert err.splitlines() == [
+        f"bunco-pi: {tmp_path / 'gone.jpg'}: no such image file",
+        f"bunco-pi: {junk}: not an image OpenCV can read",
+    ]
+    assert out.count("roll 6 2 5") == 1  # the good image is still read
+
+
+def test_read_uses_the_calibration_file(tray_photos, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    roll, _ = tray_photos
+    (tmp_path / "two-dice.json").write_text(json.dumps({"dice": 2, "region": [0, 0, 1, 0.5]}))
+    assert run("read", str(roll), "--calibration", str(tmp_path / "two-dice.json")) == 0
+    assert capsys.readouterr().out.endswith("-> roll 6 2\n")
+
+
+def test_a_bad_calibration_file_is_one_line(tray_photos, tmp_path):
+    roll, _ = tray_photos
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"dice": "three"}')
+    assert run("read", str(roll), "--calibration", str(bad)) == (
+        f"{bad}: setting 'dice' must be a whole number of at least 1, got 'three'"
+    )
+
+
+def labelled_folder(root):
+    (root / "images").mkdir(parents=True)
+    (root / "labels").mkdir()
+    scenes = {f"tray_{i}": [(1 + i % 6, 150, 150, 0), (1 + (i + 2) % 6, 420, 200, 25)]
+              for i in range(12)}
+    for name, dice_drawn in scenes.items():
+        cv2.imwrite(str(root / "images" / f"{name}.png"), draw_tray(dice_drawn))
+        (root / "labels" / f"{name}.txt").write_text(
+            "".join(f"{f - 1} {x / 640} {y / 480} 0.05 0.07\n" for f, x, y, _ in dice_drawn)
+        )
+    return root
+
+
+def test_eval_prints_a_row_per_method(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = labelled_folder(tmp_path / "set")
+    assert run("eval", str(folder), "--split", "all", "--method", "pips,baseline") == 0
+    header, pips, baseline = capsys.readouterr().out.splitlines()
+    assert header.split() == ["method", "split", "photos", "dice", "per-die", "all-right",
+                              "wrong", "unsure", "missed", "invented", "ms/photo"]
+    assert pips.split()[:10] == ["pips", "all", "12", "24", "100.0%", "100.0%", "0", "0", "0", "0"]
+    assert baseline.split()[0] == "baseline"
+
+
+def test_eval_errors_are_one_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(camera.DATASET_ENV, raising=False)
+    assert run("eval") == f"camera eval: give a folder, or set {camera.DATASET_ENV}"
+    assert run("eval", str(tmp_path)) == f"{tmp_path}: expected images/ and labels/ folders inside"
+    folder = labelled_folder(tmp_path / "set")
+    assert run("eval", str(folder), "--method", "magic") == (
+        "--method: unknown method 'magic' (use pips, baseline)"
+    )
+
+
+def test_eval_on_the_real_photos_reads_most_dice(photos, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    assert run("eval", str(photos)) == 0
+    row = capsys.readouterr().out.splitlines()[1].split()
+    assert row[:2] == ["pips", "heldout"]
+    assert float(row[4].rstrip("%")) > 90.0
+
+
+def test_calibrate_from_a_photo_writes_settings_the_reader_uses(tmp_path, capsys):
+    image = draw_tray([], size=(640, 480))
+    image[:40] = 200  # a light table edge above the tray
+    cv2.imwrite(str(tmp_path / "empty.png"), image)
+    out = tmp_path / "tray.json"
+    assert run("calibrate", "--image", str(tmp_path / "empty.png"), "--die-size", "56",
+               "--out", str(out)) == 0
+    saved = json.loads(out.read_text())
+    assert saved["region"][1] == pytest.approx(40 / 480, abs=0.01)
+    assert saved["pip_block"] == 39
+    assert capsys.readouterr().out.splitlines()[-1] == f"saved {out}"
+
+
+def test_calibrate_errors_are_one_line(tmp_path):
+    cv2.imwrite(str(tmp_path / "empty.png"), draw_tray([]))
+    assert run("calibrate", "--image", str(tmp_path / "missing.png")) == (
+        f"{tmp_path / 'missing.png'}: no such image file"
+    )
+    assert run("calibrate", "--image", str(tmp_path / "empty.png"), "--region", "0,0,900,10") == (
+        "--region 0,0,900,10: not inside the 640x480 picture"
+    )
+    assert run("calibrate", "--image", str(tmp_path / "empty.png"), "--region", "a,b") == (
+        "--region: expected x,y,w,h in pixels, got 'a,b'"
+    )
+
+
+def test_watch_a_folder_of_photos_prints_each_roll_once(tray_photos, tmp_path, capsys):
+    folder = tmp_path / "throws"
+    folder.mkdir()
+    cv2.imwrite(str(folder / "0-start.png"), draw_tray([]))
+    roll, two = tray_photos
+    (folder / "1-roll.png").write_bytes(roll.read_bytes())
+    (folder / "2-two.png").write_bytes(two.read_bytes())
+    assert run("watch", "--folder", str(folder), "--hold", "8") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "rolling",
+        "roll 0: 6 2 5 (confidence 1.00)",
+        "rolling",
+        "not sure: saw 2 dice, not 3",
+    ]

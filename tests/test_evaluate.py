@@ -1,0 +1,58 @@
+"""Scoring readings against labels: right, wrong, unsure, missed and invented dice."""
+
+import cv2
+import pytest
+from drawn_dice import draw_tray
+
+from bunco_pi.errors import UserError
+from bunco_pi.vision.dataset import list_photos
+from bunco_pi.vision.evaluate import evaluate, load_image, score_photo
+from bunco_pi.vision.reader import read_pips
+from bunco_pi.vision.reading import DieReading, FrameReading
+
+
+def die(face, x, y, confidence=0.9):
+    return DieReading(face, confidence, (x, y), 20.0)
+
+
+def test_each_kind_of_outcome_is_counted(tmp_path):
+    labels = tmp_path / "a.txt"
+    # Four dice at (100,100) (200,100) (300,100) (400,100) showing 1, 2, 3, 4.
+    labels.write_text("".join(f"{f} {x / 640} {100 / 480} 0.03 0.04\n" for f, x in
+                              [(0, 100), (1, 200), (2, 300), (3, 400)]))
+    reading = FrameReading((
+        die(1, 101, 99),  # right
+        die(5, 199, 102),  # wrong
+        die(3, 300, 100, confidence=0.2),  # unsure
+        die(6, 600, 400),  # invented; the 4 is missed
+    ))
+    result = score_photo("a", reading, labels, (640, 480), min_confidence=0.5)
+    assert (result.right, result.wrong, result.unsure, result.missed, result.invented) == (
+        1, 1, 1, 1, 1)
+    assert not result.all_right
+
+
+def test_evaluate_on_a_folder_of_drawn_trays(tmp_path):
+    (tmp_path / "images").mkdir()
+    (tmp_path / "labels").mkdir()
+    scenes = {
+        "a": [(2, 150, 150, 0), (6, 420, 170, 20)],
+        "b": [(5, 300, 300, 10)],
+    }
+    for name, dice in scenes.items():
+        cv2.imwrite(str(tmp_path / "images" / f"{name}.png"), draw_tray(dice))
+        (tmp_path / "labels" / f"{name}.txt").write_text(
+            "".join(f"{f - 1} {x / 640} {y / 480} 0.06 0.08\n" for f, x, y, _ in dice)
+        )
+    result = evaluate(list_photos(tmp_path), read_pips, 0.5)
+    assert result.total("dice") == 3
+    assert result.die_accuracy == 1.0 and result.photo_accuracy == 1.0
+
+
+def test_load_image_errors_name_the_file(tmp_path):
+    with pytest.raises(UserError, match=r"missing\.jpg: no such image file"):
+        load_image(tmp_path / "missing.jpg")
+    junk = tmp_path / "junk.jpg"
+    junk.write_text("not a picture")
+    with pytest.raises(UserError, match=r"junk\.jpg: not an image OpenCV can read"):
+        load_image(junk)

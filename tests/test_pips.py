@@ -1,0 +1,45 @@
+"""Finding pips: dark round spots with a bright face around them, and nothing else."""
+
+import math
+
+import cv2
+import numpy as np
+from drawn_dice import draw_tray
+
+from bunco_pi.vision.pips import PipSettings, find_pips
+
+
+def gray(image):
+    return cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+
+
+def test_finds_every_pip_of_a_six_where_it_was_drawn():
+    image = draw_tray([(6, 320, 240, 0)])
+    pips = find_pips(gray(image), PipSettings())
+    assert len(pips) == 6
+    expected = {(320 + 0.27 * 56 * u, 240 + 0.27 * 56 * v)
+                for u, v in [(-1, -1), (-1, 0), (-1, 1), (1, -1), (1, 0), (1, 1)]}
+    for pip in pips:
+        assert min(math.hypot(pip.x - x, pip.y - y) for x, y in expected) < 1.0
+        assert pip.roundness > 0.85
+        assert pip.contrast > 0.8
+
+
+def test_a_dark_spot_without_a_bright_face_around_it_is_not_a_pip():
+    image = np.full((200, 200), 70, np.uint8)
+    cv2.circle(image, (100, 100), 5, 10, -1)
+    assert find_pips(image, PipSettings(), min_face_level=80) == []
+
+
+def test_a_scratch_is_not_a_pip():
+    image = np.full((200, 200), 220, np.uint8)
+    cv2.line(image, (60, 100), (140, 104), 20, 2)
+    assert find_pips(image, PipSettings()) == []
+
+
+def test_squash_points_across_a_flattened_spot():
+    image = np.full((200, 200), 220, np.uint8)
+    cv2.ellipse(image, (100, 100), (8, 4), 0, 0, 360, 20, -1)  # wide: narrowest up-down
+    (pip,) = find_pips(image, PipSettings())
+    assert 0.4 < pip.roundness < 0.6
+    assert abs(math.sin(pip.squash)) > 0.99

@@ -1,0 +1,18 @@
+"""A frame's reading: its faces, and the least sure die deciding how sure the whole is."""
+
+from bunco_pi.vision.reading import DieReading, FrameReading
+
+
+def test_faces_in_order_and_confidence_of_the_least_sure_die():
+    reading = FrameReading((
+        DieReading(4, 0.9, (0, 0), 5),
+        DieReading(None, 0.0, (9, 9), 5, "tilted"),
+        DieReading(2, 0.6, (5, 5), 5),
+    ))
+    assert reading.faces == (4, None, 2)
+    assert reading.confidence == 0.0
+    assert FrameReading(reading.dice[::2]).confidence == 0.6
+
+
+def test_no_dice_is_no_confidence():
+    assert FrameReading(()).confidence == 0.0
