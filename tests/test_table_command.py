@@ -301,8 +301,22 @@ def test_a_simulated_table_killed_mid_round_resumes_from_its_outbox(broker, tmp_
         procs[0].wait(timeout=10)
         mid = head.night()
         assert mid.phase == "playing" and not mid.table(1).done
-        procs.append(subprocess.Popen([*argv, "--seed", "2"], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True))
+        # Back up as the installed box starts: everything from its config file.
+        config = write_config(tmp_path, f"""
+[table]
+number = 1
+[broker]
+discover = false
+host = "{broker.host}"
+port = {broker.port}
+credentials = "{broker.workdir / 'credentials.json'}"
+[data]
+dir = "{tmp_path / 'data'}"
+""")
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "bunco_pi.cli", "table", "--config", config, "--night",
+             topics.night, "--simulate", "--pace", "fast", "--seed", "2"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         night = head.wait_until(lambda n: n.phase == "results", timeout=60)
         applied = [e.seq for e in head.call(lambda h: h.applied)]
         assert applied == list(range(1, len(applied) + 1))   # each entry once, none lost
@@ -324,3 +338,20 @@ def test_a_simulated_table_killed_mid_round_resumes_from_its_outbox(broker, tmp_
                 proc.kill()
             proc.wait(timeout=10)
         head.close()
+
+
+def test_a_configured_box_with_no_night_to_find_says_so(tmp_path):
+    creds = tmp_path / "c.json"
+    creds.write_text(json.dumps({"users": {"table-2": "x"}}))
+    config = write_config(tmp_path, f"""
+[table]
+number = 2
+[broker]
+discover = false
+host = "10.9.8.7"
+credentials = "{creds}"
+[data]
+dir = "{tmp_path / 'data'}"
+""")
+    message = run_error("--config", config)
+    assert "add --night NAME" in message and "10.9.8.7:1883" in message

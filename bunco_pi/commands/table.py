@@ -77,10 +77,12 @@ def run(args: argparse.Namespace) -> int:
     if args.standalone and args.broker:
         raise UserError("--standalone and --broker: a table is its own head or joins one, "
                         "not both")
-    if not args.standalone and not args.broker:
+    if not args.standalone and not args.broker and args.config is None:
         raise UserError("give --broker HOST:PORT (with --night and --credentials) to join a "
-                        "night run by `bunco-pi head`, or --standalone to play alone")
-    if args.broker:
+                        "night run by `bunco-pi head`, or --config FILE with a [broker] "
+                        "section, or --standalone to play alone")
+    networked = not args.standalone
+    if networked:
         for flag, given in (("--record", args.record), ("--journal", args.journal),
                             ("--new-night", args.new_night)):
             if given:
@@ -100,9 +102,9 @@ def run(args: argparse.Namespace) -> int:
         pin_factory = MockFactory()
         device = open_device(DisplayConfig(kind="dummy"))
     write = None
-    if args.broker:
+    if networked:
         rules = resolve_rules("classic")  # until the head's rules arrive with the first round
-        link: Any = _net_link(args, config.number)
+        link: Any = _net_link(args, config)
         journal = ":memory:"  # the outbox is this table's durable store
     else:
         rules = resolve_rules(args.rules)
@@ -140,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
                                      config.buttons.hold_time, box.node.post)
             emulator.run(box, keypad, stop=stop)
         else:
-            how = f"in night {args.night} via {args.broker}" if args.broker else "standalone"
+            how = f"in night {link.topics.night} via {link.where}" if networked else "standalone"
             print(f"bunco-pi table {config.number}: running {how}; Ctrl-C to stop",
                   file=sys.stderr, flush=True)
             while not stop.wait(1.0):
@@ -156,33 +158,53 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _net_link(args: argparse.Namespace, table: int) -> Any:
+def _net_link(args: argparse.Namespace, config: Any) -> Any:
+    """The link to the head: --broker, --night, --credentials, --data-dir, or else the config's
+    [broker] and [data] (the head found by zeroconf when ``discover`` is on)."""
     from bunco_pi.net.broker import load_credentials
     from bunco_pi.net.mqtt import MqttLink
-    from bunco_pi.net.topics import TopicError, Topics, table_node
+    from bunco_pi.net.topics import TopicError, Topics
     from bunco_pi.table.net_link import NetTableLink
     from bunco_pi.table.outbox import Outbox
 
-    if not args.night:
-        raise UserError("--broker needs --night NAME (the night the head runs)")
-    if args.credentials is None:
-        raise UserError("--broker needs --credentials FILE (this table's broker password)")
-    host, port = parse_broker(args.broker)
+    table, name = config.number, config.node_name
+    credentials = args.credentials
+    if credentials is None:
+        if args.config is None:
+            raise UserError("--broker needs --credentials FILE (this table's broker password)")
+        credentials = config.broker.credentials
+    if args.broker:
+        if not args.night:
+            raise UserError("--broker needs --night NAME (the night the head runs)")
+        (host, port), night = parse_broker(args.broker), args.night
+    else:
+        from bunco_pi.net.discovery import find_head
+
+        head = find_head(config.broker.host, config.broker.port,
+                         discover=config.broker.discover, night=args.night)
+        host, port, night = head.host, head.port, head.night
+        if not night:
+            raise UserError(f"no head advertises its night on this network, and none is given: "
+                            f"add --night NAME (the broker is {host}:{port}, from the config)")
     try:
-        topics = Topics(args.night)
+        topics = Topics(night)
     except TopicError as exc:
         raise UserError(f"--night: {exc}") from None
-    name = table_node(table)
-    password = load_credentials(args.credentials).password(name)
-    data_dir = (args.data_dir or DEFAULT_DATA_DIR).expanduser()
+    password = load_credentials(Path(credentials)).password(name)
+    if args.data_dir is not None:
+        data_dir = args.data_dir.expanduser()
+    else:
+        data_dir = config.data_dir if args.config is not None else DEFAULT_DATA_DIR.expanduser()
 
     def connect(sink: Any) -> MqttLink:
         return MqttLink(name, host, port, username=name, password=password,
                         status_topic=topics.status(name), sink=sink)
 
-    outbox = data_dir / f"outbox-{args.night}-table-{table}.sqlite"
+    outbox = data_dir / f"outbox-{night}-table-{table}.sqlite"
     Outbox(outbox).close()  # a data directory that cannot hold it fails here, in one line
-    return NetTableLink(connect, topics, table, outbox)
+    link = NetTableLink(connect, topics, table, outbox)
+    link.where = f"{host}:{port}"
+    return link
 
 
 def parse_broker(text: str) -> tuple[str, int]:

@@ -131,6 +131,7 @@ class NetTableLink:
         self._refused = ""  # why the broker refused us, e.g. a wrong password
         self._clock = clock
         self._connected_at: float | None = None
+        self.where = "the broker"  # host:port, for the log
 
     # --- TableLink ---------------------------------------------------------------------------
 
