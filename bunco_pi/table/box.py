@@ -32,6 +32,7 @@ class TableBox:
         pin_factory: Any | None = None,
         dice_port: str | None = None,
         on_round_over: Callable[[TableNode], None] | None = None,
+        on_frame: Callable[[Any], None] | None = None,
         log: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -49,7 +50,7 @@ class TableBox:
         self.node = TableNode(rules=rules, link=link, journal=self.journal, sink=self.sink,
                               gestures=gestures, table_number=config.number,
                               players=config.players, clock=clock,
-                              on_round_over=on_round_over, log=self.log)
+                              on_round_over=on_round_over, log=self.log, on_frame=on_frame)
         self.panel: ButtonPanel | None = None
         self.dice: Any | None = None
         self._pin_factory = pin_factory
@@ -65,8 +66,10 @@ class TableBox:
             if self._dice_port:
                 from bunco_pi.table.dice_feed import DiceFeed
 
-                self.dice = DiceFeed(self._dice_port, self.node.post,
-                                     last_seq=self.journal.last_roll_seq())
+                # A networked table keeps its entries in its outbox, not the journal.
+                last_roll_seq = getattr(self.node.link, "last_roll_seq",
+                                        self.journal.last_roll_seq)
+                self.dice = DiceFeed(self._dice_port, self.node.post, last_seq=last_roll_seq())
                 self.dice.start()
         except BaseException:
             self.stop()
