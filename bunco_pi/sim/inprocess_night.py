@@ -31,7 +31,10 @@ class InprocessNight:
         self.workdir = workdir
         self.coordinator = Coordinator(rules, rules_toml, "demo", tables,
                                        entropy=random.Random(seed))
-        self.players = make_players(None, players, tables)
+        from bunco_pi.sim.players import make_players as sim_players
+
+        names = [p.name for p in sim_players(players) if not p.ghost]
+        self.players = make_players(names, None, tables)
         self.record = record
         self.fast = fast
         self.seed = seed
