@@ -145,8 +145,15 @@ def run(args: argparse.Namespace) -> int:
             how = f"in night {link.topics.night} via {link.where}" if networked else "standalone"
             print(f"bunco-pi table {config.number}: running {how}; Ctrl-C to stop",
                   file=sys.stderr, flush=True)
+            from bunco_pi.hardware.sdnotify import SystemdNotifier
+
+            notifier = SystemdNotifier()
+            notifier.ready(f"table {config.number}: {how}")
             while not stop.wait(1.0):
-                pass
+                # a hung node thread stops the pings, and systemd restarts the box
+                if box.node.alive and box.node.sync(timeout=2.0):
+                    notifier.watchdog()
+            notifier.stopping()
     except KeyboardInterrupt:
         pass
     finally:

@@ -146,6 +146,11 @@ class TableNode:
         self._thread.start()
         return self._thread
 
+    @property
+    def alive(self) -> bool:
+        """The node's thread is running (what the systemd watchdog vouches for)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def sync(self, timeout: float = 5.0) -> bool:
         """Wait until everything posted so far, and everything that posted, has been handled."""
         marker = Sync()
