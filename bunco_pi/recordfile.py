@@ -22,7 +22,7 @@ def write_record(path: str | Path, record: dict[str, Any]) -> None:
         raise UserError(f"{path}: cannot write the night record: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, indent=1)
+            json.dump(record, handle, separators=(",", ":"))  # indent would be 10x slower
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())

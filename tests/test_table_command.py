@@ -182,3 +182,176 @@ def test_new_night_sets_the_old_journal_aside(tmp_path):
     journal.write_text("second")
     table_command._journal_path(args)
     assert (tmp_path / "j.db.2.old").read_text() == "second"
+
+
+# --- a table of a night run by a head ----------------------------------------------------------
+
+
+def test_networked_flags():
+    args = parse("--broker", "10.0.0.5:1884", "--table", "3", "--credentials", "c.json",
+                 "--night", "2026-11-28", "--simulate", "--seed", "7", "--pace", "fast",
+                 "--frame-file", "f.txt", "--data-dir", "d")
+    assert (args.broker, args.table, args.night, args.seed, args.pace) == (
+        "10.0.0.5:1884", 3, "2026-11-28", 7, "fast")
+    assert (args.credentials, args.frame_file, args.data_dir) == (
+        Path("c.json"), Path("f.txt"), Path("d"))
+    assert table_command.parse_broker("head.local") == ("head.local", 1883)
+    assert table_command.parse_broker("10.0.0.5:1884") == ("10.0.0.5", 1884)
+
+
+def test_networked_mistakes_are_one_line(tmp_path):
+    assert "--broker HOST:PORT" in run_error()
+    assert "not both" in run_error("--standalone", "--broker", "h:1")
+    assert "--night" in run_error("--broker", "h:1", "--credentials", "c")
+    assert "--credentials" in run_error("--broker", "h:1", "--night", "n")
+    assert "HOST:PORT" in run_error("--broker", "h:x", "--night", "n", "--credentials", "c")
+    assert "night name" in run_error("--broker", "h:1", "--night", "a/b", "--credentials", "c")
+    assert "a table number is 1 to 50" in run_error("--broker", "h:1", "--table", "0")
+    assert "--record is for --standalone" in run_error("--broker", "h:1", "--record", "r.json")
+    assert "--new-night is for --standalone" in run_error("--broker", "h:1", "--new-night")
+    missing = tmp_path / "nope.json"
+    assert "credentials file not found" in run_error(
+        "--broker", "h:1", "--night", "n", "--credentials", str(missing))
+    creds = tmp_path / "c.json"
+    creds.write_text(json.dumps({"users": {"table-1": "x"}}))
+    assert "no broker password for user 'table-2'" in run_error(
+        "--broker", "h:1", "--night", "n", "--credentials", str(creds), "--table", "2")
+
+
+@pytest.mark.slow
+def test_a_simulated_table_joins_a_head_over_mosquitto_and_draws_its_frames(broker, tmp_path):
+    import uuid
+
+    from bunco_pi.net.mqtt import MqttLink
+    from bunco_pi.net.topics import Topics
+    from bunco_pi.sim.players import make_players
+    from tests.fake_head import FakeHead
+
+    topics = Topics(f"cli{uuid.uuid4().hex[:6]}")
+    head = FakeHead(lambda sink: MqttLink("head", broker.host, broker.port, username="head",
+                                          password=broker.credentials.password("head"),
+                                          sink=sink, client_id=f"head-{topics.night}"),
+                    topics, tmp_path / "head.sqlite", tables=1)
+    frame = tmp_path / "frames" / "table-1.txt"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bunco_pi.cli", "table", "--broker",
+         f"{broker.host}:{broker.port}", "--credentials", str(broker.workdir / "credentials.json"),
+         "--night", topics.night, "--table", "1", "--simulate", "--seed", "5", "--pace", "fast",
+         "--frame-file", str(frame), "--data-dir", str(tmp_path / "data")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "running in night" in proc.stderr.readline()
+        head.start_night(make_players(4))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (
+                frame.exists() and "▀" in frame.read_text()):
+            time.sleep(0.05)
+        head.bell()
+        night = head.wait_until(lambda n: n.phase == "results", timeout=60)
+        lines = frame.read_text().splitlines()
+        assert len(lines) == 32 and all(len(line) == 64 for line in lines)
+        assert night.history[-1].tables[0].rolls  # the virtual scorekeeper played it
+        assert (tmp_path / "data" / f"outbox-{topics.night}-table-1.sqlite").exists()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        head.close()
+
+
+def test_a_data_dir_that_cannot_hold_the_outbox_is_one_line(tmp_path):
+    creds = tmp_path / "c.json"
+    creds.write_text(json.dumps({"users": {"table-1": "x"}}))
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    message = run_error("--broker", "h:1", "--night", "n", "--credentials", str(creds),
+                        "--data-dir", str(blocker))
+    assert "cannot open the database" in message and str(blocker) in message
+
+
+@pytest.mark.slow
+def test_a_simulated_table_killed_mid_round_resumes_from_its_outbox(broker, tmp_path):
+    import uuid
+
+    from bunco_pi.net.mqtt import MqttLink
+    from bunco_pi.net.topics import Topics
+    from bunco_pi.sim.players import make_players
+    from tests.fake_head import FakeHead
+
+    topics = Topics(f"kill{uuid.uuid4().hex[:6]}")
+    head = FakeHead(lambda sink: MqttLink("head", broker.host, broker.port, username="head",
+                                          password=broker.credentials.password("head"),
+                                          sink=sink, client_id=f"head-{topics.night}"),
+                    topics, tmp_path / "head.sqlite", tables=1)
+    argv = [sys.executable, "-m", "bunco_pi.cli", "table", "--broker",
+            f"{broker.host}:{broker.port}", "--credentials",
+            str(broker.workdir / "credentials.json"), "--night", topics.night, "--table", "1",
+            "--simulate", "--pace", "fast", "--data-dir", str(tmp_path / "data")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = []
+    try:
+        head.start_night(make_players(4))
+        head.bell()
+        procs.append(subprocess.Popen([*argv, "--seed", "1"], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+        head.wait_until(lambda n: len(n.table(1).rolls) >= 4, timeout=30)
+        procs[0].kill()            # the power goes, mid-round
+        procs[0].wait(timeout=10)
+        mid = head.night()
+        assert mid.phase == "playing" and not mid.table(1).done
+        # Back up as the installed box starts: everything from its config file.
+        config = write_config(tmp_path, f"""
+[table]
+number = 1
+[broker]
+discover = false
+host = "{broker.host}"
+port = {broker.port}
+credentials = "{broker.workdir / 'credentials.json'}"
+[data]
+dir = "{tmp_path / 'data'}"
+""")
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "bunco_pi.cli", "table", "--config", config, "--night",
+             topics.night, "--simulate", "--pace", "fast", "--seed", "2"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        night = head.wait_until(lambda n: n.phase == "results", timeout=60)
+        applied = [e.seq for e in head.call(lambda h: h.applied)]
+        assert applied == list(range(1, len(applied) + 1))   # each entry once, none lost
+        assert not [n for n in head.call(lambda h: h.notes) if "refused" in n]
+        # The round went on from where it was: what the head had before is its beginning,
+        # and the box rebuilt it from its outbox (at least what the head had by then).
+        table = night.history[-1].tables[0]
+        assert table.rolls[:len(mid.table(1).rolls)] == mid.table(1).rolls
+        procs[1].send_signal(signal.SIGTERM)
+        assert procs[1].wait(timeout=15) == 0
+        log = procs[1].stderr.read()
+        resumed = [line for line in log.splitlines() if "from the outbox" in line]
+        assert len(resumed) == 1, log
+        count = int(resumed[0].split("(")[1].split()[0])
+        assert count >= len(mid.table(1).entries)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=10)
+        head.close()
+
+
+def test_a_configured_box_with_no_night_to_find_says_so(tmp_path):
+    creds = tmp_path / "c.json"
+    creds.write_text(json.dumps({"users": {"table-2": "x"}}))
+    config = write_config(tmp_path, f"""
+[table]
+number = 2
+[broker]
+discover = false
+host = "10.9.8.7"
+credentials = "{creds}"
+[data]
+dir = "{tmp_path / 'data'}"
+""")
+    message = run_error("--config", config)
+    assert "add --night NAME" in message and "10.9.8.7:1883" in message

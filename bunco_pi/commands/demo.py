@@ -76,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, players: int,
           rules: Any) -> int:
     night = "demo"
-    env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock", PYTHONUNBUFFERED="1")
+    # gpiozero's mock pins, PWM-capable so the head's tonal buzzer plays as on a Pi
+    env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock", GPIOZERO_MOCK_PIN_CLASS="mockpwmpin",
+               PYTHONUNBUFFERED="1")
     common = ["--broker", f"{broker.host}:{broker.port}",
               "--credentials", str(broker.workdir / "credentials.json")]
     pause = "0" if args.fast else "2.5"
@@ -91,8 +93,12 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
         procs.append(proc)
         return proc
 
+    from bunco_pi.sim.players import make_players
+
+    roster = workdir / "roster.txt"
+    roster.write_text("".join(f"{p.name}\n" for p in make_players(players) if not p.ghost))
     head = spawn("head", ["head", "--night", night, "--tables", str(args.tables),
-                          "--rules", args.rules, "--players", str(players), *common,
+                          "--rules", args.rules, "--roster", str(roster), *common,
                           "--data-dir", str(workdir), "--record", str(record),
                           "--auto-host", pause, "--exit-after-end", "2", "--seed",
                           str(args.seed)])
@@ -136,6 +142,11 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
     if interrupted:
         print(f"Stopped. The night so far is in {record}; logs in {logs}")
         return 130
+    if head.returncode:
+        tail = (logs / "head.log").read_text(errors="replace").strip().splitlines()[-1:]
+        print(f"bunco-pi demo: the head stopped with code {head.returncode}: "
+              f"{tail[0] if tail else ''} (log: {logs / 'head.log'})", file=sys.stderr)
+        return 1
     return _final_report(record, rules, logs)
 
 

@@ -28,21 +28,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run the night: tables come online, players are seated, the bell starts "
                     "and ends rounds, and the prizes are settled at the end.",
     )
-    p.add_argument("--night", default="bunco", help="the night's name (topic prefix)")
-    p.add_argument("--tables", type=int, default=3, help="how many tables (1 to 50)")
-    p.add_argument("--rules", default="classic", metavar="PRESET|FILE")
+    p.add_argument("--config", metavar="FILE", help="the head's config (/etc/bunco-pi/head.toml); "
+                   "options given here override it")
+    p.add_argument("--night", help="the night's name (topic prefix; default bunco)")
+    p.add_argument("--tables", type=int, help="how many tables (1 to 50; default 3)")
+    p.add_argument("--rules", metavar="PRESET|FILE", help="house rules (default classic)")
     who = p.add_mutually_exclusive_group()
     who.add_argument("--players", type=int, help="anonymous players (ghosts fill the rest)")
     who.add_argument("--roster", metavar="FILE", help="player names, one a line")
-    p.add_argument("--broker", default="127.0.0.1:1883", metavar="HOST:PORT")
-    p.add_argument("--credentials", default="/etc/bunco-pi/credentials.json", metavar="FILE",
-                   help="the broker passwords written at install (bunco-pi broker)")
-    p.add_argument("--data-dir", default="/var/lib/bunco-pi", metavar="DIR",
-                   help="where the night's event log lives")
+    p.add_argument("--broker", metavar="HOST:PORT", help="default 127.0.0.1:1883")
+    p.add_argument("--credentials", metavar="FILE",
+                   help="the broker passwords written at install (default "
+                        "/etc/bunco-pi/secrets/credentials.json)")
+    p.add_argument("--data-dir", metavar="DIR",
+                   help="where the night's event log lives (default /var/lib/bunco-pi)")
     p.add_argument("--record", metavar="FILE", help="keep the night record (JSON) here")
-    p.add_argument("--bell-pin", type=int, default=16, help="GPIO of the bell button")
-    p.add_argument("--buzzer-pin", type=int, default=12, help="GPIO of the buzzer")
-    p.add_argument("--buzzer", choices=("plain", "tonal"), default="plain")
+    p.add_argument("--bell-pin", type=int, help="GPIO of the bell button (default 16)")
+    p.add_argument("--buzzer-pin", type=int, help="GPIO of the buzzer (default 12)")
+    p.add_argument("--buzzer", choices=("plain", "tonal"), help="default tonal")
     p.add_argument("--no-gpio", action="store_true", help="no bell button or buzzer")
     p.add_argument("--auto-host", type=float, metavar="SECONDS",
                    help="demo: press the bell by itself after each pause of SECONDS")
@@ -75,7 +78,41 @@ def _roster(path: str) -> list[str]:
     return names
 
 
+def _settings(args: argparse.Namespace) -> argparse.Namespace:
+    """The command line over the config file over the defaults."""
+    from bunco_pi.hardware.pinmap import default_head_pins
+
+    pins = default_head_pins()
+    values = {"night": "bunco", "tables": 3, "rules": "classic", "broker": "127.0.0.1:1883",
+              "credentials": "/etc/bunco-pi/secrets/credentials.json",
+              "data_dir": "/var/lib/bunco-pi", "bell_pin": pins["bell"],
+              "buzzer_pin": pins["buzzer"], "buzzer": "tonal", "roster": None,
+              "players": None, "record": None, "advertise": False}
+    if args.config:
+        from bunco_pi.head.config import load_head_config
+
+        cfg = load_head_config(args.config)
+        values.update(
+            night=cfg.night, tables=cfg.tables,
+            rules=cfg.rules_preset or str(cfg.rules_file),
+            broker=f"{cfg.broker.host}:{cfg.broker.port}",
+            credentials=str(cfg.broker.credentials), data_dir=str(cfg.data_dir),
+            bell_pin=cfg.bell_pin, buzzer_pin=cfg.buzzer_pin, buzzer=cfg.buzzer_mode,
+            roster=str(cfg.roster) if cfg.roster else None, players=cfg.players,
+            record=str(cfg.record), advertise=cfg.advertise,
+        )
+    for key, value in vars(args).items():
+        if key in values and value not in (None, False):
+            values[key] = value
+    if args.players is not None:
+        values["roster"] = None
+    elif args.roster is not None:
+        values["players"] = None
+    return argparse.Namespace(**{**vars(args), **values})
+
+
 def run(args: argparse.Namespace) -> int:
+    args = _settings(args)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s head %(levelname)s %(message)s")
     if not 1 <= args.tables <= MAX_TABLES:

@@ -1,7 +1,9 @@
 """``bunco-pi table``: run a table's scoreboard box (buttons, OLED, dice sensor).
 
-``--standalone`` plays rounds at this one table, which is its own head table; ``--emulate``
-runs the box in the terminal with mock pins and a drawn OLED. See docs/table-box.md.
+``--standalone`` plays rounds at this one table, which is its own head table; ``--broker``
+joins a night run by ``bunco-pi head``; ``--emulate`` runs the box in the terminal with mock
+pins and a drawn OLED; ``--simulate`` lets a virtual scorekeeper press the (mock) buttons.
+See docs/table-box.md.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from bunco_pi.errors import UserError
 
 DEFAULT_JOURNAL = Path("~/.local/state/bunco-pi/table-journal.db")
+DEFAULT_DATA_DIR = Path("~/.local/state/bunco-pi")
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +35,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--emulate", action="store_true",
                         help="no hardware: keys for buttons, the OLED drawn in the terminal")
     parser.add_argument("--rules", default="classic", metavar="PRESET|FILE",
-                        help="house rules: a preset name or a TOML file (default: classic)")
+                        help="house rules: a preset name or a TOML file (default: classic; "
+                             "with --broker the table plays the rules the head publishes)")
     parser.add_argument("--dice-port", metavar="URL",
                         help="dice sensor serial port or pyserial URL (overrides the config)")
     parser.add_argument("--camera", metavar="SOURCE",
@@ -46,6 +50,24 @@ def register(subparsers: Any) -> None:
                              f"(default: {DEFAULT_JOURNAL}; in-memory with --emulate)")
     parser.add_argument("--new-night", action="store_true",
                         help="set the journal of the last night aside and start a new night")
+    net = parser.add_argument_group("a table of a night run by `bunco-pi head`")
+    net.add_argument("--broker", metavar="HOST:PORT",
+                     help="the head's MQTT broker; joins the night instead of --standalone")
+    net.add_argument("--table", type=int, metavar="N",
+                     help="this table's number (overrides [table] number of the config)")
+    net.add_argument("--credentials", type=Path, metavar="FILE",
+                     help='broker credentials JSON ({"users": {"table-N": password}})')
+    net.add_argument("--night", metavar="NAME", help="the night's name, as the head runs it")
+    net.add_argument("--data-dir", type=Path, metavar="DIR",
+                     help=f"where the night's outbox is kept (default: {DEFAULT_DATA_DIR})")
+    net.add_argument("--frame-file", type=Path, metavar="PATH",
+                     help="after each new OLED frame, write its block-character drawing to PATH")
+    sim = parser.add_argument_group("a virtual scorekeeper (demos)")
+    sim.add_argument("--simulate", action="store_true",
+                     help="seeded virtual dice, and a virtual scorekeeper pressing mock buttons")
+    sim.add_argument("--seed", type=int, help="seed of the virtual dice (default: random)")
+    sim.add_argument("--pace", choices=("fast", "human"), default="human",
+                     help="human: a roll every 0.6-1.2 s; fast: as fast as the box takes presses")
     parser.set_defaults(func=run)
 
 
@@ -56,29 +78,67 @@ def run(args: argparse.Namespace) -> int:
     from bunco_pi.table.link import StandaloneLink
     from bunco_pi.table.recorder import record_writer
 
-    if not args.standalone:
-        raise UserError("a networked table needs a head on the LAN, which this version does "
-                        "not have yet: run `bunco-pi table --standalone`")
+    if args.standalone and args.broker:
+        raise UserError("--standalone and --broker: a table is its own head or joins one, "
+                        "not both")
+    if not args.standalone and not args.broker and args.config is None:
+        raise UserError("give --broker HOST:PORT (with --night and --credentials) to join a "
+                        "night run by `bunco-pi head`, or --config FILE with a [broker] "
+                        "section, or --standalone to play alone")
+    networked = not args.standalone
+    if networked:
+        for flag, given in (("--record", args.record), ("--journal", args.journal),
+                            ("--new-night", args.new_night)):
+            if given:
+                raise UserError(f"{flag} is for --standalone; at a night run by a head, the "
+                                "head keeps the record and the table its outbox (--data-dir)")
     config = load_config(args.config)
-    rules = resolve_rules(args.rules)
-    journal = _journal_path(args)
+    if args.table is not None:
+        if not 1 <= args.table <= 50:
+            raise UserError(f"--table {args.table}: a table number is 1 to 50")
+        config = config.with_overrides(number=args.table)
     device = pin_factory = None
-    if args.emulate:
+    if args.emulate or args.simulate:
         from gpiozero.pins.mock import MockFactory
 
         from bunco_pi.hardware.oled import DisplayConfig, open_device
 
         pin_factory = MockFactory()
         device = open_device(DisplayConfig(kind="dummy"))
-    # The seed settles prize tie-breaks at the end of the night; the rules take it as given.
-    link = StandaloneLink(rules, config.players, seed=random.SystemRandom().randrange(2**31))
-    write = record_writer(args.record, link) if args.record else None
+    write = None
+    if networked:
+        rules = resolve_rules("classic")  # until the head's rules arrive with the first round
+        link: Any = _net_link(args, config)
+        journal = ":memory:"  # the outbox is this table's durable store
+    else:
+        rules = resolve_rules(args.rules)
+        journal = _journal_path(args)
+        # The seed settles prize tie-breaks at the end of the night; the rules take it as given.
+        link = StandaloneLink(rules, config.players,
+                              seed=random.SystemRandom().randrange(2**31))
+        write = record_writer(args.record, link) if args.record else None
+    on_frame = None
+    if args.frame_file is not None:
+        from bunco_pi.table.frame_file import FrameFile
+
+        on_frame = FrameFile(args.frame_file)
     box = TableBox(config, rules, link, journal, device=device, pin_factory=pin_factory,
-                   dice_port=args.dice_port, on_round_over=write,
+                   dice_port=args.dice_port, on_round_over=write, on_frame=on_frame,
                    camera=args.camera, camera_calibration=args.camera_calibration)
+    keeper = None
+    if args.simulate:
+        from bunco_pi.table.simulated_scorekeeper import SimulatedScorekeeper
+
+        keeper = SimulatedScorekeeper(pin_factory, config.buttons.pins,
+                                      debounce=config.buttons.debounce,
+                                      hold_time=config.buttons.hold_time, seed=args.seed,
+                                      pace=args.pace)
+        box.node.watchers.append(keeper.observe)
     stop = threading.Event()
     _on_signals(stop)
     box.start()
+    if keeper is not None:
+        keeper.start()
     try:
         if args.emulate:
             from bunco_pi.table import emulator
@@ -87,17 +147,86 @@ def run(args: argparse.Namespace) -> int:
                                      config.buttons.hold_time, box.node.post)
             emulator.run(box, keypad, stop=stop)
         else:
-            print(f"bunco-pi table {config.number}: running standalone; Ctrl-C to stop",
+            how = f"in night {link.topics.night} via {link.where}" if networked else "standalone"
+            print(f"bunco-pi table {config.number}: running {how}; Ctrl-C to stop",
                   file=sys.stderr, flush=True)
+            from bunco_pi.hardware.sdnotify import SystemdNotifier
+
+            notifier = SystemdNotifier()
+            notifier.ready(f"table {config.number}: {how}")
             while not stop.wait(1.0):
-                pass
+                # a hung node thread stops the pings, and systemd restarts the box
+                if box.node.alive and box.node.sync(timeout=2.0):
+                    notifier.watchdog()
+            notifier.stopping()
     except KeyboardInterrupt:
         pass
     finally:
+        if keeper is not None:
+            keeper.stop()
         box.stop()
         if write is not None:
             write(box.node)
     return 0
+
+
+def _net_link(args: argparse.Namespace, config: Any) -> Any:
+    """The link to the head: --broker, --night, --credentials, --data-dir, or else the config's
+    [broker] and [data] (the head found by zeroconf when ``discover`` is on)."""
+    from bunco_pi.net.broker import load_credentials
+    from bunco_pi.net.mqtt import MqttLink
+    from bunco_pi.net.topics import TopicError, Topics
+    from bunco_pi.table.net_link import NetTableLink
+    from bunco_pi.table.outbox import Outbox
+
+    table, name = config.number, config.node_name
+    credentials = args.credentials
+    if credentials is None:
+        if args.config is None:
+            raise UserError("--broker needs --credentials FILE (this table's broker password)")
+        credentials = config.broker.credentials
+    if args.broker:
+        if not args.night:
+            raise UserError("--broker needs --night NAME (the night the head runs)")
+        (host, port), night = parse_broker(args.broker), args.night
+    else:
+        from bunco_pi.net.discovery import find_head
+
+        head = find_head(config.broker.host, config.broker.port,
+                         discover=config.broker.discover, night=args.night)
+        host, port, night = head.host, head.port, head.night
+        if not night:
+            raise UserError(f"no head advertises its night on this network, and none is given: "
+                            f"add --night NAME (the broker is {host}:{port}, from the config)")
+    try:
+        topics = Topics(night)
+    except TopicError as exc:
+        raise UserError(f"--night: {exc}") from None
+    password = load_credentials(Path(credentials)).password(name)
+    if args.data_dir is not None:
+        data_dir = args.data_dir.expanduser()
+    else:
+        data_dir = config.data_dir if args.config is not None else DEFAULT_DATA_DIR.expanduser()
+
+    def connect(sink: Any) -> MqttLink:
+        return MqttLink(name, host, port, username=name, password=password,
+                        status_topic=topics.status(name), sink=sink)
+
+    outbox = data_dir / f"outbox-{night}-table-{table}.sqlite"
+    Outbox(outbox).close()  # a data directory that cannot hold it fails here, in one line
+    link = NetTableLink(connect, topics, table, outbox)
+    link.where = f"{host}:{port}"
+    return link
+
+
+def parse_broker(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (or ``HOST``, port 1883) -> (host, port); a one-line UserError otherwise."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host, port_text = text, "1883"
+    if not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise UserError(f"--broker {text!r}: give HOST:PORT, e.g. 192.168.1.10:1883")
+    return host, int(port_text)
 
 
 def _journal_path(args: argparse.Namespace) -> str:

@@ -65,7 +65,7 @@ class BellBuzzer:
     """Distinct sounds for a round's start, its end, and a BUNCO."""
 
     def __init__(self, pin: int, kind: str = "plain") -> None:
-        from gpiozero.exc import BadPinFactory, GPIOPinInUse
+        from gpiozero.exc import BadPinFactory, GPIOPinInUse, PinPWMUnsupported
 
         if kind not in ("plain", "tonal"):
             raise UserError(f"buzzer kind must be 'plain' or 'tonal', got {kind!r}")
@@ -82,6 +82,10 @@ class BellBuzzer:
                 self._device = Buzzer(pin)
         except BadPinFactory:
             raise UserError(NO_GPIO) from None
+        except PinPWMUnsupported:
+            raise UserError(f"buzzer: GPIO{pin} cannot play tones (no PWM there): wire the "
+                            "buzzer to a PWM pin (GPIO12, 13, 18 or 19) or use a plain "
+                            "(active) buzzer: --buzzer plain") from None
         except GPIOPinInUse:
             raise UserError(f"buzzer: GPIO{pin} is already in use by another program "
                             "(stop it, or choose another pin with --buzzer-pin)") from None

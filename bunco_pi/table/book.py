@@ -26,10 +26,11 @@ class RoundBook:
     players: tuple[str, str, str, str]
     can_end_round: bool
     log: tuple[JsonEntry, ...] = ()
+    ghosts: frozenset[str] = frozenset()
 
     def start(self) -> TableRound:
         return game.new_round(self.rules, self.table, self.players, self.target,
-                              self.can_end_round)
+                              self.can_end_round, self.ghosts)
 
     def add(self, entry: JsonEntry) -> RoundBook:
         """The book with ``entry`` added; RuleViolation if the rules refuse it."""
@@ -37,7 +38,8 @@ class RoundBook:
         # the cost), and now: a refused entry must never reach the journal.
         state = game.apply(self.state, entry)
         book = RoundBook(self.rules, self.table, self.set_number, self.round_number,
-                         self.target, self.players, self.can_end_round, self.log + (entry,))
+                         self.target, self.players, self.can_end_round, self.log + (entry,),
+                         self.ghosts)
         book.__dict__["state"] = state  # the cached_property's slot
         return book
 

@@ -35,6 +35,7 @@ class TableBox:
         camera_calibration: Path | None = None,
         camera_frames: Any | None = None,
         on_round_over: Callable[[TableNode], None] | None = None,
+        on_frame: Callable[[Any], None] | None = None,
         log: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -52,7 +53,7 @@ class TableBox:
         self.node = TableNode(rules=rules, link=link, journal=self.journal, sink=self.sink,
                               gestures=gestures, table_number=config.number,
                               players=config.players, clock=clock,
-                              on_round_over=on_round_over, log=self.log)
+                              on_round_over=on_round_over, log=self.log, on_frame=on_frame)
         self.panel: ButtonPanel | None = None
         self.dice: Any | None = None
         self.camera: Any | None = None
@@ -69,18 +70,19 @@ class TableBox:
         try:
             self.panel = _open_panel(self.config, self.node.post, self._clock,
                                      self._pin_factory)
+            # A networked table keeps its entries in its outbox, not the journal.
+            last_roll_seq = getattr(self.node.link, "last_roll_seq",
+                                    self.journal.last_roll_seq)
             if self._dice_port:
                 from bunco_pi.table.dice_feed import DiceFeed
 
-                self.dice = DiceFeed(self._dice_port, self.node.post,
-                                     last_seq=self.journal.last_roll_seq())
+                self.dice = DiceFeed(self._dice_port, self.node.post, last_seq=last_roll_seq())
                 self.dice.start()
             if self._camera or self._camera_frames is not None:
                 from bunco_pi.table.camera_feed import CameraFeed
 
                 self.camera = CameraFeed(self._camera or "frames", self.node.post,
-                                         self._camera_calibration,
-                                         last_seq=self.journal.last_roll_seq(),
+                                         self._camera_calibration, last_seq=last_roll_seq(),
                                          frames=self._camera_frames)
                 self.camera.start()
         except BaseException:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from bunco_pi.hardware.buttons import Edge
 
@@ -17,6 +18,7 @@ __all__ = [
     "RoundStart",
     "BellRang",
     "RoundResults",
+    "Waiting",
     "BreakStart",
     "NightEnd",
     "Sync",
@@ -59,6 +61,14 @@ class RoundStart:
     target: int
     seats: tuple[str, str, str, str]
     can_end_round: bool  # the head table (or any table, by house rules) ends the round
+    # A networked table: the head's round number for the night, the rules it plays, who is a
+    # ghost, player id -> name for the screen, and entries already made in this round (read
+    # back from the outbox after a restart: they are folded again, not stored again).
+    round_index: int | None = None
+    rules: Any = None
+    ghosts: frozenset[str] = frozenset()
+    names: tuple[tuple[str, str], ...] = ()
+    replay: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,18 @@ class RoundResults:
     """Where each player goes next, one short line each, shown on the results screen."""
 
     moves: tuple[str, ...] = ()
+    # From a head: the round's result as the head folded it (None: use the table's own).
+    score: tuple[int, int] | None = None
+    won: bool | None = None
+    headline: str = ""
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """No round is on at this table: show the seats (None: keep them) and why it waits."""
+
+    players: tuple[str, str, str, str] | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,10 @@ __all__ = ["RuleViolation", "engine_entries", "new_round", "apply", "winner_team
 
 
 def new_round(rules: HouseRules, table: int, seats: tuple[str, str, str, str], target: int,
-              can_end_round: bool) -> TableRound:
+              can_end_round: bool, ghosts: frozenset[str] = frozenset()) -> TableRound:
     return TableRound.begin(TableSetup(table=table, seats=seats, target=target, rules=rules,
-                                       can_end_round=can_end_round))
+                                       can_end_round=can_end_round,
+                                       ghosts=ghosts & frozenset(seats)))
 
 
 def engine_entries(entry: JsonEntry) -> list[Entry]:

@@ -29,13 +29,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.buttons import Edge, Gesture, Gestures
 from bunco_pi.hardware.oled import FrameSink
 from bunco_pi.rules.house import HouseRules
-from bunco_pi.rules.table_round import RuleViolation
+from bunco_pi.rules.table_round import RuleViolation, TableRound
 from bunco_pi.table import game, screens
 from bunco_pi.table.book import RoundBook
 from bunco_pi.table.events import (
@@ -50,6 +51,7 @@ from bunco_pi.table.events import (
     Stop,
     Sync,
     Tick,
+    Waiting,
 )
 from bunco_pi.table.game import JsonEntry
 from bunco_pi.table.journal import Journal
@@ -58,6 +60,16 @@ from bunco_pi.table.link import RoundSummary, TableLink
 HOLD_ROLES = frozenset({"pass", "undo"})
 TALLIES = ("point", "three", "bunco")
 FLASH = {"point": "+1", "three": "three of a kind", "bunco": "BUNCO!", "wipeout": "WIPEOUT"}
+
+
+@dataclass(frozen=True)
+class NodeSnapshot:
+    """What the node looks like after an event, for watchers on other threads (immutable)."""
+
+    mode: str
+    round: TableRound | None  # the round at this table (None before the first one)
+    accepted: int  # entries accepted since the node started: grows by one per stored entry
+    self_paced: bool = False  # the table is its own head: pass between rounds goes on
 
 
 class TableNode:
@@ -74,6 +86,7 @@ class TableNode:
         clock: Callable[[], float] = time.monotonic,
         on_round_over: Callable[[TableNode], None] | None = None,
         log: TextIO | None = None,
+        on_frame: Callable[[Any], None] | None = None,
     ) -> None:
         self.rules = rules
         self.link = link
@@ -84,6 +97,14 @@ class TableNode:
         self.players = players
         self.clock = clock
         self.on_round_over = on_round_over
+        self.on_frame = on_frame
+        # Called on the node's thread with a NodeSnapshot after every event (a simulated
+        # scorekeeper watches the game this way without sharing any mutable state).
+        self.watchers: list[Callable[[NodeSnapshot], None]] = []
+        self.accepted = 0
+        self.names: dict[str, str] = {}  # player id -> name shown (a networked night)
+        self.head_result: RoundResults | None = None
+        self.waiting_message = ""
         self.log = log if log is not None else sys.stderr
         self.queue: queue.Queue[object] = queue.Queue()
         self.mode = "waiting"  # waiting, playing, results, break, ended
@@ -97,6 +118,7 @@ class TableNode:
         self.break_message = ""
         self.finished_rounds: list[RoundBook] = []
         self.frame: Any = None
+        self._last_view: object = None
         self.dice_seen = 0
         self._end_reported = False
         self._pending_rolls: list[DiceRoll] = []
@@ -124,6 +146,11 @@ class TableNode:
         self._thread.start()
         return self._thread
 
+    @property
+    def alive(self) -> bool:
+        """The node's thread is running (what the systemd watchdog vouches for)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def sync(self, timeout: float = 5.0) -> bool:
         """Wait until everything posted so far, and everything that posted, has been handled."""
         marker = Sync()
@@ -138,9 +165,27 @@ class TableNode:
     # --- the node's own thread --------------------------------------------------------------
 
     def run(self) -> None:
+        # A networked link opens its outbox and connects here: SQLite keeps a connection on
+        # the thread that opened it, and this thread is the only one that may use it.
+        opened = self._link_call("open")
         self._refresh()
+        try:
+            self._loop()
+        finally:
+            if opened:
+                self._link_call("shut")
+
+    def _loop(self) -> None:
+        poll = getattr(self.link, "poll_interval", None)
+        next_poll = self.clock() + poll if poll else None
         while True:
+            if self._local:  # what the link posted from this thread (while connecting)
+                while self._local:
+                    self._handle_safely(self._local.popleft())
+                self._refresh()
             deadline = self.gestures.next_deadline()
+            if next_poll is not None:
+                deadline = next_poll if deadline is None else min(deadline, next_poll)
             timeout = None if deadline is None else max(0.0, deadline - self.clock())
             try:
                 event = self.queue.get(timeout=timeout)
@@ -149,16 +194,33 @@ class TableNode:
             if isinstance(event, Stop):
                 break
             if isinstance(event, Sync):
-                if not self.queue.empty():  # events posted while handling: wait for them too
+                if not self.queue.empty() or self._local:  # posted while handling: wait too
                     self.queue.put(event)
                     continue
                 self._refresh()
                 event.done.set()
                 continue
             self._handle_safely(event)
+            if next_poll is not None and self.clock() >= next_poll:
+                next_poll = self.clock() + poll
+                self._handle_safely(_LinkTick())
             while self._local:
                 self._handle_safely(self._local.popleft())
             self._refresh()
+
+    def _link_call(self, name: str) -> bool:
+        method = getattr(self.link, name, None)
+        if method is None:
+            return False
+        try:
+            method()
+        except Exception as exc:  # noqa: BLE001 - reported; the box keeps its screen alive
+            print(f"bunco-pi table: link {name} failed: {type(exc).__name__}: {exc}",
+                  file=self.log, flush=True)
+            if name == "open":
+                self.alert = screens.ErrorView("no link to head", (type(exc).__name__,
+                                                                   "see the log"))
+        return True
 
     def _handle_safely(self, event: object) -> None:
         """Handle one event; an unexpected failure (a full disk, a bug) is reported on the
@@ -188,12 +250,25 @@ class TableNode:
             self._hear_bell()
         elif isinstance(event, RoundResults):
             self.results_moves = event.moves
+            if event.score is not None:  # the head's word on a round: show it, whatever we had
+                self.head_result, self.mode, self.flash = event, "results", ""
+        elif isinstance(event, Waiting):
+            self.mode, self.flash, self.waiting_message = "waiting", "", event.message
+            if event.players is not None:
+                self.players = event.players
+            self._pending_rolls = []
+        elif isinstance(event, _LinkTick):
+            self.link.tick()  # type: ignore[attr-defined]
         elif isinstance(event, BreakStart):
             self.mode, self.break_message, self.flash = "break", event.message, ""
             self._pending_rolls = []  # a roll thrown into the break starts nothing
         elif isinstance(event, NightEnd):
             self.mode, self.prizes, self.flash = "ended", event.prizes, ""
             self._pending_rolls = []
+        else:
+            take = getattr(self.link, "take", None)
+            if take is not None:  # a networked link's own records (messages, connects)
+                take(event)
 
     # --- inputs -> entries ------------------------------------------------------------------
 
@@ -220,7 +295,11 @@ class TableNode:
                 self.flash = "hold: wipeout" if role == "pass" else "hold: undo turn"
             elif self.mode != "playing":
                 # Between rounds only pass (and undo on results) mean something: say so.
-                self.flash = f"{role}: press pass to go on" if role != "pass" else "pass"
+                hint = getattr(self.link, "between_rounds_hint", None)
+                if hint:
+                    self.flash = hint
+                else:
+                    self.flash = f"{role}: press pass to go on" if role != "pass" else "pass"
             return
         if self.mode == "playing":
             if role in TALLIES:
@@ -267,21 +346,40 @@ class TableNode:
             self._pending_rolls.append(event)
             if len(self._pending_rolls) == 1:
                 self.link.next_requested()
+        elif not replay:
+            self.flash = getattr(self.link, "between_rounds_hint", None) or "no round on"
 
     # --- the round --------------------------------------------------------------------------
 
     def _round_start(self, event: RoundStart) -> None:
-        self.players = event.seats
+        if event.rules is not None:
+            self.rules = event.rules
+        if event.names:
+            self.names = dict(event.names)
+        self.players = tuple(self.names.get(s, s) for s in event.seats)  # type: ignore[assignment]
         self.round_id = self.journal.begin_round(event.set_number, event.round_number,
                                                  event.target, event.seats,
                                                  event.can_end_round)
-        self.book = RoundBook(self.rules, self.table_number, event.set_number,
-                              event.round_number, event.target, event.seats,
-                              event.can_end_round)
+        book = RoundBook(self.rules, self.table_number, event.set_number,
+                         event.round_number, event.target, event.seats,
+                         event.can_end_round, ghosts=event.ghosts)
+        for entry in event.replay:  # already durable (and sent): fold them, store nothing
+            try:
+                book = book.add(entry)
+            except RuleViolation as exc:
+                print(f"bunco-pi table: a stored entry {entry!r} does not fit the round "
+                      f"({exc}); it is skipped here", file=self.log, flush=True)
+        if event.replay:
+            print(f"bunco-pi table: resumed set {event.set_number} round {event.round_number} "
+                  f"from the outbox ({len(event.replay)} entries)", file=self.log, flush=True)
+        self.book = book
         self.mode = "playing"
         self.flash = ""
         self.results_moves = ()
+        self.head_result = None
         self._end_reported = False
+        if event.replay:
+            self._after_change()
         pending, self._pending_rolls = self._pending_rolls, []
         for roll in pending:
             self._dice_roll(roll, replay=True)
@@ -294,8 +392,12 @@ class TableNode:
         except RuleViolation as exc:
             self.flash = _short_reason(exc)
             return False
+        record = getattr(self.link, "record_entry", None)
+        if record is not None:
+            record(entry)  # a networked table: durable in the outbox (and sent) before it counts
         self.journal.append(self.round_id, entry)
         self.book = book
+        self.accepted += 1
         self._after_change()
         return True
 
@@ -309,6 +411,9 @@ class TableNode:
             self._end_reported = False
         if state.done:
             self._finish()
+        elif not state.bell and getattr(self.link, "bell_rung", False):
+            # The head's bell stays rung even when an undo here takes back what rang it.
+            self._hear_bell()
 
     def _finish(self) -> None:
         assert self.book is not None and self.round_id is not None
@@ -326,6 +431,9 @@ class TableNode:
         entry = self.book.undo_last()
         if entry is None or not self.finished_rounds:
             return
+        if not getattr(self.link, "may_reopen", True):
+            self.flash = "round closed by the head"
+            return
         self.finished_rounds.pop()
         self.journal.reopen_round(self.round_id)
         self.link.round_reopened()
@@ -336,7 +444,11 @@ class TableNode:
     def _roller_name(self) -> str:
         if self.book is None:
             return ""
-        return self.book.state.roller
+        return self.names.get(self.book.state.roller, self.book.state.roller)
+
+    def snapshot(self) -> NodeSnapshot:
+        return NodeSnapshot(self.mode, self.book.state if self.book is not None else None,
+                            self.accepted, bool(self.link.rolls_start_rounds))
 
     def _resume_from_journal(self) -> None:
         open_round = False
@@ -369,6 +481,7 @@ class TableNode:
     def view(self) -> screens.View:
         if self.alert is not None:
             return self.alert
+        net = getattr(self.link, "status", "")
         book = self.book
         if self.mode == "playing" and book is not None:
             state = book.state
@@ -376,36 +489,56 @@ class TableNode:
             seat = state.roller_seat
             return screens.PlayingView(
                 table=self.table_number, target=book.target, score_a=a, score_b=b,
-                roller=state.roller, roller_team="A" if seat % 2 else "B",
+                roller=self._roller_name(), roller_team="A" if seat % 2 else "B",
                 set_number=book.set_number, bell=state.bell, flash=self.flash,
-                warning=self.dice_warning,
+                warning=self.dice_warning or net,
                 seat_scores=None if self.rules.team_play else state.seat_points,
                 roller_seat=seat)
+        hint = self.flash or net or getattr(self.link, "results_hint", "pass: go on")
+        head = self.head_result
+        if self.mode == "results" and head is not None and head.score is not None:
+            return screens.ResultsView(
+                table=self.table_number, won=bool(head.won), score_a=head.score[0],
+                score_b=head.score[1], moves=self.results_moves, hint=hint,
+                headline=head.headline)
         if self.mode == "results" and book is not None:
             a, b = book.state.team_scores
             headline = ""
             result = book.state.result
             if not self.rules.team_play and result is not None:
-                headline = f"{' & '.join(result.losers)} move{'s' if len(result.losers) == 1 else ''}"
+                losers = [self.names.get(p, p) for p in result.losers]
+                headline = f"{' & '.join(losers)} move{'s' if len(losers) == 1 else ''}"
             return screens.ResultsView(
                 table=self.table_number, won=game.winner_team(book.state) == "A",
                 score_a=a, score_b=b, moves=self.results_moves,
-                hint=self.flash or "pass: go on", headline=headline)
+                hint=hint, headline=headline)
         if self.mode == "break":
             return screens.BreakView(self.break_message, self.flash or "pass: go on")
         if self.mode == "ended":
             return screens.EndView(self.prizes)
         return screens.WaitingView(self.table_number, self.players,
-                                   self.flash or "pass: start round")
+                                   self.flash or net or self.waiting_message
+                                   or "pass: start round")
 
     def _refresh(self) -> None:
+        for watch in self.watchers:
+            watch(self.snapshot())
         try:
-            self.frame = screens.render(self.view())
+            view = self.view()
+            if view == self._last_view and self.frame is not None and not self.sink.failure:
+                return  # nothing new to draw (a networked table wakes twice a second)
+            self.frame = screens.render(view)
+            self._last_view = view
         except Exception as exc:  # noqa: BLE001 - a drawing bug must not stop the scoring
             print(f"bunco-pi table: cannot draw the screen: {type(exc).__name__}: {exc}",
                   file=self.log, flush=True)
             return
         self.sink.show(self.frame)
+        if self.on_frame is not None:
+            try:
+                self.on_frame(self.frame)
+            except OSError as exc:
+                print(f"bunco-pi table: cannot write the frame: {exc}", file=self.log, flush=True)
         if self.sink.failure and not self._display_reported:
             self._display_reported = True
             print(f"bunco-pi table: {self.sink.failure}; still counting with the buttons",
@@ -419,3 +552,7 @@ def _short_reason(exc: RuleViolation) -> str:
     """The rules' reason without the "table N: " prefix, to fit the OLED's last line."""
     text = str(exc)
     return text.split(": ", 1)[1] if text.startswith("table ") and ": " in text else text
+
+
+class _LinkTick:
+    """Time for a networked link's periodic work (resending when the head has gone quiet)."""
