@@ -78,6 +78,17 @@ def test_missing_serial_device(tmp_path, mock_factory):
     assert "ttyNOPE" in message and "plug the sensor in" in message
 
 
+def test_camera_flags_and_mistakes(tmp_path, mock_factory):
+    args = parse("--standalone", "--camera", "opencv:0", "--camera-calibration", "tray.json")
+    assert (args.camera, args.camera_calibration) == ("opencv:0", Path("tray.json"))
+    config = write_config(tmp_path, '[display]\ntype = "none"\n')
+    base = ("--standalone", "--config", config, "--journal", str(tmp_path / "j.db"))
+    assert "expected picamera" in run_error(*base, "--camera", "webcam")
+    assert "not a folder" in run_error(*base, "--camera", f"folder:{tmp_path / 'none'}")
+    missing = str(tmp_path / "tray.json")
+    assert "tray.json" in run_error(*base, "--camera", "opencv:0", "--camera-calibration", missing)
+
+
 @pytest.mark.filterwarnings("ignore::gpiozero.PinFactoryFallback")
 def test_no_gpio_on_this_machine_points_to_emulate(tmp_path, monkeypatch):
     from gpiozero import Device
