@@ -132,3 +132,34 @@ def test_kill_9_of_the_head_mid_round_loses_and_doubles_nothing(broker, night, t
         per_table = log.highest_all()
     for t in tables:
         assert per_table[t.number] == t.outbox.last_seq
+
+
+def test_the_head_acknowledges_zero_for_tables_it_has_not_heard_from(broker, tmp_path):
+    """A table whose outbox is new learns at once that the head holds nothing of it."""
+    from bunco_pi.net import envelope
+    from bunco_pi.net.delivery import read_ack
+    from bunco_pi.net.link import Message
+    from bunco_pi.net.mqtt import MqttLink
+
+    topics = Topics(f"z{os.getpid()}x{int(time.time() * 1000) % 100000}")
+    head = start_head(broker, topics.night, tmp_path, tmp_path / "night.json",
+                      one_set_rules(tmp_path), tables=4)
+    link = MqttLink("table-4", broker.host, broker.port, username="table-4",
+                    password=broker.credentials.password("table-4"), client_id="t4-ack-probe")
+    link.subscribe(topics.ack(4))
+    link.start()
+    try:
+        deadline = time.monotonic() + 20
+        ack = None
+        while ack is None and time.monotonic() < deadline:
+            try:
+                item = link.inbox.get(timeout=0.5)
+            except Exception:
+                continue
+            if isinstance(item, Message) and item.topic == topics.ack(4):
+                ack = read_ack(envelope.decode(item.topic, item.payload))
+        assert ack == 0
+    finally:
+        link.stop()
+        head.terminate()
+        head.communicate(timeout=20)

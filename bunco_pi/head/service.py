@@ -90,7 +90,8 @@ class HeadService:
 
     def __post_init__(self) -> None:
         self.ingest = HeadIngest(self.link, self.topics, self.eventlog,
-                                 check=_check_table_payload, name=HEAD_NAME)
+                                 check=_check_table_payload, name=HEAD_NAME,
+                                 tables=self.coordinator.table_count)
         self.link.subscribe(self.topics.all_status())
 
     # --- life cycle -----------------------------------------------------------------------

@@ -134,7 +134,7 @@ class HeadIngest:
 
     def __init__(self, link: Link, topics: Topics, eventlog: EventLog, *,
                  check: Callable[[IncomingEvent], object] | None = None,
-                 name: str = HEAD_NAME, max_held: int = 1000) -> None:
+                 name: str = HEAD_NAME, max_held: int = 1000, tables: int = 0) -> None:
         """``check(event)`` raises ValueError (or KeyError/TypeError) for a payload the
         protocol refuses: that event is logged as rejected (it uses up its seq) and not
         returned for applying."""
@@ -142,16 +142,19 @@ class HeadIngest:
         self.check = check
         self.name = name
         self.max_held = max_held
+        self.tables = tables  # the night's table count, for acks of tables not heard from yet
         self.stats = IngestStats()
         # Events that came before an earlier seq of their table: table -> seq -> event.
         self._held: dict[int, dict[int, IncomingEvent]] = {}
         link.subscribe(topics.all_events())
 
     def publish_all_acks(self) -> None:
-        """Re-publish every table's retained ack (after a connect: the broker may have lost it)."""
-        for table, seq in self.log.highest_all().items():
-            if table >= 1:
-                self._publish_ack(table, seq)
+        """Re-publish every table's retained ack (after a connect: the broker may have lost it).
+        A table of the night that has sent nothing yet gets 0: a fresh outbox then knows for
+        certain that the head holds nothing of it, and numbers from 1."""
+        highest = self.log.highest_all()
+        for table in sorted({t for t in highest if t >= 1} | set(range(1, self.tables + 1))):
+            self._publish_ack(table, highest.get(table, 0))
 
     def handle(self, event: LinkEvent) -> list[LoggedEvent]:
         return self.handle_many([event])
