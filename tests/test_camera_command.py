@@ -1,4 +1,4 @@
-"""``bunco-pi camera``: its output, and one-line errors for the user's mistakes."""
+"""``bunco-pi dice read | eval | calibrate | watch``: output, one-line errors for mistakes."""
 
 import argparse
 import json
@@ -7,15 +7,15 @@ import cv2
 import pytest
 from drawn_dice import draw_tray
 
-from bunco_pi.commands import camera
+from bunco_pi.commands import camera, dice
 from bunco_pi.errors import UserError
 
 
 def run(*argv):
     """Parse and run like bunco-pi's main: (exit status, or the UserError's message)."""
     parser = argparse.ArgumentParser(prog="bunco-pi")
-    camera.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["camera", *argv])
+    dice.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["dice", *argv])
     try:
         return args.func(args)
     except UserError as exc:

@@ -1,4 +1,4 @@
-"""``bunco-pi dice PORT``, through its own parser and a real pty."""
+"""``bunco-pi dice listen PORT``, through its own parser and a real pty."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from bunco_pi.hardware.dice_wire import Hello, Roll, format_message
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bunco-pi")
     dice.register(parser.add_subparsers(dest="command"))
+    if argv and argv[0] == "dice":
+        argv = ["dice", "listen", *argv[1:]]
     return parser.parse_args(argv)
 
 

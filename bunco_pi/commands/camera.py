@@ -1,6 +1,6 @@
-"""``bunco-pi camera``: read dice in photos, measure the reader, calibrate a tray, watch a camera.
+"""``bunco-pi dice read | eval | calibrate | watch``: the dice camera's actions.
 
-(``bunco-pi dice PORT`` is the serial dice sensor's; this is the camera's.)
+They hang under ``bunco-pi dice`` (``commands/dice.py``) beside the sensor's ``listen``.
 """
 
 from __future__ import annotations
@@ -15,15 +15,8 @@ from pathlib import Path
 from bunco_pi.errors import UserError
 
 DEFAULT_CALIBRATION = "dice-tray.json"
-DATASET_ENV = "BUNCO_DICE_PHOTOS"  # where `camera eval` looks when no folder is given
+DATASET_ENV = "BUNCO_DICE_PHOTOS"  # where `dice eval` looks when no folder is given
 METHODS = ("pips", "baseline")
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "camera", help="read dice with a camera: read photos, measure, calibrate a tray, watch"
-    )
-    add_actions(parser.add_subparsers(dest="camera_command", metavar="ACTION", required=True))
 
 
 def add_actions(actions: argparse._SubParsersAction) -> None:

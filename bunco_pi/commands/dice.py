@@ -1,6 +1,8 @@
-"""``bunco-pi dice PORT``: watch a dice sensor, one line per event, then the counters.
+"""``bunco-pi dice``: everything about reading dice without buttons.
 
-For checking a sensor by hand (a new tray, a cable, a camera box) before a night.
+- ``bunco-pi dice listen PORT``: watch a serial dice sensor, one line per event, then the
+  counters; for checking a sensor by hand (a new tray, a cable, a camera box) before a night.
+- ``bunco-pi dice read | eval | calibrate | watch``: the dice camera (``commands/camera.py``).
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ from bunco_pi.hardware.dice_wire import Hello, Rejected, Roll, Rolling, SensorEr
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "dice",
+    from bunco_pi.commands.camera import add_actions
+
+    dice = subparsers.add_parser(
+        "dice", help="dice without buttons: a serial dice sensor, or a camera over the tray",
+        description="Check a serial dice sensor (listen), or read dice with a camera: read "
+                    "photos, measure the reader on labelled photos (eval), set up a tray "
+                    "(calibrate), watch a camera.",
+    )
+    actions = dice.add_subparsers(dest="dice_command", metavar="ACTION", required=True)
+    parser = actions.add_parser(
+        "listen",
         help="watch a serial dice sensor",
         description="Print what a serial dice sensor sends, one line per event, "
         "then how many lines were good, repeated or rejected.",
     )
+    add_actions(actions)
     parser.add_argument("port", help="serial port, e.g. /dev/ttyACM0 or /dev/serial/by-id/...")
     parser.add_argument("--seconds", type=float, default=None, help="stop after this long (default: Ctrl-C)")
     parser.add_argument(

@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--camera", metavar="SOURCE",
                         help="read the dice with a camera: picamera, opencv:INDEX or folder:DIR")
     parser.add_argument("--camera-calibration", type=Path, metavar="FILE",
-                        help="the tray's settings from `bunco-pi camera calibrate`")
+                        help="the tray's settings from `bunco-pi dice calibrate`")
     parser.add_argument("--record", type=Path, metavar="FILE",
                         help="keep FILE updated with the night record after every round")
     parser.add_argument("--journal", type=Path, metavar="FILE",

@@ -1,7 +1,7 @@
 """A tray's settings: where it is in the frame, how bright it is, how still is "still".
 
 ``calibrate`` derives them from a picture of the empty tray under the light it will be used
-in; they are saved as JSON and read by ``bunco-pi camera read/eval`` and the camera source.
+in; they are saved as JSON and read by ``bunco-pi dice read/eval`` and the camera source.
 """
 
 from __future__ import annotations
