@@ -129,8 +129,9 @@ class FakeHead:
     def _records(self, records: list[Any]) -> None:
         if not records:
             return
-        for ev in self.ingest.handle_many(records):
-            event = TableEvent(ev.table, ev.seq, ev.payload["round"],
-                               decode_entry(ev.payload["entry"]))
-            self.applied.append(event)
-            self.carry_out(self.coord.accept(event))
+        batch = [TableEvent(ev.table, ev.seq, ev.payload["round"],
+                            decode_entry(ev.payload["entry"]))
+                 for ev in self.ingest.handle_many(records)]
+        self.applied.extend(batch)
+        if batch:
+            self.carry_out(self.coord.accept(batch))

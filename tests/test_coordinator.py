@@ -5,7 +5,7 @@ import random
 import pytest
 
 from bunco_pi.head.coordinator import Ack, Buzz, Commit, Coordinator, Note, PublishState, PublishView
-from bunco_pi.protocol import TableEvent
+from bunco_pi.protocol import TableEvent, encode_entry
 from bunco_pi.rules.audit import audit_record
 from bunco_pi.rules.house import preset, preset_text
 from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally, Undo
@@ -181,7 +181,7 @@ def test_start_night_needs_full_tables():
 def test_accept_takes_committed_events_and_commits_only_the_heads_own():
     h = Harness()
     h.bell()
-    effects = h.coord.accept(h.event(2, Roll((1, 1, 2))))
+    effects = h.coord.accept([h.event(2, Roll((1, 1, 2)))])
     assert not any(isinstance(e, Ack) for e in effects)
     assert not any(isinstance(e, Commit) for e in effects)  # nothing of the head's own yet
     assert h.coord.night.table(2).team_scores == (2, 0)
@@ -201,3 +201,45 @@ def test_a_round_all_tables_finished_but_never_closed_is_closed_on_restore():
     assert again.night.phase == "results"
     assert effects[0] == Commit(({"kind": "night", "event": ["close"]},))
     assert again.night.history == h.coord.night.history
+
+
+def test_a_batch_that_ends_the_round_then_undoes_closes_where_the_log_says():
+    """One committed batch: table 2's round-ending roll, then table 1 undoes its last entry.
+    The round may only close after the whole batch, so replaying the log agrees with the live
+    night (it once closed mid-batch, logged the close after it, and failed to replay)."""
+    h = Harness(players=8)
+    h.bell()
+    h.bell()  # the host ends the round at once: both tables stop, tied, and roll off
+    records = list(h.records)
+    events = []
+    for table in (1, 2):
+        events.append(h.event(table, Bell()))
+    h.coord.accept(events[:1])
+    h.coord.accept(events[1:])
+    # seat 1 scores in the roll-off, the other seats pass: table 1 done, table 2 one pass short
+    batch1 = [h.event(1, e) for e in (Tally("point"), Pass(), Pass(), Pass(), Pass())]
+    h.keep(h.coord.accept(batch1))
+    batch2 = [h.event(2, e) for e in (Tally("point"), Pass(), Pass(), Pass())]
+    h.keep(h.coord.accept(batch2))
+    assert h.coord.night.table(1).done and not h.coord.night.table(2).done
+    last, undo = h.event(2, Pass()), h.event(1, Undo())
+    effects = h.keep(h.coord.accept([last, undo]))
+    assert h.coord.night.phase == "finishing"  # table 1 reopened its roll-off: no close
+    assert not any(isinstance(e, Commit) and e.records for e in effects)
+    log = records + [{"kind": "table", "table": ev.table, "seq": ev.seq, "round": ev.round_index,
+                      "entry": encode_entry(ev.entry)}
+                     for ev in [*events, *batch1, *batch2, last, undo]]
+    again = Coordinator(h.rules, preset_text("classic"), "test", 2)
+    again.restore(log)
+    assert again.night == h.coord.night
+
+
+def test_a_log_that_does_not_replay_is_one_clear_error():
+    from bunco_pi.head.coordinator import RestoreError
+
+    h = Harness(players=8)
+    h.bell()
+    broken = list(h.records) + [{"kind": "night", "event": ["close"]}]
+    again = Coordinator(h.rules, preset_text("classic"), "test", 2)
+    with pytest.raises(RestoreError, match="record 3 \\(night\\)"):
+        again.restore(broken)

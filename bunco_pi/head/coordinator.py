@@ -47,6 +47,11 @@ def _table_record(event: TableEvent) -> dict[str, Any]:
             "entry": encode_entry(event.entry)}
 
 
+class RestoreError(ValueError):
+    """The log does not replay: one line naming the record (a log from another version or
+    rules, or a damaged file)."""
+
+
 # --- effects ---------------------------------------------------------------------------------
 
 
@@ -137,22 +142,29 @@ class Coordinator:
         head stopped is closed now (that close was never committed), and everything is
         announced again for nodes that missed it.
         """
-        for record in records:
-            kind = record["kind"]
-            if kind == "setup":
-                self._setup(record)
-            elif kind == "night":
-                self._apply(decode_event(record["event"]))
-            elif kind == "table":
-                event = TableEvent(record["table"], record["seq"], record["round"],
-                                   decode_entry(record["entry"]))
-                self.seen[event.table] = max(self.seen.get(event.table, 0), event.seq)
-                self._take(event)
+        for position, record in enumerate(records, start=1):
+            try:
+                self._restore_one(record)
+            except (RuleViolation, KeyError, TypeError, ValueError) as exc:
+                raise RestoreError(f"the night's log does not replay at record {position} "
+                                   f"({record.get('kind', '?')}): {exc}") from None
         if self.night is None:
             return [PublishState(self.state())]
         records_now, after = self._progress()
         effects: list[Effect] = [Commit(tuple(records_now))] if records_now else []
         return effects + after + self._announce_all()
+
+    def _restore_one(self, record: dict[str, Any]) -> None:
+        kind = record["kind"]
+        if kind == "setup":
+            self._setup(record)
+        elif kind == "night":
+            self._apply(decode_event(record["event"]))
+        elif kind == "table":
+            event = TableEvent(record["table"], record["seq"], record["round"],
+                               decode_entry(record["entry"]))
+            self.seen[event.table] = max(self.seen.get(event.table, 0), event.seq)
+            self._take(event)
 
     # --- inputs ---------------------------------------------------------------------------
 
@@ -190,15 +202,21 @@ class Coordinator:
         return [Commit(tuple(records + more_records)), Ack(table, self.seen[table]),
                 *after, *more_after]
 
-    def accept(self, event: TableEvent) -> list[Effect]:
-        """An entry the shell has already committed to the log, next in its table's sequence
-        (the networked path: the event log de-duplicates and acknowledges)."""
-        if event.table > self.table_count:
-            return [Note(f"table {event.table}: there are only {self.table_count} tables tonight")]
-        self.seen[event.table] = event.seq
-        after = self._take(event)
-        more_records, more_after = self._progress()
-        head = [Commit(tuple(more_records))] if more_records else []
+    def accept(self, events: Sequence[TableEvent]) -> list[Effect]:
+        """Entries the shell has already committed to the log in one batch, in log order, each
+        next in its table's sequence (the networked path: the event log de-duplicates and
+        acknowledges). The whole batch is applied before the round may close, so the close
+        is logged after the batch exactly where it happened: a replay then does the same."""
+        after: list[Effect] = []
+        for event in events:
+            if event.table > self.table_count:
+                after.append(Note(f"table {event.table}: there are only {self.table_count} "
+                                  "tables tonight"))
+                continue
+            self.seen[event.table] = event.seq
+            after += self._take(event)
+        records, more_after = self._progress()
+        head: list[Effect] = [Commit(tuple(records))] if records else []
         return head + after + more_after
 
     def _take(self, event: TableEvent) -> list[Effect]:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bunco_pi.errors import UserError
 from bunco_pi.hardware.bell import BellPressed
 from bunco_pi.head.coordinator import (
     Ack,
@@ -28,6 +29,7 @@ from bunco_pi.head.coordinator import (
     Note,
     PublishState,
     PublishView,
+    RestoreError,
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
 from bunco_pi.net import envelope
@@ -98,7 +100,11 @@ class HeadService:
 
     def start(self) -> None:
         """Replay the log (resuming the night), then connect."""
-        effects = self.coordinator.restore(records_from(self.eventlog.replay()))
+        try:
+            effects = self.coordinator.restore(records_from(self.eventlog.replay()))
+        except RestoreError as exc:
+            raise UserError(f"{self.eventlog.path}: {exc}; keep the file for the record and "
+                            "start a new night under another --night name") from None
         self.link.start()
         self.carry_out(effects)
         self._note_phase()
@@ -123,10 +129,11 @@ class HeadService:
             except queue.Empty:
                 break
         link_events = [e for e in batch if isinstance(e, Message | Connected)]
-        for logged in self.ingest.handle_many(link_events):
-            event = TableEvent(logged.table, logged.seq, logged.payload["round"],
-                               decode_entry(logged.payload["entry"]))
-            self.carry_out(self.coordinator.accept(event))
+        committed = [TableEvent(logged.table, logged.seq, logged.payload["round"],
+                                decode_entry(logged.payload["entry"]))
+                     for logged in self.ingest.handle_many(link_events)]
+        if committed:  # one batch, one commit: the round may close only after all of it
+            self.carry_out(self.coordinator.accept(committed))
         for item in batch:
             if isinstance(item, BellPressed):
                 self.press_bell()
