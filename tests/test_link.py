@@ -105,3 +105,39 @@ def test_in_process_link_posts_and_records():
     link.end_reached()
     assert posted == [Seating(PLAYERS), RoundStart(1, 4, 4, PLAYERS, True), BellRang()]
     assert [kind for kind, _ in link.reports] == ["end_reached"]
+
+
+def test_a_standalone_night_resumes_across_the_break():
+    """A power cut in set 3: the journal holds 13 finished rounds; the break after set 2 was
+    over, so the resumed night is where it stood, not refused."""
+    import random
+
+    from bunco_pi.rules.house import preset
+    from bunco_pi.rules.night import BREAK, CloseRound, EndBreak, NextRound, StartRound, TableEntry
+    from bunco_pi.rules.table_round import Roll, RuleViolation
+    from bunco_pi.table.link import StandaloneLink
+
+    rules = preset("classic")
+    players = ["Ann", "Bea", "Cat", "Dot"]
+    played = StandaloneLink(rules, players)
+    rng = random.Random(2)
+    finished = []
+    for _ in range(13):
+        if played.night.phase == BREAK:
+            played._apply(EndBreak())
+        played._apply(StartRound())
+        entries = []
+        while not played.night.table(1).done:
+            roll = Roll(tuple(rng.randint(1, 6) for _ in range(3)))
+            try:
+                played._apply(TableEntry(1, roll))
+            except RuleViolation:
+                continue
+            entries.append(roll)
+        played._apply(CloseRound())
+        played._apply(NextRound())
+        finished.append(entries)
+    resumed = StandaloneLink(rules, players)
+    resumed.resume(finished, open_round=True)
+    assert (resumed.night.round_index, resumed.night.phase) == (13, "playing")
+    assert resumed.night.cards == played.night.cards

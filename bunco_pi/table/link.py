@@ -112,6 +112,7 @@ class StandaloneLink:
     def resume(self, finished: Sequence[Sequence[Entry]], open_round: bool) -> None:
         """Rebuild the night from the journal's rounds after a restart."""
         for i, entries in enumerate(finished):
+            self._end_break_before_a_later_round()
             self._apply(StartRound())
             for entry in entries:
                 self._apply(TableEntry(self.table, entry))
@@ -119,7 +120,14 @@ class StandaloneLink:
             if i < len(finished) - 1 or open_round:
                 self._next()
         if open_round:
+            self._end_break_before_a_later_round()
             self._apply(StartRound())
+
+    def _end_break_before_a_later_round(self) -> None:
+        # the journal keeps rounds, not the press that ended the break: a later round in it
+        # means the break was over
+        if self.night.phase == BREAK:
+            self._apply(EndBreak())
 
     # --- the link -------------------------------------------------------------------------
 
