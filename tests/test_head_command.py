@@ -59,3 +59,13 @@ def test_a_missing_credentials_file_is_one_line(tmp_path, capsys):
                  str(tmp_path), "--no-gpio"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nope.json" in err[0]
+
+
+@pytest.mark.parametrize("argv, problem", [
+    (["--night", "a b"], "--night 'a b'"),
+    (["--record", "/nonexistent/dir/night.json"], "cannot write there"),
+])
+def test_mistakes_found_before_the_night_starts_are_one_line(argv, problem, capsys, tmp_path):
+    assert main(["head", *argv, "--credentials", str(tmp_path / "c.json"), "--no-gpio"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and problem in err[0]

@@ -15,7 +15,7 @@ from bunco_pi.head.eventlog import EventLog
 from bunco_pi.head.service import HEAD_NAME, HeadService, HostAutomation, default_entropy, make_players
 from bunco_pi.net.broker import load_credentials
 from bunco_pi.net.mqtt import MqttLink
-from bunco_pi.net.topics import Topics
+from bunco_pi.net.topics import TopicError, Topics
 from bunco_pi.rules.house import PRESET_NAMES, preset_text, resolve_rules
 from bunco_pi.rules.night import MAX_TABLES
 
@@ -63,6 +63,14 @@ def _broker_address(text: str) -> tuple[str, int]:
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise UserError(f"--broker must be HOST:PORT, got {text!r}")
     return host, int(port)
+
+
+def _check_writable(record: Path) -> None:
+    """Fail now, in one line, rather than at the end of the first round."""
+    folder = record.parent if str(record.parent) else Path(".")
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise UserError(f"--record {record}: cannot write there ({folder} is missing or not "
+                        "writable)")
 
 
 def _roster(path: str) -> list[str]:
@@ -121,6 +129,12 @@ def run(args: argparse.Namespace) -> int:
     rules_toml = preset_text(args.rules) if args.rules in PRESET_NAMES else \
         Path(args.rules).read_text(encoding="utf-8")
     host, port = _broker_address(args.broker)
+    try:
+        topics = Topics(args.night)
+    except TopicError as exc:
+        raise UserError(f"--night {args.night!r}: {exc}") from None
+    if args.record:
+        _check_writable(Path(args.record))
     names = _roster(args.roster) if args.roster else None
     try:
         players = make_players(names, args.players if args.players is not None
@@ -137,7 +151,6 @@ def run(args: argparse.Namespace) -> int:
     import random
 
     entropy = random.Random(args.seed) if args.seed is not None else default_entropy()
-    topics = Topics(args.night)
     coordinator = Coordinator(rules, rules_toml, args.night, args.tables, entropy=entropy)
     link = MqttLink(HEAD_NAME, host, port, username=HEAD_NAME, password=password,
                     status_topic=topics.status(HEAD_NAME))

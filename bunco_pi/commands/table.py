@@ -236,7 +236,10 @@ def _journal_path(args: argparse.Namespace) -> str:
         return ":memory:"
     else:
         path = DEFAULT_JOURNAL.expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--journal {path}: cannot create {path.parent} ({exc.strerror})") from None
     if args.new_night and path.exists():
         _set_aside(path)
     return os.fspath(path)

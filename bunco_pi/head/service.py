@@ -233,8 +233,12 @@ class HeadService:
         if not self.record_path:
             return
         record = self.coordinator.record(source="head")
-        if record is not None:
+        if record is None:
+            return
+        try:
             write_record(self.record_path, record)
+        except UserError as exc:  # a full disk must not stop the night: the log has it all
+            log.error("%s (the event log still holds the whole night)", exc)
 
 
 def make_players(names: Sequence[str] | None, count: int | None, tables: int) -> list[Player]:
