@@ -439,3 +439,21 @@ def test_display_back_after_failure_is_logged(mock_factory, tmp_path):
         assert fresh.image.tobytes() == t.node.frame.convert("1").tobytes()
     finally:
         t.close()
+
+
+@pytest.mark.parametrize("target, travels", [(3, True), (2, False)])
+def test_holding_three_enters_three_twos_the_individual_traveler(mock_factory, tmp_path, target,
+                                                                travels):
+    """004: "Travel is rolling all 2s, unless we are rolling for 2s" - with buttons too."""
+    t = start_table(mock_factory, tmp_path, rules=preset("individual"), target=target)
+    try:
+        t.hold("three")
+        (roll,) = t.state.rolls
+        # three of a kind, 5 points; in the 2s round three 2s are a Bunko (its own button), so
+        # a held three is a plain three there
+        assert roll.points == 5 and roll.outcome.three_of_a_kind
+        assert roll.outcome.travels is travels
+        t.tap("three")  # a plain three of a kind never travels
+        assert t.state.rolls[-1].outcome.travels is False
+    finally:
+        t.close()

@@ -28,6 +28,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "1": ("point", "tap"),
     "t": ("three", "tap"),
     "3": ("three", "tap"),
+    "T": ("three", "hold"),
     "b": ("bunco", "tap"),
     " ": ("pass", "tap"),
     "n": ("pass", "tap"),
@@ -37,7 +38,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "r": ("dice", "roll"),
 }
 HELP = (
-    "p point  t three  b BUNCO  space pass  w hold pass (wipeout)  "
+    "p point  t three  T hold three (three 2s)  b BUNCO  space pass  w hold pass (wipeout)  "
     "u undo  U hold undo (turn)  r roll dice  q quit"
 )
 TAP_SECONDS = 0.06  # longer than the debounce window, shorter than a hold

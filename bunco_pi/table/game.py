@@ -1,7 +1,8 @@
 """The table's door into the rules engine: journal entries in, round facts out.
 
 Journal entries are JSON-shaped dicts (they are what the SQLite journal stores):
-``{"roll": [d1, d2, d3], "seq": n}``, ``{"tally": "point"|"three"|"bunco"|"wipeout"}``,
+``{"roll": [d1, d2, d3], "seq": n}``, ``{"tally": "point"|"three"|"bunco"|"wipeout"}`` (a
+"three" may carry ``"face"``),
 ``{"pass": true}``, ``{"bell": true}`` and ``{"undo": k}`` (take back the last k rolls,
 tallies or passes, as k of the engine's ``Undo`` entries).
 """
@@ -39,7 +40,7 @@ def engine_entries(entry: JsonEntry) -> list[Entry]:
     if "roll" in entry:
         return [Roll(tuple(entry["roll"]))]
     if "tally" in entry:
-        return [Tally(entry["tally"])]
+        return [Tally(entry["tally"], entry.get("face"))]
     if "pass" in entry:
         return [Pass()]
     if "bell" in entry:

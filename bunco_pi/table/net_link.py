@@ -68,7 +68,8 @@ def json_entry(entry: Entry) -> JsonEntry:
     if isinstance(entry, Roll):
         return {"roll": list(entry.dice)}
     if isinstance(entry, Tally):
-        return {"tally": entry.kind}
+        return {"tally": entry.kind} if entry.face is None else \
+            {"tally": entry.kind, "face": entry.face}
     if isinstance(entry, Pass):
         return {"pass": True}
     if isinstance(entry, Bell):

@@ -57,7 +57,8 @@ from bunco_pi.table.game import JsonEntry
 from bunco_pi.table.journal import Journal
 from bunco_pi.table.link import RoundSummary, TableLink
 
-HOLD_ROLES = frozenset({"pass", "undo"})
+# a held "three" enters three 2s, the all-twos traveler of individual play
+HOLD_ROLES = frozenset({"pass", "undo", "three"})
 TALLIES = ("point", "three", "bunco")
 FLASH = {"point": "+1", "three": "three of a kind", "bunco": "BUNCO!", "wipeout": "WIPEOUT"}
 
@@ -292,7 +293,8 @@ class TableNode:
         if kind == "down":
             self.alert = None
             if role in HOLD_ROLES and self.mode == "playing":
-                self.flash = "hold: wipeout" if role == "pass" else "hold: undo turn"
+                self.flash = {"pass": "hold: wipeout", "undo": "hold: undo turn",
+                              "three": "hold: three 2s" if self._twos_travel() else "three"}[role]
             elif self.mode != "playing":
                 # Between rounds only pass (and undo on results) mean something: say so.
                 hint = getattr(self.link, "between_rounds_hint", None)
@@ -302,7 +304,10 @@ class TableNode:
                     self.flash = f"{role}: press pass to go on" if role != "pass" else "pass"
             return
         if self.mode == "playing":
-            if role in TALLIES:
+            if role == "three" and kind == "hold" and self._twos_travel():
+                if self._accept({"tally": "three", "face": 2}):
+                    self.flash = f"three 2s: travel! {self._roller_name()}"
+            elif role in TALLIES:
                 self._tally(role)
             elif role == "pass" and kind == "hold":
                 self._tally("wipeout")
@@ -321,6 +326,11 @@ class TableNode:
             return
         if self._accept({"bell": True}):
             self.flash = "BELL! finish the turn"
+
+    def _twos_travel(self) -> bool:
+        """Three 2s pass the traveler under these rules ("unless we are rolling for 2s")."""
+        return (self.rules.traveler.enabled and self.rules.traveler.trigger == "all-twos"
+                and self.book is not None and self.book.target != 2)
 
     def _tally(self, kind: str) -> None:
         name = self._roller_name()
