@@ -49,13 +49,7 @@ def test_firmware_rolls_are_scored_by_a_standalone_table(tmp_path):
                  tumble_ms=60,
                  show=lambda dice, caption: rolled.append(list(dice))
                  if caption.startswith("roll #") else None)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if record.exists() and len(json.loads(record.read_text())["log"]) > 0:
-                logged = [e for e in json.loads(record.read_text())["log"] if e[0] == "roll"]
-                if len(logged) >= len(rolled):
-                    break
-            time.sleep(0.2)
+        time.sleep(1.0)  # the last line's way through the pty; the record is written at exit
         table.send_signal(signal.SIGTERM)
         assert table.wait(timeout=15) == 0, table.stderr.read()
     finally:
@@ -66,9 +60,9 @@ def test_firmware_rolls_are_scored_by_a_standalone_table(tmp_path):
     assert len(rolled) == 60
     data = json.loads(record.read_text())
     logged = [e[2] for e in data["log"] if e[0] == "roll"]
-    # every roll the tray sent was scored once and in order (rolls after the last round ended
-    # wait for the next round and are refused on screen, so the log may be a prefix)
-    assert logged == rolled[: len(logged)] and len(logged) >= 20
+    # every roll the tray sent was scored once and in order (a roll after a round's end
+    # starts the next round)
+    assert logged == rolled
     for played in data["rounds"]:
         (t,) = played["tables"]
         for roll in t["rolls"]:
