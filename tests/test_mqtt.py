@@ -20,9 +20,14 @@ def test_qos1_publish_is_acknowledged_and_delivered(make_link, topics):
     table = make_link("table-1")
     receipt = table.publish(topics.events(1), envelope.event("table-1", 1, 1, {"k": 1}))
     assert receipt.wait(3) and receipt.acknowledged()
-    acks = [e for e in collect(table.inbox, 0.2) if isinstance(e, Published)]
+    seen: list = []
+    assert pump(table.inbox, seen.append, lambda: any(isinstance(e, Published) for e in seen))
+    seen += collect(table.inbox, 0.2)  # and nothing more
+    acks = [e for e in seen if isinstance(e, Published)]
     assert [(p.mid, p.ok) for p in acks] == [(receipt.mid, True)]
-    got = messages(collect(head.inbox, 0.3))
+    arrived: list = []
+    assert pump(head.inbox, arrived.append, lambda: messages(arrived))
+    got = messages(arrived + collect(head.inbox, 0.2))
     assert [(m.topic, envelope.decode(m.topic, m.payload).seq) for m in got] == \
         [(topics.events(1), 1)]
 
@@ -42,13 +47,17 @@ def test_birth_then_will_when_the_wire_is_cut(make_link, topics, cut_proxy: CutP
     assert pump(watcher.inbox, got.append, lambda: messages(got), timeout=5)  # the birth
     got = messages(got)
     cut_proxy.cut()
-    got += messages(collect(watcher.inbox, 1.0))
+    after: list = []
+    assert pump(watcher.inbox, after.append, lambda: messages(after), timeout=15)  # the will
+    got += messages(after)
     states = [envelope.decode(m.topic, m.payload).payload["status"] for m in got]
     assert states == ["online", "offline"]
     assert all(m.topic == topics.status("table-2") for m in got)
     late = make_link("table-1")
     late.subscribe(topics.status("table-2"))
-    retained = messages(collect(late.inbox, 0.3))
+    late_got: list = []
+    assert pump(late.inbox, late_got.append, lambda: messages(late_got))
+    retained = messages(late_got + collect(late.inbox, 0.2))
     assert [(envelope.decode(m.topic, m.payload).payload["status"], m.retain)
             for m in retained] == [("offline", True)]
 
