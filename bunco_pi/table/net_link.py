@@ -41,7 +41,6 @@ from bunco_pi.net.delivery import HEAD_NAME, TableSender
 from bunco_pi.net.link import Connected, Disconnected, Link, LinkEvent, Message, Sink
 from bunco_pi.net.topics import Topics
 from bunco_pi.protocol import ProtocolError, decode_entry, encode_entry
-from bunco_pi.protocol import loads as protocol_loads
 from bunco_pi.rules.house import HouseRules, parse_rules
 from bunco_pi.rules.table_round import Bell, Entry, Pass, Roll, Tally, Undo
 from bunco_pi.table.events import (
@@ -80,23 +79,15 @@ def json_entry(entry: Entry) -> JsonEntry:
 
 
 def read_head_message(topic: str, data: bytes) -> dict[str, Any] | None:
-    """The JSON object the head published on ``topic``, in an envelope or bare; None (and a
-    log line naming the topic) for anything else."""
-    try:
-        env = envelope.decode(topic, data)
-    except envelope.EnvelopeError:
-        env = None
-    if env is not None:
-        if env.sender != HEAD_NAME:
-            log.warning("%s: ignored a message from %r (only the head writes it)", topic,
-                        env.sender)
-            return None
-        return env.payload
-    try:
-        return protocol_loads(data)
-    except ProtocolError as exc:
-        log.warning("%s: ignored: %s", topic, exc)
+    """The JSON object the head published on ``topic``; None (and a log line naming the
+    topic) for anything else, or for a message that is not from the head."""
+    env = envelope.try_decode(topic, data, log)
+    if env is None:
         return None
+    if env.sender != HEAD_NAME:
+        log.warning("%s: ignored a message from %r (only the head writes it)", topic, env.sender)
+        return None
+    return env.payload
 
 
 class NetTableLink:
