@@ -33,7 +33,7 @@ from bunco_pi.head.coordinator import (
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
 from bunco_pi.net import envelope
-from bunco_pi.net.delivery import HeadIngest
+from bunco_pi.net.delivery import HEAD_NAME, HeadIngest
 from bunco_pi.net.link import Connected, Disconnected, Link, Message
 from bunco_pi.net.topics import TopicError, Topics, parse_topic
 from bunco_pi.protocol import TableEvent, decode_entry
@@ -41,8 +41,6 @@ from bunco_pi.recordfile import write_record
 from bunco_pi.rules.night import ENDED, RESULTS, Player
 
 log = logging.getLogger("bunco_pi.head")
-
-HEAD_NAME = "head"
 
 
 def records_from(events: Iterable[LoggedEvent]) -> Iterator[dict[str, Any]]:
