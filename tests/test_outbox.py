@@ -94,3 +94,13 @@ def test_kill_9_mid_writes_loses_nothing_returned_and_doubles_nothing(tmp_path):
         # The ack made after seq 56 (7*8) said "up to 53"; it was durable before 56 printed.
         assert box.acked >= 53
         assert box.append({"n": -1}) == len(seqs) + 1
+
+
+def test_append_many_is_all_or_none(tmp_path):
+    with Outbox(tmp_path / "o.sqlite") as outbox:
+        assert outbox.append({"a": 1}) == 1
+        assert outbox.append_many([{"undo": 1}, {"undo": 2}, {"undo": 3}]) == [2, 3, 4]
+        with pytest.raises(EnvelopeError):
+            outbox.append_many([{"undo": 4}, {"bad": float("nan")}])  # the second cannot be stored
+        assert [e.seq for e in outbox.entries()] == [1, 2, 3, 4]
+        assert outbox.last_seq == 4

@@ -75,10 +75,15 @@ class TableSender:
 
     def submit(self, payload: dict[str, Any]) -> int:
         """Make an event durable, then send it; returns its seq."""
-        seq = self.outbox.append(payload)
+        return self.submit_many([payload])[0]
+
+    def submit_many(self, payloads: list[dict[str, Any]]) -> list[int]:
+        """Make events durable together (one transaction), then send them; their seqs."""
+        seqs = self.outbox.append_many(payloads)
         if self.link.connected:
-            self._send(seq, payload)
-        return seq
+            for seq, payload in zip(seqs, payloads, strict=True):
+                self._send(seq, payload)
+        return seqs
 
     def resend_pending(self) -> int:
         pending = self.outbox.pending()

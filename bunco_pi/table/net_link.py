@@ -205,12 +205,14 @@ class NetTableLink:
         only after this returns."""
         if self.sender is None or self.round_index is None:
             raise RuntimeError("no round of the head is being played here")
+        payloads: list[dict[str, Any]] = []
         for engine_entry in engine_entries(entry):
             payload: dict[str, Any] = {"round": self.round_index,
                                        "entry": encode_entry(engine_entry)}
             if "roll" in entry and "seq" in entry:
                 payload["sensor_seq"] = entry["seq"]  # a repeated sensor line is not a new roll
-            self.sender.submit(payload)
+            payloads.append(payload)
+        self.sender.submit_many(payloads)  # an undo of k entries is k events, all or none
         self._pending = self.sender.pending_count
 
     def last_roll_seq(self) -> int | None:

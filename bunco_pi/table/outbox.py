@@ -75,19 +75,31 @@ class Outbox:
 
     def append(self, payload: dict[str, Any]) -> int:
         """Store one event durably and return its seq."""
+        return self.append_many([payload])[0]
+
+    def append_many(self, payloads: list[dict[str, Any]]) -> list[int]:
+        """Store events durably in one transaction (all or none: an undo of a whole turn is
+        several events, and half of it must never reach the head); returns their seqs."""
+        texts = [self._encode(payload) for payload in payloads]
+        with transaction(self._db):
+            first = self._state()[0] + 1
+            for offset, text in enumerate(texts):
+                self._db.execute("INSERT INTO outbox (seq, payload) VALUES (?, ?)",
+                                 (first + offset, text))
+            last = first + len(texts) - 1
+            self._db.execute("UPDATE outbox_state SET last_seq = ? WHERE id = 1", (last,))
+        return list(range(first, first + len(texts)))
+
+    def _encode(self, payload: dict[str, Any]) -> str:
+        if not isinstance(payload, dict):
+            raise EnvelopeError(f"outbox {self.path}: event payload must be a dict")
         try:
             text = json.dumps(payload, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise EnvelopeError(f"outbox {self.path}: event payload is not JSON: {exc}") from exc
-        if not isinstance(payload, dict):
-            raise EnvelopeError(f"outbox {self.path}: event payload must be a dict")
         if len(text.encode()) > MAX_PAYLOAD_BYTES:
             raise EnvelopeError(f"outbox {self.path}: event payload over {MAX_PAYLOAD_BYTES} bytes")
-        with transaction(self._db):
-            seq = self._state()[0] + 1
-            self._db.execute("INSERT INTO outbox (seq, payload) VALUES (?, ?)", (seq, text))
-            self._db.execute("UPDATE outbox_state SET last_seq = ? WHERE id = 1", (seq,))
-        return seq
+        return text
 
     def pending(self) -> list[OutboxEntry]:
         """Events the head has not acknowledged, in seq order."""
