@@ -52,3 +52,13 @@ def test_committed_before_append_returns(tmp_path):
 def test_unopenable_journal_is_one_line(tmp_path):
     with pytest.raises(UserError, match="cannot open the table journal"):
         Journal(tmp_path / "no" / "such" / "dir.db")
+
+
+def test_the_nights_prize_seed_is_kept_across_restarts(tmp_path):
+    path = tmp_path / "j.db"
+    first = Journal(path)
+    assert first.night_seed(1234) == 1234
+    first.close()
+    again = Journal(path)
+    assert again.night_seed(999) == 1234  # a restart draws anew; the journal's seed stands
+    again.close()

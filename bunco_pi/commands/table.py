@@ -113,9 +113,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         rules = resolve_rules(args.rules)
         journal = _journal_path(args)
-        # The seed settles prize tie-breaks at the end of the night; the rules take it as given.
-        link = StandaloneLink(rules, config.players,
-                              seed=random.SystemRandom().randrange(2**31))
+        # The seed settles prize tie-breaks at the end of the night; the rules take it as
+        # given, and the journal keeps it so a restart settles them the same way.
+        seed = random.SystemRandom().randrange(2**31)
+        if journal != ":memory:":
+            from bunco_pi.table.journal import Journal
+
+            stored = Journal(journal)
+            seed = stored.night_seed(seed)
+            stored.close()
+        link = StandaloneLink(rules, config.players, seed=seed)
         write = record_writer(args.record, link) if args.record else None
     on_frame = None
     if args.frame_file is not None:

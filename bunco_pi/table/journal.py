@@ -26,6 +26,10 @@ CREATE TABLE IF NOT EXISTS rounds (
     can_end_round INTEGER NOT NULL,
     finished INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS entries (
     seq INTEGER PRIMARY KEY,
     round_id INTEGER NOT NULL REFERENCES rounds(id),
@@ -56,6 +60,12 @@ class Journal:
             self._db.executescript(SCHEMA)
         except sqlite3.Error as exc:
             raise UserError(f"{self.path}: cannot open the table journal ({exc})") from None
+
+    def night_seed(self, new: int) -> int:
+        """The night's prize tie-break seed: the one stored, or ``new`` stored now, so the
+        prizes of a night come out the same after any restart."""
+        self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('seed', ?)", (str(new),))
+        return int(self._db.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()[0])
 
     def begin_round(self, set_number: int, round_number: int, target: int,
                     players: tuple[str, ...], can_end_round: bool) -> int:
