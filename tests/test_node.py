@@ -457,3 +457,27 @@ def test_holding_three_enters_three_twos_the_individual_traveler(mock_factory, t
         assert t.state.rolls[-1].outcome.travels is False
     finally:
         t.close()
+
+
+def test_three_counts_on_contact_unless_holding_it_means_three_twos(mock_factory, tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "i").mkdir()
+    classic = start_table(mock_factory, tmp_path / "c", target=3)
+    try:
+        classic.pin("three").drive_low()  # no release needed: the fastest feedback
+        classic.sync()
+        assert classic.scores == (5, 0)
+    finally:
+        classic.close()
+    individual = start_table(mock_factory, tmp_path / "i", rules=preset("individual"), target=3)
+    try:
+        individual.pin("three").drive_low()
+        individual.sync()
+        assert individual.state.rolls == ()  # it could still become a hold: three 2s
+        individual.pin("three").drive_high()
+        individual.clock.t += 0.1
+        individual.node.post(Tick())
+        individual.sync()
+        assert individual.state.seat_points[0] == 5
+    finally:
+        individual.close()

@@ -57,8 +57,15 @@ from bunco_pi.table.game import JsonEntry
 from bunco_pi.table.journal import Journal
 from bunco_pi.table.link import RoundSummary, TableLink
 
-# a held "three" enters three 2s, the all-twos traveler of individual play
-HOLD_ROLES = frozenset({"pass", "undo", "three"})
+HOLD_ROLES = frozenset({"pass", "undo"})
+
+
+def hold_roles(rules: HouseRules | None) -> frozenset[str]:
+    """The buttons whose tap waits for release because holding them means something else:
+    under the all-twos traveler a held "three" is three 2s; otherwise "three" counts at once."""
+    if rules is not None and rules.traveler.enabled and rules.traveler.trigger == "all-twos":
+        return HOLD_ROLES | {"three"}
+    return HOLD_ROLES
 TALLIES = ("point", "three", "bunco")
 FLASH = {"point": "+1", "three": "three of a kind", "bunco": "BUNCO!", "wipeout": "WIPEOUT"}
 
@@ -90,6 +97,7 @@ class TableNode:
         on_frame: Callable[[Any], None] | None = None,
     ) -> None:
         self.rules = rules
+        gestures.hold_roles = hold_roles(rules)
         self.link = link
         self.journal = journal
         self.sink = sink
@@ -364,6 +372,7 @@ class TableNode:
     def _round_start(self, event: RoundStart) -> None:
         if event.rules is not None:
             self.rules = event.rules
+            self.gestures.hold_roles = hold_roles(event.rules)
         if event.names:
             self.names = dict(event.names)
         self.players = tuple(self.names.get(s, s) for s in event.seats)  # type: ignore[assignment]
