@@ -163,3 +163,29 @@ def test_the_head_acknowledges_zero_for_tables_it_has_not_heard_from(broker, tmp
         link.stop()
         head.terminate()
         head.communicate(timeout=20)
+
+
+def test_a_second_press_just_after_a_round_starts_does_not_end_it(tmp_path):
+    """In process (no broker needed): the bell's guard against a double press."""
+    from bunco_pi.head.coordinator import Coordinator
+    from bunco_pi.head.service import ROUND_START_GUARD, HeadService, make_players
+    from bunco_pi.net.inproc import InprocBroker, InprocLink
+    from bunco_pi.rules.house import preset
+
+    now = [100.0]
+    coord = Coordinator(preset("classic"), preset_text("classic"), "g", 1, entropy=random.Random(1))
+    topics = Topics("g")
+    with EventLog(tmp_path / "g.sqlite") as log:
+        service = HeadService(coord, InprocLink(InprocBroker(), "head"), log, topics,
+                              make_players(None, 4, 1), clock=lambda: now[0])
+        service.start()
+        for _ in range(2):  # the night starts, then the round
+            now[0] += 1
+            service.press_bell()
+        assert coord.night.phase == "playing"
+        now[0] += 1  # a second press one second later: ignored
+        service.press_bell()
+        assert coord.night.phase == "playing" and not coord.night.bell_rung
+        now[0] += ROUND_START_GUARD  # later, the bell ends the round
+        service.press_bell()
+        assert coord.night.bell_rung

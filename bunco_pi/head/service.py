@@ -42,6 +42,8 @@ from bunco_pi.rules.night import ENDED, RESULTS, Player
 
 log = logging.getLogger("bunco_pi.head")
 
+ROUND_START_GUARD = 3.0  # seconds after a round starts in which the bell cannot end it
+
 
 def records_from(events: Iterable[LoggedEvent]) -> Iterator[dict[str, Any]]:
     """The coordinator's records, from the event log in log order."""
@@ -151,11 +153,18 @@ class HeadService:
         if now - self._last_bell < 0.5:  # one press, however long the contact chatters
             return
         self._last_bell = now
-        if self.coordinator.night is None:
+        night = self.coordinator.night
+        if night is None:
             log.info("bell: the night starts; seats drawn")
             self.carry_out(self.coordinator.start_night(self.players))
+        elif night.phase == "playing" and self._phase == "playing" \
+                and now - self._phase_since < ROUND_START_GUARD:
+            # a host who presses twice to start a round must not end it at once
+            log.info("bell: ignored, the round started %.1f s ago", now - self._phase_since)
+            return
         else:
             self.carry_out(self.coordinator.press_bell())
+        self._note_phase()
 
     def _status(self, msg: Message) -> None:
         try:
