@@ -85,12 +85,14 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
     logs = workdir / "logs"
     logs.mkdir(exist_ok=True)
     procs: list[subprocess.Popen] = []
+    names: dict[int, str] = {}
 
     def spawn(name: str, argv: list[str]) -> subprocess.Popen:
         out = (logs / f"{name}.log").open("w")
         proc = subprocess.Popen([sys.executable, "-m", "bunco_pi.cli", *argv], env=env,
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         procs.append(proc)
+        names[proc.pid] = name
         return proc
 
     from bunco_pi.sim.players import make_players
@@ -124,9 +126,9 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
             viewer.refresh()
             dead = [p for p in procs if p.poll() not in (None, 0)]
             if dead:
-                name = Path(dead[0].args[3] if len(dead[0].args) > 3 else "?").name
-                print(f"\nbunco-pi demo: a process stopped with code {dead[0].returncode} "
-                      f"({name}); see its log in {logs}", file=sys.stderr)
+                name = names[dead[0].pid]
+                print(f"\nbunco-pi demo: {name} stopped with code {dead[0].returncode}; "
+                      f"see {logs / (name + '.log')}", file=sys.stderr)
                 return 1
             time.sleep(0.2 if viewer.screens else 0.5)
     finally:

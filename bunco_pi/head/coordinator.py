@@ -23,7 +23,6 @@ from bunco_pi.rules.night import (
     BREAK,
     ENDED,
     PLAYING,
-    PRIZES,
     READY,
     RESULTS,
     CloseRound,
@@ -320,9 +319,6 @@ class Coordinator:
     def ended(self) -> bool:
         return self.night is not None and self.night.phase == ENDED
 
-    @property
-    def awaiting_prizes(self) -> bool:
-        return self.night is not None and self.night.phase == PRIZES
 
     def record(self, source: str = "head") -> dict[str, Any] | None:
         if self.night is None:

@@ -109,7 +109,7 @@ def _roll_json(roll: RollRecord, at: int | None) -> dict[str, Any]:
 def build_record(night: Night, log: Sequence[NightEvent], *, seed: int | None = None,
                  source: str = "sim") -> dict[str, Any]:
     """The night record of ``night``, which is the fold of ``log`` from its first seating."""
-    first = _first_seating(night, log)
+    first = _first_seating(night)
     at = _roll_positions(night, first, log)
     rounds = []
     for r_index, r in enumerate(night.history):
@@ -160,7 +160,7 @@ def build_record(night: Night, log: Sequence[NightEvent], *, seed: int | None = 
     }
 
 
-def _first_seating(night: Night, log: Sequence[NightEvent]) -> tuple:
+def _first_seating(night: Night) -> tuple:
     if night.history:
         return tuple(t.seats for t in night.history[0].tables)
     if night.tables:
