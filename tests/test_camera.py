@@ -2,6 +2,7 @@
 
 import queue
 import sys
+import threading
 
 import cv2
 import numpy as np
@@ -10,6 +11,7 @@ from drawn_dice import draw_tray
 
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.camera import (
+    CameraBack,
     CameraDiceSource,
     ImageFolderSource,
     OpenCVSource,
@@ -125,6 +127,136 @@ def test_a_broken_camera_is_reported_not_scored():
     got = []
     CameraDiceSource(broken, got.append).run()
     assert got == [Unsure("camera failed")] and broken.closed
+
+
+class ScriptedCamera:
+    """A frame source that follows a script: a frame, an exception to raise, an Event to
+    block on (a hung read; once set, the read comes back with a frame), or None (no more)."""
+
+    def __init__(self, *steps) -> None:
+        self.steps = list(steps)
+        self.blocked = threading.Event()
+        self.closed = threading.Event()
+
+    def read(self):
+        step = self.steps.pop(0) if self.steps else None
+        if isinstance(step, Exception):
+            raise step
+        if isinstance(step, threading.Event):
+            self.blocked.set()
+            assert step.wait(10)
+            return draw_tray([])
+        return step
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+class Opener:
+    """Opens the next camera of a list; an exception in the list is a camera still gone."""
+
+    def __init__(self, *cameras) -> None:
+        self.cameras = list(cameras)
+        self.calls = 0
+
+    def __call__(self):
+        self.calls += 1
+        camera = self.cameras.pop(0)
+        if isinstance(camera, Exception):
+            raise camera
+        return camera
+
+
+FAST = {"frame_timeout": 0.5, "retry": (0.01, 0.04)}
+
+
+def test_a_camera_that_raises_is_reported_once_reopened_and_read_again():
+    first = ScriptedCamera(*still(ROLL_A, 7), *tumbling(5, 1), *still(ROLL_B, 8, 10),
+                           *tumbling(3, 2), OSError("USB camera gone"))
+    # Gone mid-throw, back with dice lying there: not read (the camera did not see them
+    # land; the buttons count that throw); the next throw is.
+    second = ScriptedCamera(*still(ROLL_A, 8, 60), *tumbling(5, 7), *still(ROLL_B, 8, 70))
+    opener = Opener(OSError("no camera yet"), OSError("no camera yet"), second)
+    results: queue.Queue = queue.Queue()
+    source = CameraDiceSource(first, results, reopen=opener, **FAST)
+    source.start()
+    source.join(timeout=30)
+    assert not source.running
+    got = drain(results)
+    assert got == [
+        SettledRoll((6, 2, 4), got[0].confidence, seq=0),
+        Unsure("camera failed"),
+        CameraBack(),
+        SettledRoll((6, 2, 4), got[3].confidence, seq=1),
+    ]
+    # The second camera ran out of frames: an end, not a failure, so nothing reopened it.
+    assert opener.calls == 3 and opener.cameras == []
+    assert first.closed.is_set() and second.closed.is_set()
+
+
+def test_a_hung_camera_is_a_failure_and_is_left_behind_until_its_read_returns():
+    release, release_again = threading.Event(), threading.Event()
+    hung = ScriptedCamera(*still(ROLL_A, 7), release)
+    again = ScriptedCamera(*still(ROLL_A, 8), *tumbling(5, 3), *still(ROLL_B, 8, 80),
+                           release_again)  # and hangs again later
+    third = ScriptedCamera(*still(ROLL_B, 8, 90))
+    opener = Opener(again, third)
+    results: queue.Queue = queue.Queue()
+    source = CameraDiceSource(hung, results, reopen=opener, **FAST)
+    source.start()
+    try:
+        source.join(timeout=30)
+        assert not source.running
+        got = drain(results)
+        assert got == [Unsure("camera failed"), CameraBack(),
+                       SettledRoll((6, 2, 4), got[2].confidence, seq=0),
+                       Unsure("camera failed"), CameraBack()]
+        assert opener.calls == 2
+        assert not hung.closed.is_set()  # nobody touched it while its read was stuck
+    finally:
+        release.set()
+        release_again.set()
+    assert hung.closed.wait(5)  # its own thread closes it when the read comes back
+
+
+def test_stop_returns_while_a_read_is_hung():
+    release = threading.Event()
+    camera = ScriptedCamera(*still(ROLL_A, 3), release)
+    opener = Opener()
+    source = CameraDiceSource(camera, lambda result: None, reopen=opener, frame_timeout=60)
+    source.start()
+    try:
+        assert camera.blocked.wait(10)
+        source.stop(timeout=3)
+        assert not source.running and opener.calls == 0
+    finally:
+        release.set()
+
+
+def test_a_camera_that_cannot_be_opened_is_retried_until_stopped():
+    opener = Opener(*[OSError("no camera")] * 1000)
+    got = []
+    source = CameraDiceSource(None, got.append, reopen=opener, retry=(0.001, 0.002))
+    source.start()
+    try:
+        for _ in range(500):
+            if opener.calls >= 5:
+                break
+            threading.Event().wait(0.01)
+    finally:
+        source.stop(timeout=3)
+    assert not source.running
+    assert opener.calls >= 5 and got == [Unsure("camera failed")]
+
+
+def test_a_source_that_runs_out_is_not_reopened():
+    opener = Opener(ScriptedCamera())
+    got = []
+    camera = ScriptedCamera(*still(ROLL_A, 3))
+    CameraDiceSource(camera, got.append, reopen=opener, **FAST).run()
+    assert got == [] and opener.calls == 0 and camera.closed.is_set()
+    with pytest.raises(ValueError, match="needs frames"):
+        CameraDiceSource(None, got.append)
 
 
 def test_sources_that_cannot_open_are_one_line_errors(tmp_path):

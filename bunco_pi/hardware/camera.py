@@ -7,7 +7,9 @@ an image sequence such as ``frames/%03d.png``), or a folder of photos.
 ``CameraDiceSource`` runs the source on its own thread and hands each result to one place
 (a ``queue.Queue`` or a callback): ``SettledRoll`` (the faces, to score exactly like a
 serial sensor's ROLL) or ``Unsure`` (a reason for the OLED; nothing to score, wait for a
-re-roll or a button).
+re-roll or a button). A camera that raises or hangs is ``Unsure("camera failed")`` once; given
+a way to open it again, it is reopened with a growing wait until it gives frames, and then
+``CameraBack`` says so.
 
 Import this module only when a camera is configured: it needs the ``camera`` extra
 (OpenCV, numpy), which a box with buttons or a serial sensor does without.
@@ -18,8 +20,9 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -36,7 +39,6 @@ from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
 
 log = logging.getLogger(__name__)
 
-CameraResult = SettledRoll | Unsure
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
 
 
@@ -120,6 +122,86 @@ class ImageFolderSource:
         pass
 
 
+@dataclass(frozen=True)
+class CameraBack:
+    """The camera gives frames again after ``Unsure("camera failed")``: the table's warning
+    can go. Nothing to score; the tray as it lies now is not read (a roll lying there was
+    thrown while the camera was away, and counted with the buttons if at all)."""
+
+
+CameraResult = SettledRoll | Unsure | CameraBack
+FAILED = Unsure("camera failed")
+DEFAULT_FRAME_TIMEOUT = 5.0  # seconds without a frame that make a camera hung
+DEFAULT_RETRY = (1.0, 30.0)  # first wait before reopening, and the longest (doubling between)
+POLL = 0.1  # how often a waiting thread looks whether it was asked to stop
+
+
+class _FrameReader:
+    """One frame source read on a thread of its own, into a small queue.
+
+    picamera2 and V4L2 can block in ``read`` for good (a loose ribbon cable): the thread
+    owns the source alone, so a hung read can be left behind (a daemon thread) without
+    anyone else touching the source; it closes the source itself if the read ever returns.
+    """
+
+    def __init__(self, frames: FrameSource) -> None:
+        self._frames = frames
+        self._queue: queue.Queue[tuple[str, object]] = queue.Queue(maxsize=2)
+        self._quit = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dice-camera-read", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        item: tuple[str, object]
+        try:
+            while not self._quit.is_set():
+                frame = self._frames.read()
+                if frame is None:
+                    item = ("end", None)
+                    break
+                self._put(("frame", frame))
+            else:
+                return
+        except Exception as exc:  # noqa: BLE001 - any camera error is a failure to report
+            item = ("error", exc)
+        finally:
+            self._close()
+        self._put(item)
+
+    def _close(self) -> None:
+        try:
+            self._frames.close()
+        except Exception:  # noqa: BLE001 - a broken camera may fail to close as well
+            log.warning("dice camera: closing the frame source failed", exc_info=True)
+
+    def _put(self, item: tuple[str, object]) -> None:
+        while not self._quit.is_set():
+            try:
+                self._queue.put(item, timeout=POLL)
+                return
+            except queue.Full:
+                continue
+
+    def next(self, timeout: float, stop: threading.Event) -> tuple[str, object]:
+        """("frame", array), ("end", None), ("error", exception), ("hung", seconds) or
+        ("stopped", None), whichever comes first."""
+        deadline = time.monotonic() + timeout
+        while not stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return ("hung", timeout)
+            try:
+                return self._queue.get(timeout=min(POLL, left))
+            except queue.Empty:
+                continue
+        return ("stopped", None)
+
+    def quit(self, wait: float) -> None:
+        """Stop reading; wait up to ``wait`` s for the source to close (not at all if hung)."""
+        self._quit.set()
+        self._thread.join(wait)
+
+
 class CameraDiceSource:
     """Watches the tray on a thread of its own; one result per settled throw (see module doc).
 
@@ -132,20 +214,37 @@ class CameraDiceSource:
     seq; a table that journals seqs passes one past the last it stored. Dice lying in the
     tray when the source starts are not read (see ``SettleDetector``): after a restart the
     last roll is not scored twice.
+
+    A source that raises, or gives no frame for ``frame_timeout`` seconds, has failed:
+    ``Unsure("camera failed")`` is delivered once. Without ``reopen`` that is the end; with
+    it (a callable opening the camera again) the source is reopened after 1, 2, 4 ... s
+    (``retry``: the first wait and the longest) until frames come again, then ``CameraBack``
+    is delivered and the tray is watched as at start-up. ``frames`` may be None when
+    ``reopen`` is given: the first open is then done on the camera's thread. A source that
+    runs out (``read`` gives None: a video or folder at its end) is not a failure: it ends.
     """
 
     def __init__(
         self,
-        frames: FrameSource,
+        frames: FrameSource | None,
         deliver: queue.Queue[CameraResult] | Callable[[CameraResult], None],
         calibration: TrayCalibration | None = None,
         read: Callable[[np.ndarray], FrameReading] | None = None,
         on_rolling: Callable[[], None] | None = None,
         first_seq: int = 0,
+        *,
+        reopen: Callable[[], FrameSource] | None = None,
+        frame_timeout: float = DEFAULT_FRAME_TIMEOUT,
+        retry: tuple[float, float] = DEFAULT_RETRY,
     ) -> None:
+        if frames is None and reopen is None:
+            raise ValueError("CameraDiceSource needs frames or a way to open them (reopen)")
         self.calibration = calibration or TrayCalibration()
         settings = self.calibration.reader_settings()
         self._frames = frames
+        self._reopen = reopen
+        self._frame_timeout = frame_timeout
+        self._retry = retry
         self._deliver = deliver.put if isinstance(deliver, queue.Queue) else deliver
         self._read = read or (lambda frame: read_pips(frame, settings))
         self._on_rolling = on_rolling
@@ -181,20 +280,70 @@ class CameraDiceSource:
         self._rearm.set()
 
     def run(self) -> None:
-        """Read frames until the source ends or ``stop`` is called."""
+        """Read frames until the source ends or ``stop`` is called (reopening on failures)."""
+        frames, self._frames = self._frames, None
+        down = False
+        wait = self._retry[0]
+        while not self._stop.is_set():
+            if frames is None:
+                assert self._reopen is not None
+                try:
+                    frames = self._reopen()
+                except Exception as exc:  # noqa: BLE001 - still gone: try again later
+                    log.warning("dice camera: cannot open it (%s); next try in %.0f s", exc, wait)
+                    if not down:
+                        down = True
+                        self._deliver(FAILED)
+                    if self._stop.wait(wait):
+                        return
+                    wait = min(wait * 2, self._retry[1])
+                    continue
+            outcome, saw_frames = self._watch(frames, back=down)
+            frames = None
+            if saw_frames:
+                down, wait = False, self._retry[0]
+            if outcome != "failed":
+                return
+            if not down:
+                down = True
+                self._deliver(FAILED)
+            if self._reopen is None or self._stop.wait(wait):
+                return
+            wait = min(wait * 2, self._retry[1])
+
+    def _watch(self, frames: FrameSource, back: bool) -> tuple[str, bool]:
+        """Read one opened source until it ends ("end"), ``stop`` ("stopped") or it fails
+        ("failed"); and whether it gave any frame."""
+        reader = _FrameReader(frames)
+        saw_frames = False
+        close_wait = min(self._frame_timeout, 1.0)  # a working camera closes in a frame's time
         try:
-            while not self._stop.is_set():
-                frame = self._frames.read()
-                if frame is None:
-                    break
-                result = self.process(frame)
-                if result is not None:
-                    self._deliver(result)
+            while True:
+                kind, value = reader.next(self._frame_timeout, self._stop)
+                if kind == "frame":
+                    if not saw_frames and back:
+                        # Watched as at start-up: what lies there now is not a new throw.
+                        self._detector = SettleDetector(self.calibration.settle_settings())
+                        log.warning("dice camera: frames again")
+                        self._deliver(CameraBack())
+                    saw_frames = True
+                    result = self.process(value)  # type: ignore[arg-type]
+                    if result is not None:
+                        self._deliver(result)
+                elif kind == "error":
+                    log.error("dice camera failed", exc_info=value)  # type: ignore[arg-type]
+                    return "failed", saw_frames
+                elif kind == "hung":
+                    log.error("dice camera: no frame for %.1f s; taken as failed", value)
+                    close_wait = 0.0  # left to its daemon thread: it may never return
+                    return "failed", saw_frames
+                else:
+                    return kind, saw_frames  # "end" or "stopped"
         except Exception:
-            log.exception("dice camera stopped")
-            self._deliver(Unsure("camera failed"))
+            log.exception("dice camera: a frame could not be read")
+            return "failed", saw_frames
         finally:
-            self._frames.close()
+            reader.quit(wait=close_wait)
 
     @property
     def running(self) -> bool:
@@ -210,6 +359,7 @@ class CameraDiceSource:
             self._thread.join(timeout)
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop watching; returns within about ``timeout`` s even if a read is hung."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
