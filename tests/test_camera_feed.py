@@ -139,7 +139,8 @@ def test_drawn_rolls_score_as_sensor_rolls_and_a_stopped_camera_leaves_the_butto
         assert frames.closed
     finally:
         box.stop()
-    assert "dice camera frames: 2 rolls, 1 not-sure readings; it failed" in box.log.getvalue()
+    assert ("dice camera frames: 2 rolls, 1 not-sure readings; its frames ran out mid-game"
+            in box.log.getvalue())
 
 
 def test_camera_that_fails_mid_game_says_so(mock_factory, tmp_path):

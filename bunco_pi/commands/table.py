@@ -38,11 +38,14 @@ def register(subparsers: Any) -> None:
                         help="house rules: a preset name or a TOML file (default: classic; "
                              "with --broker the table plays the rules the head publishes)")
     parser.add_argument("--dice-port", metavar="URL",
-                        help="dice sensor serial port or pyserial URL (overrides the config)")
+                        help="dice sensor serial port or pyserial URL (overrides [dice] port; "
+                             "\"\" for none)")
     parser.add_argument("--camera", metavar="SOURCE",
-                        help="read the dice with a camera: picamera, opencv:INDEX or folder:DIR")
+                        help="read the dice with a camera: picamera, opencv:INDEX or folder:DIR "
+                             "(overrides [camera] source; \"\" for none)")
     parser.add_argument("--camera-calibration", type=Path, metavar="FILE",
-                        help="the tray's settings from `bunco-pi dice calibrate`")
+                        help="the tray's settings from `bunco-pi dice calibrate` (overrides "
+                             "[camera] calibration)")
     parser.add_argument("--record", type=Path, metavar="FILE",
                         help="keep FILE updated with the night record after every round")
     parser.add_argument("--journal", type=Path, metavar="FILE",
@@ -97,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         if not 1 <= args.table <= 50:
             raise UserError(f"--table {args.table}: a table number is 1 to 50")
         config = config.with_overrides(number=args.table)
+    _one_dice_reader(args, config)
     device = pin_factory = None
     if args.emulate or args.simulate:
         from gpiozero.pins.mock import MockFactory
@@ -175,6 +179,19 @@ def run(args: argparse.Namespace) -> int:
         if write is not None:
             write(box.node)
     return 0
+
+
+def _one_dice_reader(args: argparse.Namespace, config: Any) -> None:
+    """A table reads its dice with a serial sensor or a camera: both is a one-line error
+    naming where each came from (a flag, or the config)."""
+    port, port_from = ((args.dice_port, "--dice-port") if args.dice_port is not None
+                       else (config.dice_port, f"{args.config} [dice] port"))
+    camera, camera_from = ((args.camera, "--camera") if args.camera is not None
+                           else (config.camera.source, f"{args.config} [camera] source"))
+    if port and camera:
+        raise UserError(f"{port_from} {port!r} and {camera_from} {camera!r}: a table reads its "
+                        "dice with a serial sensor or a camera, not both (give --dice-port \"\" "
+                        "or --camera \"\" to leave one out)")
 
 
 def _net_link(args: argparse.Namespace, config: Any) -> Any:

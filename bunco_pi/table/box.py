@@ -34,6 +34,7 @@ class TableBox:
         camera: str | None = None,
         camera_calibration: Path | None = None,
         camera_frames: Any | None = None,
+        camera_retry: tuple[float, float] | None = None,
         on_round_over: Callable[[TableNode], None] | None = None,
         on_frame: Callable[[Any], None] | None = None,
         log: TextIO | None = None,
@@ -41,6 +42,15 @@ class TableBox:
     ) -> None:
         self.config = config
         self.log = log if log is not None else sys.stderr
+        # The arguments (command-line flags) override the config's [camera] and [dice].
+        self._dice_port = config.dice_port if dice_port is None else dice_port
+        self._camera = config.camera.source if camera is None else camera
+        if self._dice_port and (self._camera or camera_frames is not None):
+            from bunco_pi.errors import UserError
+
+            raise UserError(f"dice sensor {self._dice_port!r} and dice camera "
+                            f"{self._camera or 'frames'!r}: a table reads its dice with one of "
+                            "them, not both")
         if device is None:
             # A real display that drops off the bus mid-game is set up again when it answers.
             self.sink = FrameSink(open_device(config.display),
@@ -57,11 +67,12 @@ class TableBox:
         self.panel: ButtonPanel | None = None
         self.dice: Any | None = None
         self.camera: Any | None = None
-        self._camera = camera
-        self._camera_calibration = camera_calibration
-        self._camera_frames = camera_frames  # a frame source instead of opening ``camera``
+        self._camera_calibration = (config.camera.calibration if camera_calibration is None
+                                    else camera_calibration)
+        # A frame source, or a callable opening one, instead of opening ``camera`` (tests).
+        self._camera_frames = camera_frames
+        self._camera_retry = camera_retry  # first and longest wait before reopening (tests)
         self._pin_factory = pin_factory
-        self._dice_port = config.dice_port if dice_port is None else dice_port
         self._clock = clock
         self._stopped = False
 
@@ -83,7 +94,9 @@ class TableBox:
 
                 self.camera = CameraFeed(self._camera or "frames", self.node.post,
                                          self._camera_calibration, last_seq=last_roll_seq(),
-                                         frames=self._camera_frames)
+                                         frames=self._camera_frames,
+                                         frame_timeout=self.config.camera.frame_timeout,
+                                         retry=self._camera_retry)
                 self.camera.start()
         except BaseException:
             self.stop()

@@ -21,7 +21,8 @@ from bunco_pi.table.events import DiceRoll, DiceStatus
 Post = Callable[[object], None]
 
 CAMERA = "dice camera"
-FAILED = "camera failed"  # the reason CameraDiceSource gives when its frame source raised
+FAILED = "camera failed"  # the reason CameraDiceSource gives when its frame source failed
+BACK = "dice camera back"
 SPECS = "picamera, opencv:INDEX (or opencv:VIDEO) or folder:DIR"
 MAX_LINE = 21  # characters across the OLED's bottom line
 
@@ -31,9 +32,12 @@ def down(detail: str) -> DiceStatus:
 
 
 def translate(result: object) -> object | None:
-    """The node event for a camera result (``SettledRoll`` or ``Unsure``), or None."""
+    """The node event for a camera result (``SettledRoll``, ``Unsure``, ``CameraBack``), or None."""
+    from bunco_pi.hardware.camera import CameraBack
     from bunco_pi.vision.verdict import SettledRoll, Unsure
 
+    if isinstance(result, CameraBack):
+        return DiceStatus(True, BACK)
     if isinstance(result, SettledRoll):
         if len(result.faces) != 3:
             return DiceStatus(True, _line(f"saw {len(result.faces)} dice, not 3"))
@@ -70,7 +74,14 @@ def open_frames(spec: str, calibration: object):
 
 
 class CameraFeed:
-    """A dice camera posting node events; ``frames`` replaces ``spec`` (tests, other sources)."""
+    """A dice camera posting node events.
+
+    The camera is opened from ``spec`` (see ``open_frames``), and opened again the same way
+    after a failure. ``frames`` replaces ``spec`` (tests, other sources): a frame source,
+    used once (a failure is the end), or a callable that opens one (then reopened too).
+    ``frame_timeout`` and ``retry`` (first and longest wait before reopening) are passed to
+    ``CameraDiceSource``.
+    """
 
     def __init__(
         self,
@@ -79,6 +90,9 @@ class CameraFeed:
         calibration_path: Path | None = None,
         last_seq: int | None = None,
         frames: object | None = None,
+        *,
+        frame_timeout: float | None = None,
+        retry: tuple[float, float] | None = None,
     ) -> None:
         from bunco_pi.vision.calibration import TrayCalibration, load_calibration
 
@@ -87,24 +101,40 @@ class CameraFeed:
                             else TrayCalibration())
         self._post = post
         self._frames = frames
+        self._timing: dict[str, object] = {}
+        if frame_timeout is not None:
+            self._timing["frame_timeout"] = frame_timeout
+        if retry is not None:
+            self._timing["retry"] = retry
         self._first_seq = 0 if last_seq is None else last_seq + 1
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.source: object | None = None
+        # Counted on the camera's thread (``_run``); read them after ``stop``.
         self.rolls = 0
         self.unsure = 0
-        self.failed = False
+        self.failures = 0
+        self.recoveries = 0
+        self.down = False
+        self.ran_out = False
 
     def start(self) -> None:
         """Open the camera now (a missing one is a one-line UserError), then watch on."""
         from bunco_pi.hardware.camera import CameraDiceSource
 
-        frames = self._frames if self._frames is not None else open_frames(self.spec,
-                                                                           self.calibration)
+        if self._frames is None:
+            def opener() -> object:
+                return open_frames(self.spec, self.calibration)
+        elif callable(self._frames) and not hasattr(self._frames, "read"):
+            opener = self._frames
+        else:
+            opener = None
+        frames = opener() if opener is not None else self._frames
         self.source = CameraDiceSource(frames, self._sink, self.calibration,
                                        on_rolling=lambda: self._post(DiceStatus(True,
                                                                                 "rolling...")),
-                                       first_seq=self._first_seq)
+                                       first_seq=self._first_seq, reopen=opener,
+                                       **self._timing)
         self._thread = threading.Thread(target=self._run, name="dice-camera", daemon=True)
         self._thread.start()
 
@@ -113,19 +143,23 @@ class CameraFeed:
         if isinstance(event, DiceRoll):
             self.rolls += 1
         elif isinstance(event, DiceStatus):
-            if event.up:
-                self.unsure += 1
+            if not event.up:
+                self.failures += 1
+                self.down = True
+            elif event.detail == BACK:
+                self.recoveries += 1
+                self.down = False
             else:
-                self.failed = True
+                self.unsure += 1
         if event is not None:
             self._post(event)
 
     def _run(self) -> None:
         assert self.source is not None
         self.source.run()
-        if not self._stopping.is_set() and not self.failed:
-            # No more frames, not asked to stop: unplugged, or a video or folder ran out.
-            self.failed = True
+        if not self._stopping.is_set() and not self.down:
+            # No more frames, not asked to stop: a video or folder ran out.
+            self.ran_out = True
             self._post(down("camera stopped"))
 
     def rearm(self) -> None:
@@ -134,6 +168,7 @@ class CameraFeed:
             self.source.rearm()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop watching; returns within ``timeout`` s even if the camera hangs in a read."""
         self._stopping.set()
         if self.source is not None:
             self.source.stop(timeout=0)
@@ -142,6 +177,10 @@ class CameraFeed:
 
     def summary(self) -> str:
         """One line of counters, for the log when the table stops."""
-        state = "; it failed or stopped mid-game" if self.failed else ""
+        state = ""
+        if self.failures:
+            state += f"; it failed {self.failures} time(s), came back {self.recoveries}"
+        if self.ran_out:
+            state += "; its frames ran out mid-game"
         return (f"dice camera {self.spec}: {self.rolls} rolls, {self.unsure} not-sure "
                 f"readings{state}")

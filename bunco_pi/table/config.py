@@ -20,6 +20,12 @@ Example (every value shown is the default)::
     [dice]
     port = ""            # serial port or pyserial URL of a dice sensor; "" = buttons only
 
+    [camera]             # a camera over the dice tray instead of a sensor (docs/dice-camera.md)
+    source = ""          # "picamera", "opencv:0" (a webcam), "folder:DIR" (photos); "" = none
+    calibration = "dice-tray.json"   # from `bunco-pi dice calibrate`; "" = built-in settings
+                         # (left out: this file beside the config if it is there, else built-in)
+    frame_timeout = 5.0  # seconds without a frame that make the camera failed (then reopened)
+
     [table]
     number = 1
     players = ["Seat 1", "Seat 2", "Seat 3", "Seat 4"]
@@ -48,17 +54,23 @@ from bunco_pi.configfile import (
     BrokerSettings,
     Section,
     broker_settings,
+    place,
     read_toml,
 )
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.buttons import DEFAULT_DEBOUNCE, DEFAULT_HOLD_TIME
 from bunco_pi.hardware.oled import DISPLAY_TYPES, DisplayConfig
 from bunco_pi.hardware.pinmap import DEFAULT_I2C_ADDRESS, default_button_pins
+from bunco_pi.table.camera_feed import SPECS
 
 BUTTON_ROLES = tuple(default_button_pins())
 DEFAULT_HEAD_HOST = "bunco-head.local"
 BROKER_KEYS = ("discover", "host", "port", "credentials")
 DATA_KEYS = ("dir",)
+CAMERA_KEYS = ("source", "calibration", "frame_timeout")
+CAMERA_KINDS = ("picamera", "opencv", "folder")
+DEFAULT_CALIBRATION = "dice-tray.json"
+DEFAULT_FRAME_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
@@ -69,10 +81,20 @@ class ButtonConfig:
 
 
 @dataclass(frozen=True)
+class CameraConfig:
+    """The dice camera: ``source`` "" for none; ``calibration`` None for built-in settings."""
+
+    source: str = ""
+    calibration: Path | None = None
+    frame_timeout: float = DEFAULT_FRAME_TIMEOUT
+
+
+@dataclass(frozen=True)
 class TableConfig:
     buttons: ButtonConfig = field(default_factory=ButtonConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
     dice_port: str = ""
+    camera: CameraConfig = field(default_factory=CameraConfig)
     number: int = 1
     players: tuple[str, str, str, str] = ("Seat 1", "Seat 2", "Seat 3", "Seat 4")
     broker: BrokerSettings = field(
@@ -102,21 +124,57 @@ def load_config(path: str | Path | None) -> TableConfig:
 def parse_config(data: dict[str, Any], where: str = "config", *, text: str = "",
                  base: Path | None = None) -> TableConfig:
     """Check parsed TOML; ``text`` (the file's text) lets errors name a line."""
-    known = {"buttons", "display", "dice", "table", "broker", "data"}
+    known = {"buttons", "display", "dice", "camera", "table", "broker", "data"}
     for key in data:
         if key not in known:
             raise UserError(f"{where}: unknown section [{key}] (known: {', '.join(sorted(known))})")
     base = Path.cwd() if base is None else base
     broker = Section(data, "broker", where, text, BROKER_KEYS)
     data_section = Section(data, "data", where, text, DATA_KEYS)
+    dice_port = _str(data.get("dice", {}), "port", "", f"{where} [dice]")
+    camera = _camera(Section(data, "camera", where, text, CAMERA_KEYS), base)
+    if dice_port and camera.source:
+        raise UserError(f"{place(where, text, 'camera', 'source')}: a table reads its dice with "
+                        f"a serial sensor ([dice] port = {dice_port!r}) or a camera, not both; "
+                        "set one of them to \"\"")
     return TableConfig(
         buttons=_buttons(data.get("buttons", {}), where),
         display=_display(data.get("display", {}), where),
-        dice_port=_str(data.get("dice", {}), "port", "", f"{where} [dice]"),
+        dice_port=dice_port,
+        camera=camera,
         broker=broker_settings(broker, DEFAULT_HEAD_HOST, base, discover=True),
         data_dir=data_section.path("dir", DEFAULT_DATA_DIR, base),
         **_table(data.get("table", {}), where),
     )
+
+
+def _camera(section: Section, base: Path) -> CameraConfig:
+    source = section.string("source", "", empty=True).strip()
+    if source:
+        check_camera_source(source, f"{section.where('source')} = {source!r}")
+        kind, _, folder = source.partition(":")
+        if kind == "folder" and not Path(folder).is_absolute():
+            source = f"folder:{base / folder}"
+    calibration: Path | None = None
+    if "calibration" in section.values:
+        if section.string("calibration", "", empty=True).strip():
+            calibration = section.path("calibration", Path(DEFAULT_CALIBRATION), base)
+    else:
+        # The file `bunco-pi dice calibrate` writes, beside the config, if it is there.
+        beside = base / DEFAULT_CALIBRATION
+        calibration = beside if beside.is_file() else None
+    timeout = section.values.get("frame_timeout", DEFAULT_FRAME_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0.5 <= timeout <= 60:
+        raise section.fail("frame_timeout", "must be a number of seconds 0.5..60")
+    return CameraConfig(source=source, calibration=calibration, frame_timeout=float(timeout))
+
+
+def check_camera_source(source: str, where: str) -> None:
+    """A one-line UserError at ``where`` unless ``source`` names a kind of camera."""
+    kind, sep, rest = source.partition(":")
+    if kind == "picamera" and not sep or kind in ("opencv", "folder") and rest:
+        return
+    raise UserError(f"{where}: expected {SPECS}")
 
 
 def _buttons(section: dict[str, Any], where: str) -> ButtonConfig:
