@@ -167,7 +167,10 @@ class Opener:
         return camera
 
 
-FAST = {"frame_timeout": 0.5, "retry": (0.01, 0.04)}
+# Short waits before reopening; a hang is taken after 1 s where the test hangs a read, and
+# never by accident elsewhere (frames are ready in memory, a slow machine gets 10 s).
+FAST = {"frame_timeout": 10.0, "retry": (0.01, 0.04)}
+HANG = {**FAST, "frame_timeout": 1.0}
 
 
 def test_a_camera_that_raises_is_reported_once_reopened_and_read_again():
@@ -202,7 +205,7 @@ def test_a_hung_camera_is_a_failure_and_is_left_behind_until_its_read_returns():
     third = ScriptedCamera(*still(ROLL_B, 8, 90))
     opener = Opener(again, third)
     results: queue.Queue = queue.Queue()
-    source = CameraDiceSource(hung, results, reopen=opener, **FAST)
+    source = CameraDiceSource(hung, results, reopen=opener, **HANG)
     source.start()
     try:
         source.join(timeout=30)

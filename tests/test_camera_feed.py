@@ -13,15 +13,17 @@ from drawn_dice import draw_tray
 from luma.core.device import dummy
 
 from bunco_pi.errors import UserError
+from bunco_pi.hardware.camera import CameraBack
 from bunco_pi.hardware.pinmap import default_button_pins
 from bunco_pi.rules.house import preset
 from bunco_pi.rules.table_round import Roll as EngineRoll
 from bunco_pi.rules.table_round import TableRound, TableSetup
 from bunco_pi.table.box import TableBox
 from bunco_pi.table.camera_feed import open_frames, translate
-from bunco_pi.table.config import TableConfig
+from bunco_pi.table.config import CameraConfig, TableConfig
 from bunco_pi.table.events import DiceRoll, DiceStatus
 from bunco_pi.table.link import StandaloneLink
+from bunco_pi.table.screens import PlayingView
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.dataset import read_labels
 from bunco_pi.vision.verdict import SettledRoll, Unsure
@@ -41,6 +43,7 @@ def test_translate_rolls_doubts_and_failures():
     failed = translate(Unsure("camera failed"))
     assert not failed.up and failed.device == "dice camera" and "failed" in failed.detail
     assert translate(SettledRoll((1, 2), 0.9)).up  # a two-dice roll is never scored
+    assert translate(CameraBack()) == DiceStatus(True, "dice camera back")
     assert translate("something else") is None
 
 
@@ -157,6 +160,77 @@ def test_camera_that_fails_mid_game_says_so(mock_factory, tmp_path):
         assert box.node.book.state.team_scores == (6, 0)
     finally:
         box.stop()
+
+
+class Replugged:
+    """Opens ``first``; then, asked again, the camera is still gone (OSError) until
+    ``plugged`` is set, and ``second`` opens."""
+
+    def __init__(self, first, second, plugged: threading.Event) -> None:
+        self.cameras, self.plugged = [first, second], plugged
+        self.calls = 0
+        self.still_gone = threading.Event()  # a reopen was tried while it was gone
+
+    def __call__(self):
+        self.calls += 1
+        if len(self.cameras) == 1 and not self.plugged.is_set():
+            self.still_gone.set()
+            raise OSError("no camera")
+        return self.cameras.pop(0)
+
+
+def test_a_failed_camera_comes_back_and_the_warning_goes(mock_factory, tmp_path):
+    plugged, gate = threading.Event(), threading.Event()
+    first = Frames([tray(), tray(1, 1, 2)], end=OSError("USB camera gone"))
+    # Back with dice lying there (not scored: the camera did not see them land), then a throw.
+    second = Frames([tray(2, 2, 5), tray(1, 2, 3)], gates={1: gate})
+    opener = Replugged(first, second, plugged)
+    box = make_box(tmp_path, camera_frames=opener, camera_retry=(0.01, 0.05))
+    box.start()
+    try:
+        wait_for(box, lambda: box.node.dice_warning != "")
+        assert box.node.dice_warning == "camera failed"
+        assert box.node.view().title == "dice camera"
+        mock_factory.pin(default_button_pins()["point"]).drive_low()
+        assert box.node.sync()
+        assert box.node.book.state.team_scores == (3, 0)
+        assert opener.still_gone.wait(10)
+        plugged.set()
+        wait_for(box, lambda: box.node.dice_warning == "")
+        assert box.node.flash == "dice camera back"
+        view = box.node.view()
+        assert isinstance(view, PlayingView) and view.warning == ""  # the warning is gone
+        gate.set()
+        wait_for(box, lambda: box.node.dice_warning != "")  # the second camera ran out
+        assert box.node.dice_warning == "camera stopped"
+        assert [e for e in box.node.book.log if "roll" in e] == [
+            {"roll": [1, 1, 2], "seq": 0}, {"roll": [1, 2, 3], "seq": 1}]
+        assert box.node.book.state.team_scores == (4, 0)
+        assert opener.calls >= 3 and first.closed and second.closed
+    finally:
+        box.stop()
+    assert ("2 rolls, 0 not-sure readings; it failed 1 time(s), came back 1; its frames ran "
+            "out mid-game") in box.log.getvalue()
+
+
+def test_a_hung_camera_is_a_failure_and_does_not_hold_up_stop(mock_factory, tmp_path):
+    release = threading.Event()
+    frames = Frames([tray(), tray(1, 1, 2), tray()], gates={2: release})
+    config = TableConfig(players=PLAYERS, camera=CameraConfig(frame_timeout=1.0))
+    rules = preset("classic")
+    box = TableBox(config, rules, StandaloneLink(rules, PLAYERS), tmp_path / "j.db",
+                   device=dummy(width=128, height=64, mode="1"), log=io.StringIO(),
+                   camera_frames=frames)
+    box.start()
+    try:
+        wait_for(box, lambda: box.node.dice_warning != "")
+        assert box.node.dice_warning == "camera failed"
+        assert [e for e in box.node.book.log if "roll" in e] == [{"roll": [1, 1, 2], "seq": 0}]
+        box.stop()
+        assert not box.camera.running and not frames.closed  # its read is still stuck
+    finally:
+        box.stop()
+        release.set()
 
 
 def test_camera_rolls_go_on_from_the_journal_after_a_restart(mock_factory, tmp_path):

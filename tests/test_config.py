@@ -6,7 +6,7 @@ import pytest
 
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.pinmap import default_button_pins
-from bunco_pi.table.config import load_config, parse_config
+from bunco_pi.table.config import CameraConfig, load_config, parse_config
 
 
 def test_defaults_come_from_the_pin_map():
@@ -92,6 +92,55 @@ def test_broker_and_data_defaults_and_file_values(tmp_path):
     ],
 )
 def test_broker_and_data_mistakes_name_file_line_and_key(tmp_path, text, expect):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(UserError) as err:
+        load_config(path)
+    assert str(path) in str(err.value) and expect in str(err.value), str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_camera_defaults_and_file_values(tmp_path):
+    assert parse_config({}).camera == CameraConfig()
+    assert CameraConfig() == CameraConfig(source="", calibration=None, frame_timeout=5.0)
+    path = tmp_path / "table.toml"
+    path.write_text('[camera]\nsource = "opencv:0"\ncalibration = "trays/one.json"\n'
+                    "frame_timeout = 2\n")
+    config = load_config(path)
+    assert config.camera == CameraConfig("opencv:0", tmp_path / "trays/one.json", 2.0)
+    assert config.dice_port == ""
+    # A folder and the calibration are taken from the config file's directory.
+    path.write_text('[camera]\nsource = "folder:throws"\ncalibration = "/etc/tray.json"\n')
+    assert load_config(path).camera == CameraConfig(f"folder:{tmp_path / 'throws'}",
+                                                    Path("/etc/tray.json"))
+    # Left out: dice-tray.json beside the config if it is there; "" is the built-in settings.
+    path.write_text('[camera]\nsource = "picamera"\n')
+    assert load_config(path).camera.calibration is None
+    (tmp_path / "dice-tray.json").write_text("{}")
+    assert load_config(path).camera.calibration == tmp_path / "dice-tray.json"
+    path.write_text('[camera]\nsource = "picamera"\ncalibration = ""\n')
+    assert load_config(path).camera.calibration is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expect"),
+    [
+        ('[camera]\nsource = "webcam"\n', ":2 [camera] source = 'webcam': expected picamera"),
+        ('[camera]\n\nsource = "opencv:"\n', ":3 [camera] source = 'opencv:': expected"),
+        ('[camera]\nsource = "picamera:1"\n', ":2 [camera] source = 'picamera:1': expected"),
+        ("[camera]\nsource = 0\n", ":2 [camera] source = 0: must be a string"),
+        ("[camera]\ncalibration = 3\n", ":2 [camera] calibration = 3: must be a string"),
+        ("[camera]\nframe_timeout = 0\n", ":2 [camera] frame_timeout = 0: must be a number of"),
+        ('[camera]\nframe_timeout = "5"\n', ":2 [camera] frame_timeout = '5': must be"),
+        ("[camera]\nframe_timeout = true\n", ":2 [camera] frame_timeout = True: must be"),
+        ('[camera]\ndevice = "/dev/video0"\n', ":2 [camera] device: unknown key (known: source"),
+        ("camera = 1\n", "[camera]: must be a section"),
+        ('[dice]\nport = "/dev/ttyACM0"\n\n[camera]\nsource = "picamera"\n',
+         ":5 [camera] source: a table reads its dice with a serial sensor "
+         "([dice] port = '/dev/ttyACM0') or a camera, not both"),
+    ],
+)
+def test_camera_mistakes_name_file_line_and_key(tmp_path, text, expect):
     path = tmp_path / "bad.toml"
     path.write_text(text)
     with pytest.raises(UserError) as err:

@@ -17,6 +17,7 @@ import pytest
 
 from bunco_pi.commands import table as table_command
 from bunco_pi.errors import UserError
+from bunco_pi.table.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,6 +88,30 @@ def test_camera_flags_and_mistakes(tmp_path, mock_factory):
     assert "not a folder" in run_error(*base, "--camera", f"folder:{tmp_path / 'none'}")
     missing = str(tmp_path / "tray.json")
     assert "tray.json" in run_error(*base, "--camera", "opencv:0", "--camera-calibration", missing)
+
+
+def test_a_sensor_and_a_camera_together_is_one_line_naming_both(tmp_path, mock_factory):
+    journal = ("--journal", str(tmp_path / "j.db"))
+    message = run_error("--standalone", *journal, "--dice-port", "loop://", "--camera",
+                        "opencv:0")
+    assert "--dice-port 'loop://' and --camera 'opencv:0'" in message and "not both" in message
+    config = write_config(tmp_path, '[display]\ntype = "none"\n[camera]\nsource = "picamera"\n')
+    message = run_error("--standalone", "--config", config, *journal, "--dice-port", "loop://")
+    assert f"--dice-port 'loop://' and {config} [camera] source 'picamera'" in message
+    # A flag set to "" leaves the config's camera out: the sensor alone is used.
+    args = parse("--standalone", "--config", config, *journal, "--dice-port", "loop://",
+                 "--camera", "")
+    table_command._one_dice_reader(args, load_config(args.config))  # no error
+
+
+def test_the_config_camera_is_used_and_its_mistakes_are_one_line(tmp_path, mock_factory):
+    base = ("--standalone", "--journal", str(tmp_path / "j.db"))
+    config = write_config(tmp_path, '[display]\ntype = "none"\n[camera]\nsource = "folder:none"\n')
+    assert f"{tmp_path / 'none'}: not a folder" in run_error(*base, "--config", config)
+    config = write_config(tmp_path, '[display]\ntype = "none"\n[camera]\nsource = "opencv:0"\n'
+                          'calibration = "tray.json"\n')
+    message = run_error(*base, "--config", config)
+    assert f"{tmp_path / 'tray.json'}: cannot read calibration" in message
 
 
 @pytest.mark.filterwarnings("ignore::gpiozero.PinFactoryFallback")

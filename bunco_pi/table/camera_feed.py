@@ -162,6 +162,10 @@ class CameraFeed:
             self.ran_out = True
             self._post(down("camera stopped"))
 
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
     def rearm(self) -> None:
         """Read the still tray again (after a button says the last reading was wrong)."""
         if self.source is not None:
