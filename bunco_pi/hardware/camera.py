@@ -63,12 +63,17 @@ class PicameraSource:
                 " 'sudo apt install python3-picamera2' (or use --video/--image)"
             ) from None
         self._camera = Picamera2()
-        # picamera2's "RGB888" is stored B, G, R in memory: the order OpenCV expects.
-        config = self._camera.create_video_configuration(main={"size": size, "format": "RGB888"})
-        self._camera.configure(config)
-        if controls:
-            self._camera.set_controls({**controls, "AeEnable": False})
-        self._camera.start()
+        try:
+            # picamera2's "RGB888" is stored B, G, R in memory: the order OpenCV expects.
+            config = self._camera.create_video_configuration(
+                main={"size": size, "format": "RGB888"})
+            self._camera.configure(config)
+            if controls:
+                self._camera.set_controls({**controls, "AeEnable": False})
+            self._camera.start()
+        except BaseException:
+            self._camera.close()  # else the camera stays taken, and reopening it fails
+            raise
 
     def read(self) -> np.ndarray | None:
         return self._camera.capture_array("main")
