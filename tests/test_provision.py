@@ -33,6 +33,7 @@ def test_table_config_is_what_the_table_box_reads(tmp_path):
     assert cfg.broker.credentials == tmp_path / "secrets" / "credentials.json"
     assert cfg.buttons.pins == pinmap.default_button_pins()
     assert cfg.display.address == pinmap.DEFAULT_I2C_ADDRESS and cfg.dice_port == ""
+    assert "[camera]" in path.read_text() and cfg.camera.source == ""
     assert cfg.data_dir == Path(provision.DATA_DIR)
     own = tmp_path / "own.toml"
     own.write_text(provision.table_config(1, "127.0.0.1", discover=False))
