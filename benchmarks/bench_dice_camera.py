@@ -2,8 +2,9 @@
 
     PYTHONPATH=. python3 benchmarks/bench_dice_camera.py [--photos DIR] [--repeat N]
 
-Rows: the settle check (runs on every frame), the pip reader and the threshold-and-count
-baseline (run once per settled throw), on drawn 3-dice trays at two camera sizes and on the
+Rows: the settle check (runs on every frame), the dice network alone, the pip reader, both
+together (what the table runs) and the threshold-and-count baseline (each run once per
+settled throw), on drawn 3-dice trays at two camera sizes and on the
 held-out real photos. OpenCV is held to one thread, as the camera loop is one thread.
 
 The Pi 4 column multiplies by PI4_RATIO = 5: the Pi 4's Cortex-A72 at 1.5 GHz against one
@@ -30,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bunco_pi.vision.baseline import read_baseline  # noqa: E402
 from bunco_pi.vision.dataset import list_photos  # noqa: E402
 from bunco_pi.vision.faces import LAYOUTS  # noqa: E402
+from bunco_pi.vision.fusion import read_both  # noqa: E402
+from bunco_pi.vision.net import read_net  # noqa: E402
 from bunco_pi.vision.reader import read_pips  # noqa: E402
 from bunco_pi.vision.settle import SettleDetector  # noqa: E402
 
@@ -86,10 +89,11 @@ def main() -> int:
     rows = []
     for name, frames in sets:
         settle = per_frame_ms(detector.feed, frames, args.repeat)
-        pips = per_frame_ms(read_pips, frames, args.repeat)
         baseline = per_frame_ms(read_baseline, frames, args.repeat)
         rows.append((name, "settle check", settle, None))
-        rows.append((name, "pip reader", pips, pips / baseline))
+        for stage, read in (("network", read_net), ("pip reader", read_pips), ("both", read_both)):
+            ms = per_frame_ms(read, frames, args.repeat)
+            rows.append((name, stage, ms, ms / baseline))
         rows.append((name, "baseline", baseline, 1.0))
 
     print(f"{'frames':<24} {'stage':<13} {'ms/frame':>9} {'x baseline':>10} {'Pi 4 est.':>10}")

@@ -111,7 +111,7 @@ def test_eval_errors_are_one_line(tmp_path, monkeypatch):
     assert run("eval", str(tmp_path)) == f"{tmp_path}: expected images/ and labels/ folders inside"
     folder = labelled_folder(tmp_path / "set")
     assert run("eval", str(folder), "--method", "magic") == (
-        "--method: unknown method 'magic' (use pips, baseline)"
+        "--method: unknown method 'magic' (use both, pips, net, baseline)"
     )
 
 
@@ -119,8 +119,8 @@ def test_eval_on_the_real_photos_reads_most_dice(photos, capsys, monkeypatch, tm
     monkeypatch.chdir(tmp_path)
     assert run("eval", str(photos)) == 0
     row = capsys.readouterr().out.splitlines()[1].split()
-    assert row[:2] == ["pips", "heldout"]
-    assert float(row[4].rstrip("%")) > 90.0
+    assert row[:2] == ["both", "heldout"]
+    assert float(row[4].rstrip("%")) > 97.0
 
 
 def test_calibrate_from_a_photo_writes_settings_the_reader_uses(tmp_path, capsys):

@@ -16,7 +16,7 @@ from bunco_pi.errors import UserError
 
 DEFAULT_CALIBRATION = "dice-tray.json"
 DATASET_ENV = "BUNCO_DICE_PHOTOS"  # where `dice eval` looks when no folder is given
-METHODS = ("pips", "baseline")
+METHODS = ("both", "pips", "net", "baseline")  # "both": the pip reader and the network together
 
 
 def add_actions(actions: argparse._SubParsersAction) -> None:
@@ -73,11 +73,11 @@ def _reader_options(parser: argparse.ArgumentParser, several: bool = False) -> N
     if several:
         parser.add_argument(
             "--method",
-            default="pips",
-            help="pips, baseline, or both as 'pips,baseline' (default: pips)",
+            default="both",
+            help="both, pips, net, baseline, or several as 'both,pips,baseline' (default: both)",
         )
     else:
-        parser.add_argument("--method", choices=METHODS, default="pips")
+        parser.add_argument("--method", choices=METHODS, default="both")
     parser.add_argument(
         "--calibration",
         type=Path,
@@ -96,9 +96,15 @@ def _calibration(path: Path | None):
 
 def _reader(method: str, calibration) -> Callable:
     from bunco_pi.vision.baseline import read_baseline
+    from bunco_pi.vision.fusion import read_both
+    from bunco_pi.vision.net import read_net
     from bunco_pi.vision.reader import read_pips
 
     settings = calibration.reader_settings()
+    if method == "both":
+        return lambda frame: read_both(frame, settings)
+    if method == "net":
+        return lambda frame: read_net(frame, region=settings.region)
     if method == "pips":
         return lambda frame: read_pips(frame, settings)
     if method == "baseline":

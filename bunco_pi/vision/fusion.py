@@ -1,0 +1,102 @@
+"""Two readers, one verdict: the pip reader and the dice network each read the frame.
+
+The pip reader (``reader.py``) knows nothing of any photos: it counts pips and checks where
+they lie, so it reads dice it has never seen, but it doubts or misses a die whose pips are
+blurred, and it cannot find a die whose pips it cannot see. The network (``net.py``) was
+trained on photos of one kind of dice on one desk: it finds dice by their whole look, blurred
+pips included, but it may be wrong in ways nobody can foresee on a tray unlike that desk.
+
+So each covers the other's weakness, and neither overrules the other when both are sure:
+
+- both read a die alike, either sure: sure;
+- each sure of a different face, or the network sure against a doubtful pip count: not
+  sure (``two readings``);
+- the pip reader sure, the network not sure or seeing nothing there: the pip reading;
+- the pip reader with no face (or a count it hardly believes), the network sure: the
+  network's face;
+- a die only the network found: the network's face if it is very sure, else a die that is
+  not sure (it still counts as a die, so a roll is never made of the others alone).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from bunco_pi.vision.net import DiceNet, NetDie, detect
+from bunco_pi.vision.reader import ReaderSettings, read_pips
+from bunco_pi.vision.reading import DieReading, FrameReading
+
+
+@dataclass(frozen=True)
+class FusionSettings:
+    seen: float = 0.5  # a peak of the network's heat map this high is a die
+    sure: float = 0.9  # the network is sure of a face this probable
+    sure_alone: float = 0.97  # ... of a die the pip reader did not find at all
+    claim: float = 0.25  # a pip count this confident, though doubtful, is still a claim
+
+
+def read_both(
+    frame: np.ndarray,
+    settings: ReaderSettings | None = None,
+    net: DiceNet | None = None,
+    fusion: FusionSettings | None = None,
+) -> FrameReading:
+    settings = settings or ReaderSettings()
+    fusion = fusion or FusionSettings()
+    pips = read_pips(frame, settings)
+    found = detect(frame, net, fusion.seen, settings.region)
+    return combine(pips, found, settings.min_confidence, fusion)
+
+
+def combine(
+    pips: FrameReading, found: list[NetDie], min_confidence: float, fusion: FusionSettings
+) -> FrameReading:
+    pairs = _pairs(pips.dice, found)
+    dice: list[DieReading] = []
+    for i, die in enumerate(pips.dice):
+        j = pairs.get(i)
+        dice.append(die if j is None else _agree(die, found[j], min_confidence, fusion))
+    paired = set(pairs.values())
+    for j, other in enumerate(found):
+        if j in paired:
+            continue
+        if other.face_probability >= fusion.sure_alone:
+            dice.append(DieReading(other.face, other.face_probability, other.center, other.width / 2))
+        else:
+            dice.append(DieReading(None, 0.0, other.center, other.width / 2, "unclear pips"))
+    return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+
+
+def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: FusionSettings) -> DieReading:
+    net_sure = other.face_probability >= fusion.sure
+    pip_sure = die.face is not None and die.confidence >= min_confidence
+    pip_claim = die.face is not None and die.confidence >= fusion.claim
+    if die.face == other.face:
+        if pip_sure or net_sure:
+            return DieReading(die.face, max(die.confidence, other.face_probability), die.center, die.radius)
+        return die
+    if pip_sure and net_sure or pip_claim and net_sure:
+        return DieReading(die.face, 0.0, die.center, die.radius, "two readings")
+    if net_sure:
+        return DieReading(other.face, other.face_probability, die.center, die.radius)
+    return die
+
+
+def _pairs(dice: tuple[DieReading, ...], found: list[NetDie]) -> dict[int, int]:
+    """Pip dice -> network dice at the same place (closest first, each used once)."""
+    candidates = []
+    for i, die in enumerate(dice):
+        for j, other in enumerate(found):
+            distance = math.dist(die.center, other.center)
+            if distance <= max(die.radius, other.width / 2):
+                candidates.append((distance, i, j))
+    pairs: dict[int, int] = {}
+    used: set[int] = set()
+    for _, i, j in sorted(candidates):
+        if i not in pairs and j not in used:
+            pairs[i] = j
+            used.add(j)
+    return pairs

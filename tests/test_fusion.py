@@ -1,0 +1,109 @@
+"""Two readers, one verdict: every way the pip reader and the network can agree or not."""
+
+import cv2
+import pytest
+from drawn_dice import draw_tray
+
+from bunco_pi.vision.dataset import read_labels
+from bunco_pi.vision.fusion import FusionSettings, combine, read_both
+from bunco_pi.vision.net import NetDie
+from bunco_pi.vision.reader import read_pips
+from bunco_pi.vision.reading import DieReading, FrameReading
+from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
+
+RULES = FusionSettings(sure=0.9, sure_alone=0.97, seen=0.5)
+
+
+def pip(face, confidence=0.9, at=(100.0, 100.0), problem=""):
+    return DieReading(face, confidence, at, 25.0, problem)
+
+
+def net(face, probability=0.99, at=(102.0, 98.0), presence=0.95):
+    return NetDie(at, 40.0, presence, face, probability)
+
+
+def one(pips, found):
+    reading = combine(FrameReading(tuple(pips)), list(found), 0.5, RULES)
+    return reading.dice
+
+
+def test_both_sure_and_alike_is_sure():
+    (die,) = one([pip(4, 0.6)], [net(4, 0.99)])
+    assert (die.face, die.confidence) == (4, pytest.approx(0.99))
+
+
+def test_both_sure_and_different_is_not_sure():
+    (die,) = one([pip(3)], [net(2)])
+    assert die.confidence < 0.5 and die.problem == "two readings"
+
+
+def test_a_sure_pip_reading_stands_when_the_network_doubts():
+    (die,) = one([pip(5, 0.8)], [net(6, probability=0.6)])
+    assert (die.face, die.confidence) == (5, 0.8)
+
+
+def test_a_sure_pip_reading_stands_where_the_network_sees_nothing():
+    (die,) = one([pip(1, 0.7)], [])
+    assert (die.face, die.confidence) == (1, 0.7)
+
+
+def test_the_network_reads_a_die_whose_pips_could_not_be_counted():
+    (die,) = one([pip(None, 0.0, problem="unclear pips")], [net(6)])
+    assert die.face == 6 and die.confidence >= 0.9
+    assert die.center == (100.0, 100.0)  # the pip reader's place
+
+
+def test_the_network_does_not_overrule_a_doubtful_count_of_another_face():
+    (die,) = one([pip(4, 0.3, problem="faint pip")], [net(5)])
+    assert die.confidence < 0.5 and die.problem == "two readings"
+
+
+def test_a_doubtful_count_the_network_agrees_with_is_sure():
+    (die,) = one([pip(4, 0.3, problem="faint pip")], [net(4, 0.95)])
+    assert die.face == 4 and die.confidence >= 0.9
+
+
+def test_neither_sure_stays_not_sure():
+    (die,) = one([pip(4, 0.3, problem="faint pip")], [net(4, 0.7)])
+    assert die.confidence < 0.5
+
+
+def test_a_die_only_the_network_found_counts_only_if_it_is_very_sure():
+    far = (300.0, 300.0)
+    dice = one([pip(2)], [net(2), net(3, 0.99, at=far, presence=0.99)])
+    assert [(d.face, d.confidence >= 0.5) for d in dice] == [(2, True), (3, True)]
+    dice = one([pip(2)], [net(2), net(3, 0.93, at=far, presence=0.99)])
+    assert [(d.face, d.confidence >= 0.5) for d in dice] == [(2, True), (None, False)]
+    assert dice[1].problem == "unclear pips"
+
+
+def test_a_die_only_the_network_found_still_counts_as_a_die_seen():
+    reading = combine(
+        FrameReading((pip(2), pip(2, at=(200.0, 100.0)))), [net(5, 0.5, at=(400.0, 400.0))], 0.5, RULES
+    )
+    result = judge(reading, dice=3)
+    assert isinstance(result, Unsure)  # three dice, one unreadable: not a roll
+
+
+def test_each_network_die_pairs_with_the_nearest_pip_die_once():
+    dice = one([pip(3, at=(100.0, 100.0)), pip(3, at=(130.0, 100.0))], [net(3, at=(128.0, 100.0))])
+    assert len(dice) == 2 and all(d.face == 3 and d.confidence >= 0.5 for d in dice)
+
+
+def test_dice_come_out_top_of_the_tray_first():
+    dice = one([pip(1, at=(100.0, 300.0))], [net(6, at=(300.0, 50.0))])
+    assert [d.face for d in dice] == [6, 1]
+
+
+def test_drawn_dice_on_a_dark_tray_read_as_the_pip_reader_reads_them():
+    image = draw_tray([(2, 150, 200, 10), (5, 330, 260, 35), (6, 480, 180, 70)])
+    both = judge(read_both(image))
+    assert isinstance(both, SettledRoll) and both.faces == judge(read_pips(image)).faces
+
+
+@pytest.mark.parametrize("name", ["two_16", "five_32", "six_56", "dice_33"])
+def test_real_photos(photos, name):
+    image = cv2.imread(str(photos / "images" / f"{name}.jpg"))
+    truth = read_labels(photos / "labels" / f"{name}.txt", image.shape[1], image.shape[0])
+    reading = read_both(image)
+    assert sorted(d.face for d in reading.dice if d.confidence >= 0.5) == sorted(d.face for d in truth)

@@ -1,0 +1,153 @@
+"""The dice network: its file, how its answers become dice, the tray region, real photos."""
+
+import threading
+
+import cv2
+import numpy as np
+import pytest
+from drawn_dice import draw_tray
+
+from bunco_pi.errors import UserError
+from bunco_pi.vision.dataset import list_photos, read_labels
+from bunco_pi.vision.net import (
+    INPUT_WIDTH,
+    MODEL_PATH,
+    STRIDE,
+    decode,
+    detect,
+    load_net,
+    prepare,
+    read_net,
+    shipped_net,
+)
+
+
+def answers(height=60, width=80):
+    """Raw outputs saying 'nothing here' everywhere: presence logit -6, even faces, width 10."""
+    out = np.zeros((8, height, width), np.float32)
+    out[0] = -6.0
+    out[7] = np.log(10 / STRIDE)
+    return out
+
+
+def die_at(out, x, y, face, presence=4.0, certainty=6.0):
+    out[0, y, x] = presence
+    out[1 + face - 1, y, x] = certainty
+    for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        out[0, y + dy, x + dx] = presence - 1.5  # a real peak has shoulders
+
+
+def test_a_peak_is_one_die_with_its_face_place_and_width():
+    out = answers()
+    die_at(out, 20, 10, face=4)
+    (die,) = decode(out, (0.5, 0.5))
+    assert die.face == 4
+    assert die.center == pytest.approx(((20 + 0.5) * STRIDE / 0.5, (10 + 0.5) * STRIDE / 0.5))
+    assert die.width == pytest.approx(10 / 0.5)
+    assert die.presence == pytest.approx(1 / (1 + np.exp(-4.0)))
+    assert die.face_probability > 0.98
+
+
+def test_shoulders_of_a_peak_and_weak_peaks_are_not_dice():
+    out = answers()
+    die_at(out, 20, 10, face=2)
+    die_at(out, 60, 40, face=5, presence=-1.0)  # p = 0.27: a smudge, not a die
+    dice = decode(out, (1.0, 1.0), min_presence=0.5)
+    assert [d.face for d in dice] == [2]
+
+
+def test_a_double_peak_is_one_die_and_touching_dice_are_two():
+    out = answers()
+    out[7] = np.log(20 / STRIDE)  # each die 20 px wide at the network's scale: 5 cells
+    die_at(out, 20, 10, face=2)
+    die_at(out, 22, 11, face=2, presence=3.0)  # a second, lower peak 2.2 cells away: the same die
+    die_at(out, 40, 30, face=6)
+    die_at(out, 45, 30, face=5, presence=3.0)  # a die's width away: a die touching it
+    dice = decode(out, (1.0, 1.0))
+    assert sorted((d.face, d.center) for d in dice) == [
+        (2, (82.0, 42.0)), (5, (182.0, 122.0)), (6, (162.0, 122.0))
+    ]
+
+
+def test_an_even_spread_over_faces_is_an_unsure_face():
+    out = answers()
+    die_at(out, 5, 5, face=3, certainty=0.2)
+    (die,) = decode(out, (1.0, 1.0))
+    assert die.face == 3 and die.face_probability < 0.25
+
+
+def test_prepare_scales_to_the_input_width_in_steps_of_four():
+    frame = np.full((481, 641, 3), 120, np.uint8)
+    image, (sx, sy) = prepare(frame)
+    assert image.shape == (1, 240, INPUT_WIDTH)
+    assert sx == pytest.approx(INPUT_WIDTH / 641) and sy == pytest.approx(240 / 481)
+    assert image.dtype == np.float32
+
+
+def test_prepare_makes_a_dim_frame_and_a_bright_one_alike():
+    frame = draw_tray([(5, 320, 240, 0)])
+    dim = (frame * 0.4).astype(np.uint8)
+    bright, _ = prepare(frame)
+    dark, _ = prepare(dim)
+    assert abs(float(bright.mean())) < 1e-3 and abs(float(dark.mean())) < 1e-3
+    assert np.corrcoef(bright.ravel(), dark.ravel())[0, 1] > 0.99
+
+
+def test_a_missing_or_broken_network_file_is_a_one_line_error(tmp_path):
+    with pytest.raises(UserError, match="no such dice network file"):
+        load_net(tmp_path / "gone.onnx")
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a network")
+    with pytest.raises(UserError) as caught:
+        load_net(broken)
+    assert str(broken) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_shipped_network_answers_for_every_cell():
+    assert MODEL_PATH.is_file()
+    image, _ = prepare(np.zeros((480, 640, 3), np.uint8))
+    out = shipped_net().forward(image)
+    assert out.shape == (8, 240 // STRIDE, INPUT_WIDTH // STRIDE)
+    assert np.isfinite(out).all()
+
+
+def test_each_thread_gets_a_network_of_its_own():
+    here = shipped_net()
+    assert shipped_net() is here
+    there = []
+    thread = threading.Thread(target=lambda: there.append(shipped_net()))
+    thread.start()
+    thread.join()
+    assert there[0] is not here
+
+
+def test_a_blank_tray_has_no_dice():
+    assert detect(np.full((480, 640, 3), 90, np.uint8)) == []
+
+
+# Held-out photos with every face among them (names from the fixed split, never trained on).
+REAL = ["dice_33", "two_16", "two_38", "three_22", "four_46", "five_32", "six_56"]
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_photos(photos, name):
+    image = cv2.imread(str(photos / "images" / f"{name}.jpg"))
+    truth = read_labels(photos / "labels" / f"{name}.txt", image.shape[1], image.shape[0])
+    reading = read_net(image)
+    assert sorted(d.face for d in reading.dice if d.confidence >= 0.5) == sorted(d.face for d in truth)
+
+
+def test_real_photos_named_here_were_never_trained_on(photos):
+    assert set(REAL) <= {p.name for p in list_photos(photos, "heldout")}
+
+
+def test_a_tray_region_keeps_dice_where_they_are_in_the_frame(photos):
+    image = cv2.imread(str(photos / "images" / "three_22.jpg"))
+    whole = detect(image)
+    region = (0.1, 0.05, 0.85, 0.9)
+    inside = detect(image, region=region)
+    assert len(inside) == len(whole) > 0
+    by_place = sorted(whole, key=lambda d: d.center), sorted(inside, key=lambda d: d.center)
+    for a, b in zip(*by_place, strict=True):
+        assert a.face == b.face
+        assert np.hypot(a.center[0] - b.center[0], a.center[1] - b.center[1]) < STRIDE * 2
