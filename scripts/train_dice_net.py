@@ -14,7 +14,6 @@ dice, not one desk in one light. Training is seeded: the same photos give the sa
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bunco_pi.vision.dataset import list_photos, read_labels  # noqa: E402
+from bunco_pi.vision.dataset import list_photos, read_labels, set_aside  # noqa: E402
 from bunco_pi.vision.faces import LAYOUTS  # noqa: E402
 from bunco_pi.vision.net import INPUT_WIDTH, MODEL_PATH, STRIDE, normalise  # noqa: E402
 
@@ -48,17 +47,13 @@ def build() -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-def is_validation(name: str) -> bool:
-    return hashlib.sha256(("val:" + name).encode()).digest()[0] % 5 == 0
-
-
 def load(root: Path, validate: bool) -> tuple[list, list]:
     train, val = [], []
     for photo in list_photos(root, "train"):
         image = cv2.imread(str(photo.image_path), cv2.IMREAD_GRAYSCALE)
         h, w = image.shape
         dice = [(d.center[0], d.center[1], max(d.size), d.face) for d in read_labels(photo.label_path, w, h)]
-        (val if validate and is_validation(photo.name) else train).append((photo.name, image, dice))
+        (val if validate and set_aside(photo.name) else train).append((photo.name, image, dice))
     return train, val
 
 

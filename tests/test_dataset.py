@@ -9,6 +9,7 @@ from bunco_pi.vision.dataset import (
     match_dice,
     parse_labels,
     read_labels,
+    set_aside,
     split_of,
 )
 
@@ -19,6 +20,22 @@ def test_the_split_depends_only_on_the_name():
     assert first == [split_of(n) for n in reversed(names)][::-1]
     held_out = first.count("heldout") / len(names)
     assert 0.25 < held_out < 0.35
+
+
+def test_a_fifth_of_training_photos_is_set_aside_by_name_alone():
+    names = [f"photo_{i}" for i in range(2000)]
+    aside = [set_aside(n) for n in names]
+    assert aside == [set_aside(n) for n in names]
+    assert 0.15 < sum(aside) / len(names) < 0.25
+    # not the same photos as the held-out split picks: it is drawn apart from it
+    training = [n for n in names if split_of(n) == "train"]
+    assert 0.15 < sum(set_aside(n) for n in training) / len(training) < 0.25
+
+
+def test_the_real_set_aside_photos(photos):
+    training = list_photos(photos, "train")
+    assert len(training) == 226
+    assert sum(set_aside(p.name) for p in training) == 38
 
 
 def test_labels_become_pixels_and_faces():

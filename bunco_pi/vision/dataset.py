@@ -40,6 +40,15 @@ def split_of(name: str) -> str:
     return "heldout" if digest[0] % 10 < HELD_OUT_BUCKETS else "train"
 
 
+def set_aside(name: str) -> bool:
+    """True for about a fifth of the training photos, kept out of training the dice network.
+
+    They are where the network's training is checked and the two readers' thresholds chosen
+    (``vision/fusion.py``), so that the held-out photos stay unseen until they are measured.
+    """
+    return hashlib.sha256(("val:" + name).encode("utf-8")).digest()[0] % 5 == 0
+
+
 def list_photos(root: Path, split: str = "all") -> list[LabelledPhoto]:
     """Labelled photos under ``root`` (``images/`` + ``labels/``), sorted by name."""
     if split not in ("all", "train", "heldout"):
