@@ -121,6 +121,24 @@ def test_each_thread_gets_a_network_of_its_own():
     assert there[0] is not here
 
 
+def test_dice_on_trays_unlike_the_photos_desk_are_read():
+    """Dark, grey and pale trays, small and large dice, noise: the photos have none of these."""
+    rng = np.random.default_rng(7)
+    right = total = 0
+    for seed in range(24):
+        tray, die = int(rng.choice([30, 70, 110, 150])), int(rng.integers(40, 80))
+        dice = [(int(rng.integers(1, 7)), 120 + 180 * k + rng.uniform(-20, 20),
+                 240 + rng.uniform(-100, 100), rng.uniform(0, 90)) for k in range(3)]
+        image = draw_tray(dice, die=die, tray=tray, noise=float(rng.uniform(0, 8)), seed=seed)
+        found = detect(image)
+        assert len(found) == 3
+        for face, x, y, _ in dice:
+            (near,) = [d for d in found if np.hypot(d.center[0] - x, d.center[1] - y) < die / 2]
+            total += 1
+            right += near.face == face and near.face_probability >= 0.9
+    assert right >= 0.95 * total
+
+
 def test_a_blank_tray_has_no_dice():
     assert detect(np.full((480, 640, 3), 90, np.uint8)) == []
 
