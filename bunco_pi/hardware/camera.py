@@ -60,7 +60,7 @@ class PicameraSource:
         except ImportError:
             raise UserError(
                 "picamera2 is not installed: on Raspberry Pi OS run"
-                " 'sudo apt install python3-picamera2' (or use --video/--image)"
+                " 'sudo apt install python3-picamera2', or use a USB webcam through OpenCV"
             ) from None
         self._camera = Picamera2()
         try:
