@@ -16,6 +16,7 @@ from bunco_pi.errors import UserError
 
 DEFAULT_CALIBRATION = "dice-tray.json"
 DATASET_ENV = "BUNCO_DICE_PHOTOS"  # where `dice eval` looks when no folder is given
+ROLLING = object()  # `dice watch`: the dice started to tumble
 METHODS = ("both", "pips", "net", "baseline")  # "both": the pip reader and the network together
 
 
@@ -239,7 +240,7 @@ def run_watch(args: argparse.Namespace) -> int:
         OpenCVSource,
         PicameraSource,
     )
-    from bunco_pi.vision.verdict import SettledRoll
+    from bunco_pi.vision.verdict import SettledRoll, Unsure
 
     calibration = _calibration(args.calibration)
     if args.folder is not None:
@@ -249,7 +250,8 @@ def run_watch(args: argparse.Namespace) -> int:
     else:
         frames = PicameraSource(controls=calibration.exposure or None)
     results: queue.Queue = queue.Queue()
-    source = CameraDiceSource(frames, results, calibration, on_rolling=lambda: print("rolling"))
+    # "rolling" goes through the same queue as the results, so they print in the order they happened.
+    source = CameraDiceSource(frames, results, calibration, on_rolling=lambda: results.put(ROLLING))
     source.start()
     try:
         while True:
@@ -259,12 +261,16 @@ def run_watch(args: argparse.Namespace) -> int:
                 if not source.running:
                     break
                 continue
-            if isinstance(result, SettledRoll):
+            if result is ROLLING:
+                print("rolling", flush=True)
+            elif isinstance(result, SettledRoll):
                 faces = " ".join(str(f) for f in result.faces)
                 confidence = f"confidence {result.confidence:.2f}"
                 print(f"roll {result.seq}: {faces} ({confidence})", flush=True)
-            else:
+            elif isinstance(result, Unsure):
                 print(f"not sure: {result.reason}", flush=True)
+            else:
+                print("camera back", flush=True)
     finally:
         source.stop()
     return 0
