@@ -33,9 +33,8 @@ def test_a_fifth_of_training_photos_is_set_aside_by_name_alone():
 
 
 def test_the_real_set_aside_photos(photos):
-    training = list_photos(photos, "train")
-    assert len(training) == 226
-    assert sum(set_aside(p.name) for p in training) == 38
+    assert len(list_photos(photos, "train")) == 226
+    assert len(list_photos(photos, "setaside")) == 38
 
 
 def test_labels_become_pixels_and_faces():
@@ -69,6 +68,8 @@ def test_listing_pairs_images_with_labels_and_splits_them(tmp_path):
     train, held = list_photos(tmp_path, "train"), list_photos(tmp_path, "heldout")
     assert {p.name for p in train} | {p.name for p in held} == {p.name for p in every}
     assert not {p.name for p in train} & {p.name for p in held}
+    aside = list_photos(tmp_path, "setaside")
+    assert {p.name for p in aside} == {p.name for p in train if set_aside(p.name)}
 
 
 def test_a_folder_without_images_and_labels_is_an_error(tmp_path):

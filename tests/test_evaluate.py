@@ -6,7 +6,7 @@ from drawn_dice import draw_tray
 
 from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import list_photos
-from bunco_pi.vision.evaluate import evaluate, load_image, score_photo
+from bunco_pi.vision.evaluate import HARDER, evaluate, load_image, score_photo
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
 
@@ -47,6 +47,31 @@ def test_evaluate_on_a_folder_of_drawn_trays(tmp_path):
     result = evaluate(list_photos(tmp_path), read_pips, 0.5)
     assert result.total("dice") == 3
     assert result.die_accuracy == 1.0 and result.photo_accuracy == 1.0
+
+
+@pytest.mark.parametrize("harder", sorted(HARDER))
+def test_harder_photos_keep_their_size_and_change(harder):
+    image = draw_tray([(5, 300, 240, 10)])
+    made = HARDER[harder](image)
+    assert made.shape == image.shape and made.dtype == image.dtype
+    assert (made.astype(int) - image).any()
+
+
+def test_harder_photos_are_read_harder_and_an_unknown_kind_is_an_error(tmp_path):
+    (tmp_path / "images").mkdir()
+    (tmp_path / "labels").mkdir()
+    dice = [(6, 200, 200, 0), (4, 420, 260, 20)]
+    cv2.imwrite(str(tmp_path / "images" / "a.png"), draw_tray(dice, die=40, pip=0.07))
+    (tmp_path / "labels" / "a.txt").write_text(
+        "".join(f"{f - 1} {x / 640} {y / 480} 0.06 0.08\n" for f, x, y, _ in dice)
+    )
+    photos = list_photos(tmp_path)
+    seen = []
+    evaluate(photos, lambda image: seen.append(image) or FrameReading(()), 0.5)
+    evaluate(photos, lambda image: seen.append(image) or FrameReading(()), 0.5, "motion")
+    assert seen[0].std() > seen[1].std()  # what the reader was given was the blurred photo
+    with pytest.raises(UserError, match="--harder: unknown 'fog'"):
+        evaluate(photos, read_pips, 0.5, "fog")
 
 
 def test_load_image_errors_name_the_file(tmp_path):

@@ -11,7 +11,7 @@ from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
 from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
 
-RULES = FusionSettings(sure=0.9, sure_alone=0.97, seen=0.5)
+RULES = FusionSettings(seen=0.5, sure=0.9, sure_alone=0.97, claim=0.25, objection=0.5)
 
 
 def pip(face, confidence=0.9, at=(100.0, 100.0), problem=""):
@@ -37,9 +37,14 @@ def test_both_sure_and_different_is_not_sure():
     assert die.confidence < 0.5 and die.problem == "two readings"
 
 
-def test_a_sure_pip_reading_stands_when_the_network_doubts():
-    (die,) = one([pip(5, 0.8)], [net(6, probability=0.6)])
+def test_a_sure_pip_reading_stands_when_the_network_has_no_opinion():
+    (die,) = one([pip(5, 0.8)], [net(6, probability=0.45)])
     assert (die.face, die.confidence) == (5, 0.8)
+
+
+def test_a_network_leaning_to_another_face_makes_a_sure_pip_reading_doubtful():
+    (die,) = one([pip(3, 1.0)], [net(2, probability=0.58)])  # a two and a side pip, as a three
+    assert die.confidence < 0.5 and die.problem == "two readings"
 
 
 def test_a_sure_pip_reading_stands_where_the_network_sees_nothing():

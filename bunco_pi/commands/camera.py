@@ -41,9 +41,15 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     )
     evaluate.add_argument(
         "--split",
-        choices=("heldout", "train", "all"),
+        choices=("heldout", "train", "setaside", "all"),
         default="heldout",
-        help="which photos (default: heldout, the ones never used for tuning)",
+        help="which photos (default: heldout, the ones never used for tuning or training;"
+        " setaside: the fifth of train the dice network was not trained on)",
+    )
+    evaluate.add_argument(
+        "--harder",
+        choices=("blur", "motion", "dark", "small", "jpeg"),
+        help="make each photo harder first: blurred, moving, darker, smaller, or JPEG-damaged",
     )
     _reader_options(evaluate, several=True)
     evaluate.add_argument("--list", action="store_true", help="list every photo with a mistake")
@@ -162,16 +168,17 @@ def run_eval(args: argparse.Namespace) -> int:
     methods = [m.strip() for m in args.method.split(",") if m.strip()]
     readers = [(m, _reader(m, calibration)) for m in methods]
     photos = list_photos(folder, args.split)
+    split = args.split + (f"+{args.harder}" if args.harder else "")
     header = (
-        f"{'method':<9} {'split':<8} {'photos':>6} {'dice':>5} {'per-die':>8} "
+        f"{'method':<9} {'split':<14} {'photos':>6} {'dice':>5} {'per-die':>8} "
         f"{'all-right':>9} {'wrong':>6} {'unsure':>6} {'missed':>6} {'invented':>8} {'ms/photo':>8}"
     )
     rows = []
     details = []
     for method, read in readers:
-        result = evaluate(photos, read, calibration.min_confidence)
+        result = evaluate(photos, read, calibration.min_confidence, args.harder or "")
         rows.append(
-            f"{method:<9} {args.split:<8} {len(result.photos):>6} {result.total('dice'):>5} "
+            f"{method:<9} {split:<14} {len(result.photos):>6} {result.total('dice'):>5} "
             f"{100 * result.die_accuracy:>7.1f}% {100 * result.photo_accuracy:>8.1f}% "
             f"{result.total('wrong'):>6} {result.total('unsure'):>6} {result.total('missed'):>6} "
             f"{result.total('invented'):>8} {1000 * result.seconds / len(result.photos):>8.1f}"

@@ -13,6 +13,7 @@ from pathlib import Path
 from bunco_pi.errors import UserError
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
+SPLITS = ("heldout", "train", "setaside", "all")  # setaside: the fifth of train kept from training
 HELD_OUT_BUCKETS = 3  # of 10: about 30% of photos are never used to tune or train
 
 
@@ -51,8 +52,8 @@ def set_aside(name: str) -> bool:
 
 def list_photos(root: Path, split: str = "all") -> list[LabelledPhoto]:
     """Labelled photos under ``root`` (``images/`` + ``labels/``), sorted by name."""
-    if split not in ("all", "train", "heldout"):
-        raise UserError(f"unknown split {split!r}: use all, train or heldout")
+    if split not in SPLITS:
+        raise UserError(f"unknown split {split!r}: use {', '.join(SPLITS)}")
     images = root / "images"
     labels = root / "labels"
     if not images.is_dir() or not labels.is_dir():
@@ -64,7 +65,9 @@ def list_photos(root: Path, split: str = "all") -> list[LabelledPhoto]:
         label = labels / f"{path.stem}.txt"
         if not label.is_file():
             continue
-        if split != "all" and split_of(path.stem) != split:
+        if split != "all" and split_of(path.stem) != ("train" if split == "setaside" else split):
+            continue
+        if split == "setaside" and not set_aside(path.stem):
             continue
         photos.append(LabelledPhoto(path.stem, path, label))
     if not photos:

@@ -58,6 +58,33 @@ def load_image(path: Path) -> np.ndarray:
     return image
 
 
+def _motion_blur(image: np.ndarray) -> np.ndarray:
+    kernel = np.zeros((9, 9), np.float32)
+    kernel[4] = 1 / 9  # a die (or the camera) moving 9 pixels sideways during the exposure
+    return cv2.filter2D(image, -1, kernel)
+
+
+def _jpeg(image: np.ndarray) -> np.ndarray:
+    _, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 25])
+    return cv2.imdecode(data, cv2.IMREAD_COLOR)
+
+
+def _smaller(image: np.ndarray) -> np.ndarray:
+    height, width = image.shape[:2]
+    small = cv2.resize(image, None, fx=0.6, fy=0.6, interpolation=cv2.INTER_AREA)
+    return cv2.resize(small, (width, height))  # the detail of a camera 1.7 times farther away
+
+
+# Photos made harder, to see where a reader's wrong faces come out sure: the labels still hold.
+HARDER: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "blur": lambda image: cv2.GaussianBlur(image, (0, 0), 1.5),
+    "motion": _motion_blur,
+    "dark": lambda image: (image.astype(np.float32) * 0.45).astype(np.uint8),
+    "small": _smaller,
+    "jpeg": _jpeg,
+}
+
+
 def score_photo(
     name: str, reading: FrameReading, truth_path: Path, size: tuple[int, int], min_confidence: float
 ) -> PhotoResult:
@@ -83,11 +110,17 @@ def evaluate(
     photos: Iterable[LabelledPhoto],
     read: Callable[[np.ndarray], FrameReading],
     min_confidence: float,
+    harder: str = "",
 ) -> Evaluation:
+    """Read every photo (made ``harder`` first: a key of HARDER, or "" as it is) and score it."""
+    if harder and harder not in HARDER:
+        raise UserError(f"--harder: unknown {harder!r} (use {', '.join(HARDER)})")
     results = []
     seconds = 0.0
     for photo in photos:
         image = load_image(photo.image_path)
+        if harder:
+            image = HARDER[harder](image)
         start = time.perf_counter()
         reading = read(image)
         seconds += time.perf_counter() - start

@@ -9,9 +9,9 @@ pips included, but it may be wrong in ways nobody can foresee on a tray unlike t
 So each covers the other's weakness, and neither overrules the other when both are sure:
 
 - both read a die alike, either sure: sure;
-- each sure of a different face, or the network sure against a doubtful pip count: not
-  sure (``two readings``);
-- the pip reader sure, the network not sure or seeing nothing there: the pip reading;
+- each sure of a different face, the network leaning (``objection``) to another face than
+  a sure pip count, or sure against a doubtful one: not sure (``two readings``);
+- the pip reader sure, the network with no opinion or seeing nothing there: the pip reading;
 - the pip reader with no face (or a count it hardly believes), the network sure: the
   network's face;
 - a die only the network found: the network's face if it is very sure, else a die that is
@@ -36,6 +36,7 @@ class FusionSettings:
     sure: float = 0.9  # the network is sure of a face this probable
     sure_alone: float = 0.97  # ... of a die the pip reader did not find at all
     claim: float = 0.25  # a pip count this confident, though doubtful, is still a claim
+    objection: float = 0.5  # a network face this probable, though not sure, stands against a count
 
 
 def read_both(
@@ -78,7 +79,8 @@ def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: Fusion
         if pip_sure or net_sure:
             return DieReading(die.face, max(die.confidence, other.face_probability), die.center, die.radius)
         return die
-    if pip_sure and net_sure or pip_claim and net_sure:
+    net_objects = other.face_probability >= fusion.objection
+    if pip_sure and net_objects or pip_claim and net_sure:
         return DieReading(die.face, 0.0, die.center, die.radius, "two readings")
     if net_sure:
         return DieReading(other.face, other.face_probability, die.center, die.radius)
