@@ -129,6 +129,19 @@ def test_a_broken_camera_is_reported_not_scored():
     assert got == [Unsure("camera failed")] and broken.closed
 
 
+@pytest.mark.parametrize(("reader", "expect"), [("both", Unsure), ("pips", SettledRoll)])
+def test_the_calibration_picks_the_reader_the_table_uses(photos, reader, expect):
+    # A two beside a side pip: the pip reader alone is sure of a three; with the network, not sure.
+    photo = cv2.imread(str(photos / "images" / "two_28.jpg"))
+    empty = np.full_like(photo, int(np.median(photo)))
+    got = []
+    frames = ScriptedCamera(*[empty] * 6, *[photo] * 6)
+    CameraDiceSource(frames, got.append, TrayCalibration(reader=reader)).run()
+    assert len(got) == 1 and isinstance(got[0], expect)
+    if expect is SettledRoll:
+        assert sorted(got[0].faces) == [2, 2, 3]
+
+
 class ScriptedCamera:
     """A frame source that follows a script: a frame, an exception to raise, an Event to
     block on (a hung read; once set, the read comes back with a frame), or None (no more)."""

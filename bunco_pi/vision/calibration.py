@@ -20,6 +20,7 @@ from bunco_pi.vision.reader import ReaderSettings
 from bunco_pi.vision.settle import SettleSettings, thumbnail
 
 FORMAT_VERSION = 1
+READERS = ("both", "pips")  # what reads a settled tray at the table (docs/dice-camera.md)
 TARGET_TRAY_LEVEL = 90.0  # grey level to expose the empty tray at: white dice stay unclipped
 BRIGHTEST_TRAY = 200.0  # above this, white dice cannot stand out from the tray
 
@@ -38,6 +39,7 @@ class TrayCalibration:
     settle_frames: int = 5
     dice: int = 3
     exposure: dict[str, float] = field(default_factory=dict)  # picamera2 controls; {} = auto
+    reader: str = "both"  # "both": pip reader and network together; "pips": the pip reader alone
 
     def reader_settings(self) -> ReaderSettings:
         return ReaderSettings(
@@ -105,6 +107,10 @@ def _checked(path: Path, key: str, value: object) -> object:
         if not isinstance(value, dict):
             raise bad("an object of camera controls")
         return {str(k): number(v) for k, v in value.items()}
+    if key == "reader":
+        if value not in READERS:
+            raise bad(" or ".join(repr(r) for r in READERS))
+        return value
     if key == "tray_level":
         return None if value is None else number(value)
     if key in ("pip_block", "settle_frames", "dice"):
