@@ -1,14 +1,15 @@
-"""Train the dice network (bunco_pi/vision/net.py) from labelled photos; write its weights.
+"""Train the dice network (bunco_pi/vision/net.py) from labelled photos; write it as ONNX.
 
-    pip install -e '.[train]'          # PyTorch, for training only: the box runs numpy
-    python3 scripts/train_dice_net.py ../shared/datasets/dice-photos [--epochs 60] [--out FILE]
+    pip install -e '.[train]'          # PyTorch and onnx, for training only: the box runs OpenCV
+    python3 scripts/train_dice_net.py ../shared/datasets/dice-photos --validate [--epochs 120]
 
-Only the *training* photos are used (``split_of`` in bunco_pi/vision/dataset.py); of those,
-``--validate`` keeps a fixed fifth aside to report on while training (the held-out photos are
-for ``bunco-pi dice eval`` alone). Every photo is shown anew each epoch: turned to any angle,
-scaled, shifted, flipped, made brighter or darker, blurred (as a die still moving or a camera
-out of focus), noisier and more JPEG-damaged than the originals, so that the network learns
-dice, not one desk in one light. Training is seeded: the same photos give the same weights.
+Only the *training* photos are used (``split_of`` in bunco_pi/vision/dataset.py); with
+``--validate``, not the fifth of them that ``set_aside`` names either, which is left for
+``bunco-pi dice eval --split setaside`` (the held-out photos are for measuring alone). Each
+batch draws photos at random, each view new: turned to any angle, scaled, shifted, mirrored,
+made brighter or darker, blurred (as a die still moving or a camera out of focus), noisier and
+more JPEG-damaged than the originals; with a chance of ``--synthetic``, a picture is a drawn
+tray instead, so that the network learns dice, not one desk in one light. Training is seeded.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def test_both_sure_and_alike_is_sure():
 
 def test_both_sure_and_different_is_not_sure():
     (die,) = one([pip(3)], [net(2)])
-    assert die.confidence < 0.5 and die.problem == "two readings"
+    assert die.face is None and die.problem == "unsure: two readings"
 
 
 def test_a_sure_pip_reading_stands_when_the_network_has_no_opinion():
@@ -44,7 +44,7 @@ def test_a_sure_pip_reading_stands_when_the_network_has_no_opinion():
 
 def test_a_network_leaning_to_another_face_makes_a_sure_pip_reading_doubtful():
     (die,) = one([pip(3, 1.0)], [net(2, probability=0.58)])  # a two and a side pip, as a three
-    assert die.confidence < 0.5 and die.problem == "two readings"
+    assert die.face is None and die.problem == "unsure: two readings"
 
 
 def test_a_sure_pip_reading_stands_where_the_network_sees_nothing():
@@ -60,7 +60,23 @@ def test_the_network_reads_a_die_whose_pips_could_not_be_counted():
 
 def test_the_network_does_not_overrule_a_doubtful_count_of_another_face():
     (die,) = one([pip(4, 0.3, problem="faint pip")], [net(5)])
-    assert die.confidence < 0.5 and die.problem == "two readings"
+    assert die.face is None and die.problem == "unsure: two readings"
+
+
+@pytest.mark.parametrize("doubt", [pip(None, 0.0, problem="unclear pips"), pip(4, 0.1, problem="faint pip")])
+def test_a_network_face_that_is_not_sure_does_not_replace_a_count(doubt):
+    (die,) = one([doubt], [net(5, 0.7)])
+    assert die.face != 5 and die.confidence < 0.5
+
+
+def test_a_cocked_die_stays_not_sure_whatever_the_network_reads():
+    (die,) = one([pip(None, 0.0, problem="tilted")], [net(3, 0.99)])
+    assert die.face is None and die.problem == "tilted"
+
+
+def test_a_disputed_die_has_no_face_so_no_setting_can_score_it():
+    reading = combine(FrameReading((pip(3),)), [net(2)], 0.0, RULES)
+    assert isinstance(judge(reading, dice=1, min_confidence=0.0), Unsure)
 
 
 def test_a_doubtful_count_the_network_agrees_with_is_sure():
@@ -86,13 +102,14 @@ def test_a_die_only_the_network_found_still_counts_as_a_die_seen():
     reading = combine(
         FrameReading((pip(2), pip(2, at=(200.0, 100.0)))), [net(5, 0.5, at=(400.0, 400.0))], 0.5, RULES
     )
-    result = judge(reading, dice=3)
-    assert isinstance(result, Unsure)  # three dice, one unreadable: not a roll
+    assert len(reading.dice) == 3 and reading.dice[2].problem == "unclear pips"
+    assert judge(reading, dice=3) == Unsure("unclear pips")  # three dice, one unreadable
 
 
 def test_each_network_die_pairs_with_the_nearest_pip_die_once():
-    dice = one([pip(3, at=(100.0, 100.0)), pip(3, at=(130.0, 100.0))], [net(3, at=(128.0, 100.0))])
-    assert len(dice) == 2 and all(d.face == 3 and d.confidence >= 0.5 for d in dice)
+    # Both pip dice are within reach of the one network die; only the nearer is paired.
+    dice = one([pip(3, 0.3, at=(100.0, 100.0)), pip(5, 0.3, at=(118.0, 100.0))], [net(5, at=(116.0, 100.0))])
+    assert [(d.face, d.confidence >= 0.5) for d in dice] == [(3, False), (5, True)]
 
 
 def test_dice_come_out_top_of_the_tray_first():
@@ -110,5 +127,5 @@ def test_drawn_dice_on_a_dark_tray_read_as_the_pip_reader_reads_them():
 def test_real_photos(photos, name):
     image = cv2.imread(str(photos / "images" / f"{name}.jpg"))
     truth = read_labels(photos / "labels" / f"{name}.txt", image.shape[1], image.shape[0])
-    reading = read_both(image)
-    assert sorted(d.face for d in reading.dice if d.confidence >= 0.5) == sorted(d.face for d in truth)
+    result = judge(read_both(image), dice=len(truth))
+    assert isinstance(result, SettledRoll) and sorted(result.faces) == sorted(d.face for d in truth)

@@ -33,6 +33,7 @@ from bunco_pi.errors import UserError
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.fusion import read_both
+from bunco_pi.vision.net import shipped_net
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import FrameReading
 from bunco_pi.vision.settle import Event, SettleDetector
@@ -254,6 +255,8 @@ class CameraDiceSource:
         self._deliver = deliver.put if isinstance(deliver, queue.Queue) else deliver
         if read is None and self.calibration.reader == "pips":
             read = lambda frame: read_pips(frame, settings)  # noqa: E731
+        elif read is None:
+            shipped_net()  # a missing or broken network file is said now, not at the first throw
         self._read = read or (lambda frame: read_both(frame, settings))
         self._on_rolling = on_rolling
         self._detector = SettleDetector(self.calibration.settle_settings())

@@ -107,6 +107,11 @@ def _checked(path: Path, key: str, value: object) -> object:
         if not isinstance(value, dict):
             raise bad("an object of camera controls")
         return {str(k): number(v) for k, v in value.items()}
+    if key == "min_confidence":
+        result = number(value)
+        if not 0 < result <= 1:
+            raise bad("more than 0 and at most 1")
+        return result
     if key == "reader":
         if value not in READERS:
             raise bad(" or ".join(repr(r) for r in READERS))

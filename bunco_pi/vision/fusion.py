@@ -10,7 +10,8 @@ So each covers the other's weakness, and neither overrules the other when both a
 
 - both read a die alike, either sure: sure;
 - each sure of a different face, the network leaning (``objection``) to another face than
-  a sure pip count, or sure against a doubtful one: not sure (``two readings``);
+  a sure pip count, or sure against a doubtful one: no face (``unsure: two readings``);
+- a die the pip reader found cocked (``tilted``: every pip squashed) stays not sure;
 - the pip reader sure, the network with no opinion or seeing nothing there: the pip reading;
 - the pip reader with no face (or a count it hardly believes), the network sure: the
   network's face;
@@ -72,6 +73,8 @@ def combine(
 
 
 def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: FusionSettings) -> DieReading:
+    if die.problem == "tilted":
+        return die  # a cocked die (every pip seen squashed) is re-rolled, whatever its face
     net_sure = other.face_probability >= fusion.sure
     pip_sure = die.face is not None and die.confidence >= min_confidence
     pip_claim = die.face is not None and die.confidence >= fusion.claim
@@ -81,7 +84,7 @@ def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: Fusion
         return die
     net_objects = other.face_probability >= fusion.objection
     if pip_sure and net_objects or pip_claim and net_sure:
-        return DieReading(die.face, 0.0, die.center, die.radius, "two readings")
+        return DieReading(None, 0.0, die.center, die.radius, "unsure: two readings")
     if net_sure:
         return DieReading(other.face, other.face_probability, die.center, die.radius)
     return die

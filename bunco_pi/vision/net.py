@@ -4,9 +4,10 @@ It is trained here from the labelled photos (``scripts/train_dice_net.py``) and 
 ONNX file (``models/dice_net.onnx``, about 350 KB) that OpenCV's dnn module runs; nothing is
 downloaded, and PyTorch is needed only to train it. The network sees the frame in grey at 320
 pixels wide and answers, for every 4x4 block of pixels, how likely a die's top face is
-centred there, which face it is, and how wide it is (CenterNet's scheme: a die is a peak in a
-heat map, so touching dice and dice with blurred pips are found even where no pip can be made
-out).
+centred there, which face it is, and how wide its labelled box is (CenterNet's scheme: a die
+is a peak in a heat map, so a die with blurred pips is found even where no pip can be made
+out). It was never shown touching dice and often sees two as one; the pip reader keeps those
+apart (``fusion.py``).
 
 Batch norm is folded into the convolutions when the network is written, so it is nothing
 but seven 3x3 convolutions with ReLUs and a 1x1 convolution for the answers.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 import cv2
@@ -33,7 +35,8 @@ STRIDE = 4  # one output cell per 4x4 input pixels
 class DiceNet:
     """The network, run by OpenCV's dnn module (no other library at run time).
 
-    One instance per thread: OpenCV's network object keeps its buffers between calls.
+    OpenCV's network object keeps its input and buffers between calls, so two threads using
+    it at once would read each other's frames: ``forward`` holds a lock.
     """
 
     def __init__(self, path: Path = MODEL_PATH) -> None:
@@ -42,11 +45,13 @@ class DiceNet:
         except cv2.error as exc:
             raise UserError(f"{path}: cannot load the dice network ({_first_line(exc)})") from None
         self.path = path
+        self._lock = threading.Lock()
 
     def forward(self, image: np.ndarray) -> np.ndarray:
         """(1, H, W) float32 input, H and W multiples of 4 -> (8, H/4, W/4) raw outputs."""
-        self._net.setInput(image[None])
-        return self._net.forward()[0]
+        with self._lock:
+            self._net.setInput(image[None])
+            return self._net.forward()[0].copy()
 
 
 def _first_line(exc: Exception) -> str:
@@ -60,15 +65,10 @@ def load_net(path: Path = MODEL_PATH) -> DiceNet:
     return DiceNet(path)
 
 
-_shipped = threading.local()
-
-
+@lru_cache(maxsize=1)
 def shipped_net() -> DiceNet:
-    """The network that ships with bunco-pi, loaded once per thread."""
-    net = getattr(_shipped, "net", None)
-    if net is None:
-        net = _shipped.net = DiceNet(MODEL_PATH)
-    return net
+    """The network that ships with bunco-pi, loaded once (a missing file is a one-line error)."""
+    return load_net(MODEL_PATH)
 
 
 def prepare(frame: np.ndarray, scale: float | None = None) -> tuple[np.ndarray, tuple[float, float]]:
@@ -95,7 +95,7 @@ def normalise(gray: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class NetDie:
     center: tuple[float, float]  # pixels in the frame
-    width: float  # pixels: the top face's width
+    width: float  # pixels: the width of the box the labels put round a die's top face
     presence: float  # 0..1: how sure it is a die's top face is centred here
     face: int  # 1..6, the likeliest
     face_probability: float  # 0..1
@@ -106,8 +106,9 @@ def decode(
 ) -> list[NetDie]:
     """Peaks of the heat map -> dice in frame pixels, one per die.
 
-    A peak is a cell higher than its 8 neighbours; of two peaks closer than 0.7 of a die's width
-    (a blurred die can have a double peak; two dice are a whole width apart), only the higher is a die.
+    A peak is a cell higher than its 8 neighbours; of two peaks closer than 0.7 of a die's box
+    width, only the higher is a die: a blurred die can have a double peak. (Two touching dice
+    turned 45 degrees are about 0.7 box widths apart, and may be taken for one here.)
     """
     heat = _sigmoid(outputs[0])
     peaks = heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))
