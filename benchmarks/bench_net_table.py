@@ -21,10 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_table import TimedDummy, idle_cpu, pct  # noqa: E402
+from bench_table import TimedDummy, idle_cpu, pct, press_and_time  # noqa: E402
 from gpiozero.pins.mock import MockFactory  # noqa: E402
 
-from bunco_pi.hardware.pinmap import default_button_pins  # noqa: E402
 from bunco_pi.net import envelope  # noqa: E402
 from bunco_pi.net.inproc import InprocBroker  # noqa: E402
 from bunco_pi.net.link import Message  # noqa: E402
@@ -40,21 +39,7 @@ SEATS = ("p1", "p2", "p3", "p4")
 
 def measure(box: TableBox, device: TimedDummy, factory: MockFactory, presses: int,
             idle_seconds: float) -> tuple[list[float], float]:
-    pin = factory.pin(default_button_pins()["point"])
-    latencies = []
-    for _ in range(presses):
-        with device.arrived:
-            before = device.frames
-        t0 = time.perf_counter()
-        pin.drive_low()
-        with device.arrived:
-            device.arrived.wait_for(lambda b=before: device.frames > b, timeout=5)
-            latencies.append(device.last_time - t0)
-        time.sleep(0.035)  # past the debounce window, as a finger would be
-        pin.drive_high()
-        time.sleep(0.035)
-    box.node.sync()
-    return latencies, idle_cpu(idle_seconds)
+    return press_and_time(box, device, factory, presses), idle_cpu(idle_seconds)
 
 
 def standalone(tmp: str, presses: int, idle_seconds: float) -> tuple[list[float], float]:

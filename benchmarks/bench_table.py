@@ -63,6 +63,25 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def press_and_time(box: TableBox, device: TimedDummy, factory: MockFactory, presses: int) -> list[float]:
+    """Press the point button ``presses`` times; seconds from each press to its new frame."""
+    pin = factory.pin(default_button_pins()["point"])
+    latencies = []
+    for _ in range(presses):
+        with device.arrived:
+            before = device.frames
+        t0 = time.perf_counter()
+        pin.drive_low()
+        with device.arrived:
+            device.arrived.wait_for(lambda b=before: device.frames > b, timeout=5)
+            latencies.append(device.last_time - t0)
+        time.sleep(0.035)  # past the debounce window, as a finger would be
+        pin.drive_high()
+        time.sleep(0.035)
+    box.node.sync()
+    return latencies
+
+
 def idle_cpu(seconds: float) -> float:
     start_cpu, start = time.process_time(), time.perf_counter()
     time.sleep(seconds)
@@ -113,21 +132,8 @@ def main() -> int:
             # Not the head table: the round runs on however many points are pressed.
             link.start_round(1, 1, 1, TableConfig().players, can_end_round=False)
             box.node.sync()
-            pin = factory.pin(default_button_pins()["point"])
-            latencies = []
             first_frames = device.frames
-            for _ in range(args.presses):
-                with device.arrived:
-                    before = device.frames
-                t0 = time.perf_counter()
-                pin.drive_low()
-                with device.arrived:
-                    device.arrived.wait_for(lambda b=before: device.frames > b, timeout=5)
-                    latencies.append(device.last_time - t0)
-                time.sleep(0.035)  # past the debounce window, as a finger would be
-                pin.drive_high()
-                time.sleep(0.035)
-            box.node.sync()
+            latencies = press_and_time(box, device, factory, args.presses)
             per_press = (device.frames - first_frames) / args.presses
             table_rss = rss_kib()
             table_cpu = idle_cpu(args.idle_seconds)
