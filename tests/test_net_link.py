@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 from luma.core.device import dummy
+from pressing_hands import FakeClock, PressingHands
 
 from bunco_pi.net import envelope
 from bunco_pi.net.inproc import InprocBroker
@@ -21,7 +22,7 @@ from bunco_pi.rules.night import Player
 from bunco_pi.rules.table_round import Bell, Pass, Roll, TableRound, Tally, Undo
 from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import ButtonConfig, TableConfig
-from bunco_pi.table.events import DiceRoll, Tick
+from bunco_pi.table.events import DiceRoll
 from bunco_pi.table.game import engine_entries
 from bunco_pi.table.net_link import NetTableLink, json_entry, read_head_message
 from bunco_pi.table.node import _LinkTick
@@ -39,15 +40,7 @@ PLAYERS = [Player(f"p{i}", name) for i, name in
 SEATING = [("p1", "p2", "p3", "p4"), ("p5", "p6", "p7", "p8")]
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-class Box:
+class Box(PressingHands):
     """A networked table box and the hands that press its buttons."""
 
     def __init__(self, factory, number, connect, topics, outbox_path, link_clock=time.monotonic):
@@ -69,25 +62,6 @@ class Box:
 
     def pin(self, role):
         return self.factory.pin(PINS[self.number][role])
-
-    def tap(self, role, times=1):
-        for _ in range(times):
-            self.pin(role).drive_low()
-            self.clock.t += 0.1
-            self.pin(role).drive_high()
-            self.clock.t += 0.1
-            self.node.post(Tick())
-            self.sync()
-
-    def hold(self, role):
-        self.pin(role).drive_low()
-        self.clock.t += 2.0
-        self.node.post(Tick())
-        self.sync()
-        self.pin(role).drive_high()
-        self.clock.t += 0.1
-        self.node.post(Tick())
-        self.sync()
 
     def snap(self):
         self.sync()

@@ -7,6 +7,7 @@ import io
 
 import pytest
 from luma.core.device import dummy
+from pressing_hands import FakeClock, PressingHands
 
 from bunco_pi.hardware.pinmap import default_button_pins
 from bunco_pi.rules.house import Wipeout, preset
@@ -23,15 +24,7 @@ CLASSIC = preset("classic")
 WITH_WIPEOUT = dataclasses.replace(CLASSIC, wipeout=Wipeout(enabled=True, ends_turn=True))
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-class Table:
+class Table(PressingHands):
     """A running box plus hands to press its buttons."""
 
     def __init__(self, factory, tmp_path, link, rules=CLASSIC):
@@ -51,24 +44,6 @@ class Table:
 
     def pin(self, role):
         return self.factory.pin(PINS[role])
-
-    def tap(self, role):
-        self.pin(role).drive_low()
-        self.clock.t += 0.1
-        self.pin(role).drive_high()
-        self.clock.t += 0.1
-        self.node.post(Tick())
-        self.sync()
-
-    def hold(self, role):
-        self.pin(role).drive_low()
-        self.clock.t += 2.0
-        self.node.post(Tick())
-        self.sync()
-        self.pin(role).drive_high()
-        self.clock.t += 0.1
-        self.node.post(Tick())
-        self.sync()
 
     def roll(self, seq, *dice):
         self.node.post(DiceRoll(seq, dice))
