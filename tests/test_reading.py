@@ -1,6 +1,6 @@
 """A frame's reading: its faces, and the least sure die deciding how sure the whole is."""
 
-from bunco_pi.vision.reading import DieReading, FrameReading
+from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
 
 def test_faces_in_order_and_confidence_of_the_least_sure_die():
@@ -16,3 +16,9 @@ def test_faces_in_order_and_confidence_of_the_least_sure_die():
 
 def test_no_dice_is_no_confidence():
     assert FrameReading(()).confidence == 0.0
+
+
+def test_closest_pairs_go_first_and_use_each_side_once():
+    candidates = [(5.0, 0, 0), (1.0, 1, 0), (2.0, 0, 1), (3.0, 1, 1)]
+    assert closest_pairs(candidates) == [(1, 0), (0, 1)]
+    assert closest_pairs([]) == []

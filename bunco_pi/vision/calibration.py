@@ -16,7 +16,7 @@ import numpy as np
 
 from bunco_pi.errors import UserError
 from bunco_pi.vision.pips import PipSettings
-from bunco_pi.vision.reader import ReaderSettings
+from bunco_pi.vision.reader import ReaderSettings, region_pixels
 from bunco_pi.vision.settle import SettleSettings, thumbnail
 
 FORMAT_VERSION = 1
@@ -179,9 +179,8 @@ def calibrate(
         region = find_tray(gray)
         notes.append("tray found at x={:.2f} y={:.2f} w={:.2f} h={:.2f}".format(*region))
     base = ReaderSettings(region=region)
-    rx, ry, rw, rh = region
-    rows = slice(int(ry * height), int((ry + rh) * height))
-    floor = gray[rows, int(rx * width) : int((rx + rw) * width)]
+    x0, y0, x1, y1 = region_pixels(region, width, height)
+    floor = gray[y0:y1, x0:x1]
     tray_level = float(np.median(floor))
     notes.append(f"tray brightness {tray_level:.0f} of 255")
     if tray_level > BRIGHTEST_TRAY:

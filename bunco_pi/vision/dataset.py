@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bunco_pi.errors import UserError
+from bunco_pi.vision.reading import closest_pairs
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
 SPLITS = ("heldout", "train", "setaside", "all")  # setaside: the fifth of train kept from training
@@ -121,11 +122,4 @@ def match_dice(
             reach = fr + 0.5 * max(die.size)
             if distance <= reach:
                 candidates.append((distance, i, j))
-    pairs, used_found, used_truth = [], set(), set()
-    for _, i, j in sorted(candidates):
-        if i in used_found or j in used_truth:
-            continue
-        pairs.append((i, j))
-        used_found.add(i)
-        used_truth.add(j)
-    return pairs
+    return closest_pairs(candidates)

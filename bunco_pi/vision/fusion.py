@@ -28,7 +28,7 @@ import numpy as np
 
 from bunco_pi.vision.net import DiceNet, NetDie, detect
 from bunco_pi.vision.reader import ReaderSettings, read_pips
-from bunco_pi.vision.reading import DieReading, FrameReading
+from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
 
 @dataclass(frozen=True)
@@ -98,10 +98,4 @@ def _pairs(dice: tuple[DieReading, ...], found: list[NetDie]) -> dict[int, int]:
             distance = math.dist(die.center, other.center)
             if distance <= max(die.radius, other.width / 2):
                 candidates.append((distance, i, j))
-    pairs: dict[int, int] = {}
-    used: set[int] = set()
-    for _, i, j in sorted(candidates):
-        if i not in pairs and j not in used:
-            pairs[i] = j
-            used.add(j)
-    return pairs
+    return dict(closest_pairs(candidates))

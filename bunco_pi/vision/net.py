@@ -25,6 +25,7 @@ import cv2
 import numpy as np
 
 from bunco_pi.errors import UserError
+from bunco_pi.vision.reader import region_pixels
 from bunco_pi.vision.reading import DieReading, FrameReading
 
 MODEL_PATH = Path(__file__).with_name("models") / "dice_net.onnx"
@@ -141,9 +142,7 @@ def detect(
     """The dice the network finds in the tray ``region`` (x, y, w, h in 0..1) of a frame."""
     net = net or shipped_net()
     height, width = frame.shape[:2]
-    rx, ry, rw, rh = region
-    x0, y0 = int(round(rx * width)), int(round(ry * height))
-    x1, y1 = int(round((rx + rw) * width)), int(round((ry + rh) * height))
+    x0, y0, x1, y1 = region_pixels(region, width, height)
     # The crop at the scale the whole frame would have: a die is the size the network learned.
     image, scale = prepare(frame[y0:y1, x0:x1], INPUT_WIDTH / width)
     return [

@@ -34,15 +34,22 @@ class ReaderSettings:
     face_above_tray: float = 10.0  # dice faces are at least this much brighter than the tray
 
 
+def region_pixels(
+    region: tuple[float, float, float, float], width: int, height: int
+) -> tuple[int, int, int, int]:
+    """A tray region (x, y, w, h as fractions) as pixel bounds x0, y0, x1, y1 of a frame."""
+    rx, ry, rw, rh = region
+    x0, y0 = int(round(rx * width)), int(round(ry * height))
+    return x0, y0, int(round((rx + rw) * width)), int(round((ry + rh) * height))
+
+
 def to_working(
     frame: np.ndarray, settings: ReaderSettings
 ) -> tuple[np.ndarray, float, tuple[int, int]]:
     """Greyscale crop of the tray region at the working width; (image, scale, offset)."""
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
     height, width = gray.shape
-    rx, ry, rw, rh = settings.region
-    x0, y0 = int(round(rx * width)), int(round(ry * height))
-    x1, y1 = int(round((rx + rw) * width)), int(round((ry + rh) * height))
+    x0, y0, x1, y1 = region_pixels(settings.region, width, height)
     crop = gray[y0:y1, x0:x1]
     scale = settings.working_width / max(1, width)  # same scale as the full frame would get
     if abs(scale - 1.0) > 1e-3:

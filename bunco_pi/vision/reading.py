@@ -26,3 +26,14 @@ class FrameReading:
     def confidence(self) -> float:
         """The least confident die decides: one doubtful die makes the whole roll doubtful."""
         return min((d.confidence for d in self.dice), default=0.0)
+
+
+def closest_pairs(candidates: list[tuple[float, int, int]]) -> list[tuple[int, int]]:
+    """From (distance, i, j) candidates, pairs (i, j) closest first, each i and j used once."""
+    pairs, used_i, used_j = [], set(), set()
+    for _, i, j in sorted(candidates):
+        if i not in used_i and j not in used_j:
+            pairs.append((i, j))
+            used_i.add(i)
+            used_j.add(j)
+    return pairs
