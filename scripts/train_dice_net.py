@@ -120,6 +120,8 @@ def synthesise(rng: np.random.Generator) -> tuple[np.ndarray, list]:
 
     The photos show one light desk; drawn trays are dark felt, cork, grey or coloured plastic
     (in grey), with dice of other sizes, pip sizes and spacings, some showing a side face.
+    Drawn here, not with the tests' ``drawn_dice.py``: the network is tested on drawn trays it
+    was not trained on.
     """
     cw, ch = CROP
     level = float(rng.uniform(15, 150))
