@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The main job from README.md: install bunco-pi into .venv and play a whole networked Bunco
-# night on this machine (a private broker, the head and every table; no hardware).
+# The main job from README.md: install bunco-pi into .venv and play a networked Bunco night on
+# this machine (a private broker, the head and every table as processes; no hardware).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ] \
-        && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto >/dev/null
+. scripts/venv.sh
+# The networked night needs Debian's mosquitto (the demo starts a private copy of it).
+if ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ]; then
+    apt_install mosquitto \
+        || echo "mosquitto is missing and could not be installed: the night will run in one process" >&2
 fi
-python3 -m venv .venv
-.venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q -e .
+make_venv ""
 exec .venv/bin/bunco-pi demo "$@"

@@ -30,7 +30,7 @@ def _verify(tmp_path: Path, units: dict[str, str]) -> subprocess.CompletedProces
     for name, text in units.items():
         (tmp_path / name).write_text(text)
     return subprocess.run(
-        [SYSTEMD_ANALYZE, "verify", *(str(tmp_path / n) for n in units)],
+        [SYSTEMD_ANALYZE, "verify", "--man=no", *(str(tmp_path / n) for n in units)],
         capture_output=True, text=True, timeout=60,
     )
 

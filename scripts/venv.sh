@@ -1,0 +1,39 @@
+# Sourced by demo.sh and test.sh: make .venv with the system's python3 and install bunco-pi
+# into it with the extras named in $1 (empty for the box itself).
+#
+# A minimal Debian or Raspberry Pi OS Lite has python3 without its venv module
+# (Debian splits it into python3-venv), so that is installed first: as root with apt-get,
+# otherwise through sudo, and with one clear line when neither is possible.
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"
+    elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+    else return 1
+    fi
+}
+
+apt_install() {
+    command -v apt-get >/dev/null 2>&1 || return 1
+    echo "installing Debian packages: $*" >&2
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
+        && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+ensure_venv_module() {
+    python3 -c 'import ensurepip, venv' >/dev/null 2>&1 && return 0
+    if ! apt_install python3-venv; then
+        echo "python3 has no venv module: install it (sudo apt-get install python3-venv) and run this again" >&2
+        exit 1
+    fi
+}
+
+make_venv() {
+    local extras=$1
+    command -v python3 >/dev/null 2>&1 || { echo "python3 is missing: install Python 3.11 or newer" >&2; exit 1; }
+    python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+        || { echo "bunco-pi needs Python 3.11 or newer; python3 is $(python3 -V 2>&1)" >&2; exit 1; }
+    ensure_venv_module
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extras:+[$extras]}"
+}
