@@ -35,5 +35,5 @@ make_venv() {
     ensure_venv_module
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extras:+[$extras]}"
+    .venv/bin/python -m pip install -qq --disable-pip-version-check -e ".${extras:+[$extras]}"
 }
