@@ -24,6 +24,7 @@ from bunco_pi.hardware.dice_wire import (
     Roll,
     Rolling,
     SensorError,
+    checksum,
     format_message,
 )
 
@@ -31,10 +32,8 @@ WAIT_S = 10.0
 
 
 def signed(body: str) -> bytes:
-    value = 0
-    for ch in body.encode("ascii"):
-        value ^= ch
-    return f"{body}*{value:02X}\n".encode("ascii")
+    """A protocol 2 line for any body, even one format_message would refuse."""
+    return f"{body}*{checksum(body)}\n".encode("ascii")
 
 
 def wait_for(events: queue.Queue, predicate, seen: list) -> list:
@@ -111,8 +110,8 @@ class NoisyStream:
         match kind:
             case "bad_checksum":
                 good = format_message(Roll(seq, (1, 2, 3)))
-                flipped = b"%02X" % (int(good[-3:-1], 16) ^ rng.randint(1, 255))
-                return good[:-3] + flipped + b"\n"
+                flipped = b"%04X" % (int(good[-5:-1], 16) ^ rng.randint(1, 0xFFFF))
+                return good[:-5] + flipped + b"\n"
             case "dice_count":
                 return signed(f"ROLL {seq} " + " ".join(["2"] * rng.choice((1, 2, 4, 5))))
             case "bad_face":
@@ -206,7 +205,7 @@ def test_every_event_type_reaches_a_callback_sink():
             + format_message(Rolling())
             + format_message(Roll(4, (1, 5, 6)))
             + format_message(SensorError("no display"))
-            + b"ROLL 5 1 1 1*00\n"
+            + b"ROLL 5 1 1 1*0000\n"
         )
         deadline = time.monotonic() + WAIT_S
         while len(got) < 6 and time.monotonic() < deadline:
@@ -217,7 +216,7 @@ def test_every_event_type_reaches_a_callback_sink():
         Rolling(),
         Roll(4, (1, 5, 6)),
         SensorError("no display"),
-        Rejected(Fault.BAD_CHECKSUM, b"ROLL 5 1 1 1*00"),
+        Rejected(Fault.BAD_CHECKSUM, b"ROLL 5 1 1 1*0000"),
         LinkDown("loop://", "stopped"),
     ]
 

@@ -36,13 +36,13 @@ from bunco_pi.errors import UserError
 from bunco_pi.hardware.dice_wire import (
     Hello,
     LineAssembler,
+    LineParser,
     Rejected,
     Roll,
     Rolling,
     SensorError,
     SeqFilter,
     Unknown,
-    parse_line,
 )
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,7 @@ class SensorStats:
     unknown: int = 0  # valid lines of a type this reader does not know (ignored)
     rejected: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     link_downs: int = 0
+    protocol: int | None = None  # what the sensor on the link speaks; None: nothing valid yet
 
     @property
     def malformed(self) -> int:
@@ -121,6 +122,7 @@ class DiceSensor:
         self._opener = opener
         self._filter = SeqFilter(last_seq)
         self._assembler = LineAssembler()
+        self._parser = LineParser()
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -177,6 +179,7 @@ class DiceSensor:
                 unknown=self._counts["unknown"],
                 rejected=MappingProxyType(dict(self._rejected)),
                 link_downs=self._counts["link_downs"],
+                protocol=self._parser.protocol,
             )
 
     # --- the reader thread ----------------------------------------------------------------------
@@ -219,7 +222,11 @@ class DiceSensor:
                 self._close("stopped")
 
     def _handle(self, item: bytes | Rejected) -> None:
-        parsed = parse_line(item) if isinstance(item, bytes) else item
+        if isinstance(item, bytes):
+            with self._lock:  # stats() reads the protocol
+                parsed = self._parser.parse(item)
+        else:
+            parsed = item
         match parsed:
             case Rejected(fault=fault):
                 with self._lock:
@@ -242,8 +249,10 @@ class DiceSensor:
                 self._emit(parsed)
 
     def _link_up(self) -> None:
-        # A port that comes back may hold a different or reset sensor.
+        # A port that comes back may hold a different or reset sensor, maybe an older one.
         self._filter.sensor_restarted()
+        with self._lock:
+            self._parser.link_reopened()
         self._up = True
         self._emit(LinkUp(self.port))
 
