@@ -301,7 +301,7 @@ def check_dice(port: str, mode: str = "auto", hello_timeout: float = 3.0,
                 rejected += 1
             elif isinstance(message, dice_wire.Hello):
                 return CheckResult("dice", OK, f"sensor on {port} says HELLO, firmware "
-                                   f"{message.version}")
+                                   f"{message.version}, protocol {message.protocol}")
             elif isinstance(message, dice_wire.SensorError):
                 return CheckResult("dice", missing, f"sensor on {port} reports a problem: "
                                    f"{message.text} (see firmware/README.md)")

@@ -215,7 +215,16 @@ def test_dice_sensor_says_hello(pty_sensor):
     master, path = pty_sensor
     result = doctor.check_dice(path, "on", hello_timeout=3,
                                open_serial=_opener(master, _checksummed("HELLO 1.2")))
-    assert result.status == OK and "says HELLO, firmware 1.2" in result.message
+    assert result.status == OK and "says HELLO, firmware 1.2, protocol 1" in result.message
+
+
+def test_dice_sensor_says_hello_in_protocol_2(pty_sensor):
+    from bunco_pi.hardware.dice_wire import Hello, format_message
+
+    master, path = pty_sensor
+    hello = format_message(Hello("2.0.0", (("proto", "2"),)))
+    result = doctor.check_dice(path, "on", hello_timeout=3, open_serial=_opener(master, hello))
+    assert result.status == OK and "firmware 2.0.0, protocol 2" in result.message
 
 
 def test_dice_sensor_with_a_bad_checksum_is_not_trusted(pty_sensor):
