@@ -566,6 +566,11 @@ def test_main_and_logic_run_under_real_micropython():
     messages = parsed(lines[:-1])
     assert [type(m).__name__ for m in messages] == ["Hello", "Rolling", "Roll", "Rolling", "Roll"]
     assert [m.seq for m in messages if isinstance(m, Roll)] == [0, 1]
+    # MicroPython computed the CRC itself (it has no binascii.crc_hqx): protocol 2 lines only.
+    assert messages[0] == FIRMWARE_HELLO
+    assert all(line[-5] == "*" for line in lines[:-1]), lines
+    link = dice_wire.LineParser()
+    assert [link.parse(line) for line in lines[:-1]] == messages and link.protocol == 2
 
 
 def test_host_emulator_pty_mode_as_a_process(tmp_path):
