@@ -444,3 +444,34 @@ def test_stop_ends_the_thread_and_closes_the_port(usb):
     # Closed and unlocked: another reader can open it now.
     again = DiceSensor(str(usb.link), queue.Queue()).start()
     again.stop()
+
+
+def test_a_protocol_2_link_refuses_xor_lines_until_another_sensor_is_plugged_in(usb):
+    usb.plug()
+    events: queue.Queue = queue.Queue()
+    seen: list = []
+    link = str(usb.link)
+    hello_v2 = Hello("2.0.0", (("proto", "2"),))
+    with DiceSensor(link, events) as sensor:
+        wait_for(events, lambda s: s, seen)
+        assert sensor.stats().protocol is None
+        # Noise that happens to carry a valid XOR must not pass once the sensor spoke v2.
+        usb.write(format_message(hello_v2) + format_message(Roll(1, (1, 2, 3)))
+                  + format_message(Roll(2, (6, 6, 6)), protocol=1)
+                  + format_message(Roll(3, (2, 2, 2))))
+        wait_for(events, lambda s: Roll(3, (2, 2, 2)) in s, seen)
+        assert sensor.stats().protocol == 2
+        usb.wait_drained()
+        usb.unplug()
+        wait_for(events, lambda s: isinstance(s[-1], LinkDown), seen)
+        usb.plug()  # an older tray, protocol 1, on the same port
+        wait_for(events, lambda s: s.count(LinkUp(link)) == 2, seen)
+        usb.write(format_message(Hello("1.0.0"), protocol=1)
+                  + format_message(Roll(9, (4, 5, 6)), protocol=1))
+        wait_for(events, lambda s: Roll(9, (4, 5, 6)) in s, seen)
+        assert sensor.stats().protocol == 1
+    old = format_message(Roll(2, (6, 6, 6)), protocol=1)[:-1]
+    assert seen[:5] == [LinkUp(link), hello_v2, Roll(1, (1, 2, 3)),
+                        Rejected(Fault.OLD_CHECKSUM, old), Roll(3, (2, 2, 2))]
+    assert seen[6:9] == [LinkUp(link), Hello("1.0.0"), Roll(9, (4, 5, 6))]
+    assert dict(sensor.stats().rejected) == {"old_checksum": 1}

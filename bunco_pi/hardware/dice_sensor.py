@@ -2,7 +2,8 @@
 
 The reader owns the port: it opens it (a ``/dev/tty*`` path, a ``/dev/serial/by-id/...``
 link, a pty, or any pyserial URL such as ``loop://``), cuts the bytes into lines, parses
-them (:mod:`bunco_pi.hardware.dice_wire`), drops repeated rolls, and passes every event to
+them (:mod:`bunco_pi.hardware.dice_wire`; once the sensor has spoken protocol 2, protocol 1
+lines are refused until the port is reopened), drops repeated rolls, and passes every event to
 the ``sink`` the owner gave: a :class:`queue.Queue` or a callable that just enqueues.  No
 other state is shared with the owner's thread except :meth:`DiceSensor.stats`, a snapshot
 taken under a lock.
