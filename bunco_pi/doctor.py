@@ -9,15 +9,19 @@ line per check.
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from bunco_pi.hardware import pinmap
 
@@ -56,6 +60,8 @@ class BoxConfig:
     pins: Mapping[str, int] = field(default_factory=pinmap.default_button_pins)
     dice_sensor: str = "off"  # "on" when [dice] port names a sensor, "off" when it is empty
     dice_port: str = ""
+    camera_source: str = ""  # [camera] source: "picamera", "opencv:...", "folder:..."; "" none
+    camera_calibration: Path | None = None
     broker_host: str = "127.0.0.1"
     broker_port: int = 1883
     discover: bool = False
@@ -104,6 +110,8 @@ def load_config(table_path: Path, head_path: Path | None = None
         pins=pins,
         dice_sensor="on" if table.dice_port else "off",
         dice_port=table.dice_port,
+        camera_source=table.camera.source,
+        camera_calibration=table.camera.calibration,
         broker_host=table.broker.host,
         broker_port=table.broker.port,
         discover=table.broker.discover,
@@ -301,7 +309,7 @@ def check_dice(port: str, mode: str = "auto", hello_timeout: float = 3.0,
                 rejected += 1
             elif isinstance(message, dice_wire.Hello):
                 return CheckResult("dice", OK, f"sensor on {port} says HELLO, firmware "
-                                   f"{message.version}")
+                                   f"{message.version}, protocol {message.protocol}")
             elif isinstance(message, dice_wire.SensorError):
                 return CheckResult("dice", missing, f"sensor on {port} reports a problem: "
                                    f"{message.text} (see firmware/README.md)")
@@ -318,6 +326,133 @@ def check_dice(port: str, mode: str = "auto", hello_timeout: float = 3.0,
                        "that has rolled since it started speaks only on a roll, so press its "
                        "ROLL button during the check; or replug it, or flash the firmware "
                        "(firmware/README.md)")
+
+
+# --- the dice camera ----------------------------------------------------------------------------
+
+CAMERA_STACK_FIX = {
+    "numpy": "sudo apt install python3-numpy (the venv sees Debian's packages), or "
+             "pip install 'bunco-pi[camera]'",
+    "cv2": "sudo apt install python3-opencv (the venv sees Debian's packages), or "
+           "pip install 'bunco-pi[camera]'",
+    "picamera2": "on Raspberry Pi OS: sudo apt install python3-picamera2, then make the venv "
+                 "with --system-site-packages (install/install.sh --camera does both)",
+}
+
+
+def check_camera_stack(source: str,
+                       importer: Callable[[str], ModuleType] = importlib.import_module
+                       ) -> CheckResult:
+    """The libraries the dice camera needs import, with their versions: numpy and OpenCV,
+    and picamera2 for a Pi camera (imported only then: it exists only on Raspberry Pi OS)."""
+    needed = ["numpy", "cv2"] + (["picamera2"] if source == "picamera" else [])
+    found = []
+    for name in needed:
+        try:
+            module = importer(name)
+        except Exception as exc:  # ImportError, or a broken native library underneath
+            why = "not installed" if isinstance(exc, ModuleNotFoundError) else _first_line(exc)
+            return CheckResult("camera stack", FAIL, f"cannot import {name} ({why}): "
+                               f"{CAMERA_STACK_FIX[name]}")
+        found.append(f"{name} {_module_version(name, module)}")
+    return CheckResult("camera stack", OK, ", ".join(found))
+
+
+def _module_version(name: str, module: ModuleType) -> str:
+    version = getattr(module, "__version__", None)
+    if version is None:  # picamera2 has no __version__; its package metadata has
+        from importlib import metadata
+
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "(version unknown)"
+    return str(version)
+
+
+def check_dice_net(path: Path | None = None) -> CheckResult:
+    """The dice network loads and runs once on a blank picture (OpenCV's dnn module)."""
+    from bunco_pi.errors import UserError
+
+    try:
+        import numpy as np
+
+        from bunco_pi.vision import net
+    except ImportError as exc:
+        return CheckResult("dice network", FAIL, f"cannot import the camera stack ({exc}): "
+                           "see the camera stack line")
+    path = path or net.MODEL_PATH
+    try:
+        model = net.load_net(path)
+        out = model.forward(np.zeros((1, 64, 64), np.float32))
+    except UserError as exc:
+        return CheckResult("dice network", FAIL, f"{exc}: reinstall bunco-pi (the file ships "
+                           "with it)")
+    except Exception as exc:  # cv2.error from a file OpenCV parses but cannot run
+        return CheckResult("dice network", FAIL, f"{path}: loads but does not run "
+                           f"({_first_line(exc)}): reinstall bunco-pi")
+    size = path.stat().st_size // 1024
+    return CheckResult("dice network", OK, f"{path.name} ({size} KB) loads and runs "
+                       f"({out.shape[0]} outputs a cell)")
+
+
+def check_camera_frame(source: str, calibration: Path | None = None, timeout: float = 10.0,
+                       opener: Callable[[str, Any], Any] | None = None,
+                       service_running: bool = False) -> CheckResult:
+    """One frame from the configured camera, within ``timeout`` seconds.
+
+    A camera device is not opened while the box's service runs: it holds the camera.
+    """
+    from bunco_pi.errors import UserError
+
+    if service_running and source.partition(":")[0] in ("picamera", "opencv"):
+        return CheckResult("camera", OK, f"{source} not opened while bunco-pi-table runs (it "
+                           "holds the camera)")
+    if opener is None:
+        from bunco_pi.table.camera_feed import open_frames as opener
+    settings = None
+    if calibration is not None and calibration.is_file():
+        from bunco_pi.vision.calibration import load_calibration
+
+        try:
+            settings = load_calibration(calibration)
+        except UserError as exc:
+            return CheckResult("camera", FAIL, f"{exc}: run `bunco-pi dice calibrate` again")
+    outcome: list[Any] = []
+
+    def grab() -> None:
+        try:
+            frames = opener(source, settings)
+            try:
+                outcome.append(frames.read())
+            finally:
+                frames.close()
+        except Exception as exc:  # any camera library's error, reported as one line below
+            outcome.append(exc)
+
+    started = time.monotonic()
+    worker = threading.Thread(target=grab, name="doctor camera", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    took = time.monotonic() - started
+    if not outcome:
+        return CheckResult("camera", FAIL, f"{source} gave no frame in {timeout:g} s: check "
+                           "its cable (a Pi camera: `rpicam-hello --list-cameras`)")
+    frame = outcome[0]
+    if isinstance(frame, UserError):
+        return CheckResult("camera", FAIL, f"{source}: {frame}")
+    if isinstance(frame, Exception):
+        return CheckResult("camera", FAIL, f"{source} failed: {_first_line(frame)} (a Pi "
+                           "camera: `rpicam-hello --list-cameras` lists what the Pi sees)")
+    if frame is None or getattr(frame, "ndim", 0) < 2:
+        return CheckResult("camera", FAIL, f"{source} opened but gave no picture")
+    height, width = frame.shape[:2]
+    return CheckResult("camera", OK, f"one {width}x{height} frame from {source} in {took:.1f} s")
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
 
 
 # --- the broker -----------------------------------------------------------------------------------

@@ -145,7 +145,8 @@ def head_config(night: str, tables: int, port: int = DEFAULT_PORT, etc: str = ET
         "",
         "[buzzer]",
         f"pin = {pins['buzzer']}",
-        'kind = "TonalBuzzer"  # a passive buzzer; "Buzzer" for an active one',
+        f'kind = "{pinmap.BUZZER_KIND}"  # a passive buzzer: "TonalBuzzer"; an active one: '
+        '"Buzzer"',
         "",
         "[data]",
         f"dir = {_toml_str(DATA_DIR)}",

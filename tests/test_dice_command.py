@@ -37,11 +37,11 @@ def test_watch_prints_events_and_counters():
             time.sleep(0.01)
         os.write(
             master,
-            format_message(Hello("1.0.0"))
+            format_message(Hello("1.0.0", (("proto", "2"),)))
             + format_message(Roll(7, (2, 4, 6), (("src", "cam"),)))
             + format_message(Roll(7, (2, 4, 6)))
-            + b"ROLL 8 1 1 \xff*00\n"
-            + b"ROLL 9 1 1 1*00\n",
+            + b"ROLL 8 1 1 \xff*0000\n"
+            + b"ROLL 9 1 1 1*0000\n",
         )
 
     talker = threading.Thread(target=sensor_side)
@@ -55,10 +55,10 @@ def test_watch_prints_events_and_counters():
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("link up: ")
     assert lines[1:6] == [
-        "hello: sensor firmware 1.0.0",
+        "hello: sensor firmware 1.0.0 (protocol 2)",
         "roll #7: 2 4 6 src=cam",
-        "rejected (garbage): ROLL 8 1 1 \\xff*00",
-        "rejected (bad_checksum): ROLL 9 1 1 1*00",
+        "rejected (garbage): ROLL 8 1 1 \\xff*0000",
+        "rejected (bad_checksum): ROLL 9 1 1 1*0000",
         "1 rolls, 1 repeats, 0 unknown, 2 rejected (bad_checksum 1, garbage 1)",
     ]
 

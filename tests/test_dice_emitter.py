@@ -54,12 +54,25 @@ def test_emitter_lines_parse_back(tmp_path):
     sent = emitter.roll([6, 1, 2], (("src", "cam"),))
     emitter.error("lens * fogged\n")
     assert [parse_line(line.rstrip(b"\n")) for line in out] == [
-        Hello("cam-0.3"),
+        Hello("cam-0.3", (("proto", "2"),)),
         Rolling(),
         Roll(0, (6, 1, 2), (("src", "cam"),)),
         SensorError("lens ? fogged?"),
     ]
     assert sent == Roll(0, (6, 1, 2), (("src", "cam"),))
+    assert all(line[-6:-5] == b"*" for line in out)  # four CRC digits before the newline
+
+
+def test_emitter_speaks_protocol_1_for_an_older_table(tmp_path):
+    out: list[bytes] = []
+    emitter = DiceEmitter(out.append, SeqLease(tmp_path / "s"), version="cam-0.3", protocol=1)
+    emitter.hello()
+    emitter.roll([3, 3, 5])
+    assert out == [b"HELLO cam-0.3*0D\n", b"ROLL 0 3 3 5*18\n"]
+    assert [parse_line(line.rstrip(b"\n")) for line in out] == [Hello("cam-0.3"),
+                                                                 Roll(0, (3, 3, 5))]
+    with pytest.raises(ValueError):
+        DiceEmitter(out.append, SeqLease(tmp_path / "s"), protocol=3)
 
 
 @pytest.mark.parametrize("dice", [(1, 2), (1, 2, 3, 4), (0, 1, 2), (1, 2, 7)])
@@ -92,7 +105,7 @@ def test_pump_through_loop_url_to_the_reader(tmp_path):
     assert refused == 2
     assert seen == [
         LinkUp("loop://"),
-        Hello("emitter-1"),
+        Hello("emitter-1", (("proto", "2"),)),
         Roll(0, (3, 3, 5)),
         Rolling(),
         Roll(1, (4, 4, 4)),
@@ -120,7 +133,8 @@ def test_main_writes_to_a_pty(tmp_path):
     finally:
         os.close(slave)
         os.close(master)
-    assert [parse_line(x) for x in data.splitlines()] == [Hello("v9"), Roll(0, (5, 5, 5))]
+    assert [parse_line(x) for x in data.splitlines()] == [Hello("v9", (("proto", "2"),)),
+                                                               Roll(0, (5, 5, 5))]
 
 
 def test_main_names_a_missing_port(tmp_path, capsys):

@@ -24,6 +24,7 @@ from bunco_pi.hardware.dice_wire import (
     Roll,
     Rolling,
     SensorError,
+    checksum,
     format_message,
 )
 
@@ -31,10 +32,8 @@ WAIT_S = 10.0
 
 
 def signed(body: str) -> bytes:
-    value = 0
-    for ch in body.encode("ascii"):
-        value ^= ch
-    return f"{body}*{value:02X}\n".encode("ascii")
+    """A protocol 2 line for any body, even one format_message would refuse."""
+    return f"{body}*{checksum(body)}\n".encode("ascii")
 
 
 def wait_for(events: queue.Queue, predicate, seen: list) -> list:
@@ -111,8 +110,8 @@ class NoisyStream:
         match kind:
             case "bad_checksum":
                 good = format_message(Roll(seq, (1, 2, 3)))
-                flipped = b"%02X" % (int(good[-3:-1], 16) ^ rng.randint(1, 255))
-                return good[:-3] + flipped + b"\n"
+                flipped = b"%04X" % (int(good[-5:-1], 16) ^ rng.randint(1, 0xFFFF))
+                return good[:-5] + flipped + b"\n"
             case "dice_count":
                 return signed(f"ROLL {seq} " + " ".join(["2"] * rng.choice((1, 2, 4, 5))))
             case "bad_face":
@@ -206,7 +205,7 @@ def test_every_event_type_reaches_a_callback_sink():
             + format_message(Rolling())
             + format_message(Roll(4, (1, 5, 6)))
             + format_message(SensorError("no display"))
-            + b"ROLL 5 1 1 1*00\n"
+            + b"ROLL 5 1 1 1*0000\n"
         )
         deadline = time.monotonic() + WAIT_S
         while len(got) < 6 and time.monotonic() < deadline:
@@ -217,7 +216,7 @@ def test_every_event_type_reaches_a_callback_sink():
         Rolling(),
         Roll(4, (1, 5, 6)),
         SensorError("no display"),
-        Rejected(Fault.BAD_CHECKSUM, b"ROLL 5 1 1 1*00"),
+        Rejected(Fault.BAD_CHECKSUM, b"ROLL 5 1 1 1*0000"),
         LinkDown("loop://", "stopped"),
     ]
 
@@ -445,3 +444,34 @@ def test_stop_ends_the_thread_and_closes_the_port(usb):
     # Closed and unlocked: another reader can open it now.
     again = DiceSensor(str(usb.link), queue.Queue()).start()
     again.stop()
+
+
+def test_a_protocol_2_link_refuses_xor_lines_until_another_sensor_is_plugged_in(usb):
+    usb.plug()
+    events: queue.Queue = queue.Queue()
+    seen: list = []
+    link = str(usb.link)
+    hello_v2 = Hello("2.0.0", (("proto", "2"),))
+    with DiceSensor(link, events) as sensor:
+        wait_for(events, lambda s: s, seen)
+        assert sensor.stats().protocol is None
+        # Noise that happens to carry a valid XOR must not pass once the sensor spoke v2.
+        usb.write(format_message(hello_v2) + format_message(Roll(1, (1, 2, 3)))
+                  + format_message(Roll(2, (6, 6, 6)), protocol=1)
+                  + format_message(Roll(3, (2, 2, 2))))
+        wait_for(events, lambda s: Roll(3, (2, 2, 2)) in s, seen)
+        assert sensor.stats().protocol == 2
+        usb.wait_drained()
+        usb.unplug()
+        wait_for(events, lambda s: isinstance(s[-1], LinkDown), seen)
+        usb.plug()  # an older tray, protocol 1, on the same port
+        wait_for(events, lambda s: s.count(LinkUp(link)) == 2, seen)
+        usb.write(format_message(Hello("1.0.0"), protocol=1)
+                  + format_message(Roll(9, (4, 5, 6)), protocol=1))
+        wait_for(events, lambda s: Roll(9, (4, 5, 6)) in s, seen)
+        assert sensor.stats().protocol == 1
+    old = format_message(Roll(2, (6, 6, 6)), protocol=1)[:-1]
+    assert seen[:5] == [LinkUp(link), hello_v2, Roll(1, (1, 2, 3)),
+                        Rejected(Fault.OLD_CHECKSUM, old), Roll(3, (2, 2, 2))]
+    assert seen[6:9] == [LinkUp(link), Hello("1.0.0"), Roll(9, (4, 5, 6))]
+    assert dict(sensor.stats().rejected) == {"old_checksum": 1}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from bunco_pi.hardware.dice_wire import (
     Fault,
     Hello,
     LineAssembler,
+    LineParser,
     Rejected,
     Roll,
     Rolling,
@@ -20,17 +22,30 @@ from bunco_pi.hardware.dice_wire import (
     SeqFilter,
     Unknown,
     checksum,
+    crc16,
     format_message,
     parse_line,
 )
 
 
 def signed(body: str) -> bytes:
-    """A line with a correct checksum, built independently of format_message."""
+    """A protocol 1 line with a correct XOR, built independently of format_message."""
     value = 0
     for ch in body.encode("ascii"):
         value ^= ch
     return f"{body}*{value:02X}".encode("ascii")
+
+
+def crc_signed(body: str) -> bytes:
+    """A protocol 2 line: CRC-16/CCITT-FALSE worked bit by bit, not through binascii."""
+    crc = 0xFFFF
+    for byte in body.encode("ascii"):
+        for bit in range(7, -1, -1):
+            top = (crc >> 15) ^ (byte >> bit & 1)
+            crc = (crc << 1) & 0xFFFF
+            if top:
+                crc ^= 0x1021
+    return f"{body}*{crc:04X}".encode("ascii")
 
 
 # --- checksum --------------------------------------------------------------------------------
@@ -38,13 +53,33 @@ def signed(body: str) -> bytes:
 
 def test_checksum_of_the_documented_example():
     # R^O^L^L^' '^'1'^'7'^' '^'3'^' '^'3'^' '^'5' worked by hand in the protocol doc.
-    assert checksum("ROLL 17 3 3 5") == "2E"
+    assert checksum("ROLL 17 3 3 5", protocol=1) == "2E"
+    assert checksum("ROLL 17 3 3 5") == "F8D0"  # protocol 2, the default
+    assert crc_signed("ROLL 17 3 3 5") == b"ROLL 17 3 3 5*F8D0"
 
 
-def test_checksum_is_two_uppercase_hex_digits():
-    assert checksum(b"") == "00"
-    assert checksum(b"\x0a") == "0A"
-    assert checksum("HELLO 1.0.0") == "53"
+def test_xor_checksum_is_two_uppercase_hex_digits():
+    assert checksum(b"", protocol=1) == "00"
+    assert checksum(b"\x0a", protocol=1) == "0A"
+    assert checksum("HELLO 1.0.0", protocol=1) == "53"
+
+
+def test_crc_is_crc16_ccitt_false():
+    assert crc16(b"123456789") == 0x29B1  # the catalogue's check value for CCITT-FALSE
+    assert checksum(b"") == "FFFF"
+    assert checksum("123456789") == "29B1"
+
+
+@given(st.binary(max_size=100))
+def test_crc_agrees_with_a_bitwise_crc(data):
+    body = data.decode("latin-1")
+    if body.isascii():
+        assert crc_signed(body)[-4:].decode() == checksum(data)
+
+
+def test_checksum_of_an_unknown_protocol_is_refused():
+    with pytest.raises(ValueError):
+        checksum("ROLL 1 1 1 1", protocol=3)
 
 
 # --- parsing good lines ----------------------------------------------------------------------
@@ -64,6 +99,12 @@ def test_checksum_is_two_uppercase_hex_digits():
         (signed("ROLLING"), Rolling()),
         (signed("ERR flash write failed"), SensorError("flash write failed")),
         (signed("ERR a*b"), SensorError("a*b")),  # the checksum is after the LAST '*'
+        (b"ROLL 17 3 3 5*F8D0", Roll(17, (3, 3, 5))),
+        (b"ROLL 17 3 3 5*F8D0\r", Roll(17, (3, 3, 5))),
+        (crc_signed("HELLO 2.0.0 proto=2"), Hello("2.0.0", (("proto", "2"),))),
+        (crc_signed("ROLL 65535 6 6 6 src=cam"), Roll(65535, (6, 6, 6), (("src", "cam"),))),
+        (crc_signed("ERR a*b"), SensorError("a*b")),
+        (crc_signed("TILT 45"), Unknown("TILT", ("45",))),
     ],
 )
 def test_parse_good_lines(line, expected):
@@ -130,6 +171,15 @@ def test_unknown_message_type_is_ignored_not_rejected():
         (b"ROLL 17 3\t3 5*2E", Fault.GARBAGE),
         (b"\xff\xfe", Fault.GARBAGE),
         (b"A" * (MAX_LINE_BYTES + 1), Fault.TOO_LONG),
+        (signed("ROLL 5 1 2 3 a=x*y"), Fault.BAD_FIELD),  # '*' is no token character
+        (b"ROLL 17 3 3 5*F8D1", Fault.BAD_CHECKSUM),
+        (b"ROLL 17 3 3 6*F8D0", Fault.BAD_CHECKSUM),
+        (b"ROLL 17 3 3 5*f8d0", Fault.NO_CHECKSUM),  # protocol 2 is uppercase only
+        (b"ROLL 17 3 3 5*F8D", Fault.NO_CHECKSUM),
+        (b"ROLL 17 3 3 5*F8D0A", Fault.NO_CHECKSUM),
+        (crc_signed("ROLL 17 3 3"), Fault.DICE_COUNT),
+        (crc_signed("ROLL 17 3 3 9"), Fault.BAD_FACE),
+        (crc_signed("HELLO"), Fault.BAD_FIELD),
     ],
 )
 def test_parse_bad_lines(line, fault):
@@ -147,24 +197,68 @@ def test_longest_allowed_line_parses():
     line = signed(body)
     assert len(line) == MAX_LINE_BYTES
     assert isinstance(parse_line(line), Hello)
+    line = crc_signed(body[:-2])
+    assert len(line) == MAX_LINE_BYTES
+    assert isinstance(parse_line(line), Hello)
+    assert parse_line(crc_signed(body[:-1])).fault == Fault.TOO_LONG
+
+
+# --- protocol 1 and 2 on one link ------------------------------------------------------------
+
+
+def test_hello_announces_the_protocol():
+    assert parse_line(crc_signed("HELLO 2.0.0 proto=2")).protocol == 2
+    assert parse_line(signed("HELLO 1.0.0")).protocol == 1
+    assert Hello("x", (("proto", "junk"),)).protocol == 1
+
+
+def test_a_link_takes_protocol_1_until_protocol_2_is_heard():
+    parser = LineParser()
+    assert parser.protocol is None
+    assert parser.parse(b"ROLL 17 3 3 5*2E") == Roll(17, (3, 3, 5))  # an old sensor works
+    assert parser.protocol == 1
+    assert parser.parse(crc_signed("HELLO 2.0.0 proto=2")) == Hello("2.0.0", (("proto", "2"),))
+    assert parser.protocol == 2
+    # After protocol 2, an XOR line can only be noise: refused even with a correct XOR.
+    assert parser.parse(b"ROLL 18 3 3 5*2F") == Rejected(Fault.OLD_CHECKSUM, b"ROLL 18 3 3 5*2F")
+    assert parser.parse(crc_signed("ROLL 18 3 3 5")) == Roll(18, (3, 3, 5))
+    parser.link_reopened()  # a different sensor may be on the port now
+    assert parser.protocol is None
+    assert parser.parse(b"ROLL 17 3 3 5*2E") == Roll(17, (3, 3, 5))
+
+
+def test_a_rejected_line_does_not_lock_the_link():
+    parser = LineParser()
+    assert isinstance(parser.parse(b"ROLL 17 3 3 5*F8D1"), Rejected)
+    assert parser.protocol is None
+    assert parser.parse(b"ROLL 17 3 3 5*2E") == Roll(17, (3, 3, 5))
 
 
 # --- formatting --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("message", "wire"),
-    [
-        (Roll(17, (3, 3, 5)), b"ROLL 17 3 3 5*2E\n"),
-        (Hello("1.0.0"), b"HELLO 1.0.0*53\n"),
-        (Rolling(), signed("ROLLING") + b"\n"),
-        (SensorError("no display"), signed("ERR no display") + b"\n"),
-        (Roll(1, (1, 2, 3), (("src", "cam"),)), signed("ROLL 1 1 2 3 src=cam") + b"\n"),
-        (Unknown("TILT", ("45",)), signed("TILT 45") + b"\n"),
-    ],
-)
-def test_format(message, wire):
-    assert format_message(message) == wire
+FORMATTED = [
+    (Roll(17, (3, 3, 5)), "ROLL 17 3 3 5"),
+    (Hello("1.0.0"), "HELLO 1.0.0"),
+    (Hello("2.0.0", (("proto", "2"),)), "HELLO 2.0.0 proto=2"),
+    (Rolling(), "ROLLING"),
+    (SensorError("no display"), "ERR no display"),
+    (Roll(1, (1, 2, 3), (("src", "cam"),)), "ROLL 1 1 2 3 src=cam"),
+    (Unknown("TILT", ("45",)), "TILT 45"),
+]
+
+
+@pytest.mark.parametrize(("message", "body"), FORMATTED)
+def test_format(message, body):
+    assert format_message(message) == crc_signed(body) + b"\n"
+    assert format_message(message, protocol=1) == signed(body) + b"\n"
+
+
+def test_format_the_documented_examples():
+    assert format_message(Roll(17, (3, 3, 5)), protocol=1) == b"ROLL 17 3 3 5*2E\n"
+    assert format_message(Hello("1.0.0"), protocol=1) == b"HELLO 1.0.0*53\n"
+    assert format_message(Roll(17, (3, 3, 5))) == b"ROLL 17 3 3 5*F8D0\n"
+    assert format_message(Hello("2.0.0", (("proto", "2"),))) == b"HELLO 2.0.0 proto=2*83B3\n"
 
 
 @pytest.mark.parametrize(
@@ -224,10 +318,10 @@ messages = st.one_of(
 )
 
 
-@given(messages)
-def test_round_trip(message):
+@given(messages, st.sampled_from((1, 2)))
+def test_round_trip(message, protocol):
     try:
-        wire = format_message(message)
+        wire = format_message(message, protocol)
     except ValueError:
         return  # too long for one line: format refuses rather than sending it
     assert wire.endswith(b"\n")
@@ -374,3 +468,84 @@ def test_the_example_session_in_the_protocol_doc_is_valid():
     parsed = [parse_line(line) for line in lines]
     assert not [p for p in parsed if isinstance(p, Rejected)]
     assert parsed[2] == Roll(17, (3, 3, 5))
+
+
+# --- line noise against protocol 2 -------------------------------------------------------------
+
+NOISY_LINES = 100_000
+
+
+def _corrupt(rng: random.Random, line: bytes) -> bytes:
+    """Line noise of three kinds: 2..8 scattered bit flips, a burst of 2..24 bits, or 2..4
+    picks of a byte replaced by another printable one (noise that passes the garbage filter).
+    Always at least two bits differ, or a whole byte."""
+    size = len(line)
+    random01 = rng.random
+    kind = int(random01() * 3)
+    if kind == 2:
+        data = bytearray(line)
+        for _ in range(2 + int(random01() * 3)):
+            pos = int(random01() * size)
+            other = 0x20 + int(random01() * 94)  # one of the 94 printables that differ
+            data[pos] = other + 1 if other >= line[pos] else other
+        if data != line:
+            return bytes(data)
+    bits = size * 8
+    if kind == 1:
+        length = 2 + int(random01() * 23)
+        mask = (rng.getrandbits(length) | 1 | 1 << (length - 1)) << int(random01() * (bits - length))
+    else:
+        mask = 0
+        while mask.bit_count() < 2:
+            for _ in range(2 + int(random01() * 7)):
+                mask |= 1 << int(random01() * bits)
+    return (int.from_bytes(line, "big") ^ mask).to_bytes(size, "big")
+
+
+def test_no_noisy_protocol_2_line_is_taken_for_a_roll():
+    """100,000 valid v2 ROLL lines, each corrupted in 2 or more bits, through the reader's
+    framing and parser: not one comes out as a roll."""
+    rng = random.Random(20261130)
+    originals = []
+    for i in range(500):
+        extensions = (("src", "cam"), ("conf", "0.97")) if i % 3 == 0 else ()
+        dice = (rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 6))
+        originals.append(format_message(Roll(rng.randrange(65536), dice, extensions))[:-1])
+    assembler = LineAssembler()
+    link = LineParser()
+    link.parse(originals[0])  # the sensor has spoken protocol 2 on this link
+    fresh_link_rolls = []
+    outcomes: dict[str, int] = {}
+    for n in range(NOISY_LINES):
+        original = originals[n % len(originals)]
+        noisy = _corrupt(rng, original)
+        assert noisy != original
+        for item in assembler.feed(noisy + b"\r\n"):
+            parsed = link.parse(item) if isinstance(item, bytes) else item
+            assert not isinstance(parsed, Roll), (original, noisy)
+            kind = parsed.fault.value if isinstance(parsed, Rejected) else type(parsed).__name__
+            outcomes[kind] = outcomes.get(kind, 0) + 1
+            # A link that has not heard protocol 2 yet also takes XOR lines; even there a
+            # noisy line may only ever give back the roll that was sent (a line cut short
+            # by a noise newline whose first two CRC digits happen to be its XOR).
+            if isinstance(item, bytes) and isinstance(fresh := parse_line(item), Roll):
+                fresh_link_rolls.append(fresh)
+                assert fresh == parse_line(original), (original, noisy)
+    assert sum(outcomes.values()) >= NOISY_LINES
+    assert outcomes["bad_checksum"] > NOISY_LINES // 4  # the CRC, not just the grammar, works
+    assert len(fresh_link_rolls) < 10
+
+
+def test_every_two_bit_error_in_a_protocol_2_line_is_caught():
+    """CRC-16/CCITT has a Hamming distance of 4 at these lengths: every 1, 2 and 3-bit
+    error fails the check.  All 2-bit errors of one line, exhaustively."""
+    line = crc_signed("ROLL 17 3 3 5 src=cam")
+    bits = len(line) * 8
+    for first in range(bits):
+        once = bytearray(line)
+        once[first // 8] ^= 0x80 >> first % 8
+        assert isinstance(parse_line(bytes(once), accept_v1=False), Rejected)
+        for second in range(first + 1, bits):
+            twice = bytearray(once)
+            twice[second // 8] ^= 0x80 >> second % 8
+            assert isinstance(parse_line(bytes(twice), accept_v1=False), Rejected)

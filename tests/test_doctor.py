@@ -215,7 +215,16 @@ def test_dice_sensor_says_hello(pty_sensor):
     master, path = pty_sensor
     result = doctor.check_dice(path, "on", hello_timeout=3,
                                open_serial=_opener(master, _checksummed("HELLO 1.2")))
-    assert result.status == OK and "says HELLO, firmware 1.2" in result.message
+    assert result.status == OK and "says HELLO, firmware 1.2, protocol 1" in result.message
+
+
+def test_dice_sensor_says_hello_in_protocol_2(pty_sensor):
+    from bunco_pi.hardware.dice_wire import Hello, format_message
+
+    master, path = pty_sensor
+    hello = format_message(Hello("2.0.0", (("proto", "2"),)))
+    result = doctor.check_dice(path, "on", hello_timeout=3, open_serial=_opener(master, hello))
+    assert result.status == OK and "firmware 2.0.0, protocol 2" in result.message
 
 
 def test_dice_sensor_with_a_bad_checksum_is_not_trusted(pty_sensor):
@@ -444,3 +453,148 @@ def test_dice_port_locked_by_the_table(pty_sensor):
     finally:
         table.close()
     assert result.status == FAIL and "another program has it open" in result.message
+
+
+# --- the dice camera ---------------------------------------------------------------------------
+
+def _import_without(missing: str, error: Exception):
+    import importlib
+
+    def importer(name):
+        if name == missing:
+            raise error
+        return importlib.import_module(name)
+    return importer
+
+
+def test_camera_stack_names_what_it_imported_and_its_version():
+    import cv2
+    import numpy as np
+
+    result = _one_line(doctor.check_camera_stack("folder:/photos"))
+    assert result.status == OK
+    assert result.message == f"numpy {np.__version__}, cv2 {cv2.__version__}"
+
+
+def test_a_pi_camera_without_picamera2_says_how_to_get_it():
+    try:
+        import picamera2  # noqa: F401  (only on Raspberry Pi OS)
+    except ImportError:
+        pass
+    else:
+        pytest.skip("picamera2 is installed here")
+    result = _one_line(doctor.check_camera_stack("picamera"))
+    assert result.status == FAIL
+    assert result.message.startswith("cannot import picamera2 (not installed): ")
+    assert "sudo apt install python3-picamera2" in result.message
+
+
+def test_opencv_missing_is_one_line_naming_the_package():
+    importer = _import_without("cv2", ModuleNotFoundError("No module named 'cv2'"))
+    result = _one_line(doctor.check_camera_stack("opencv:0", importer))
+    assert result.status == FAIL
+    assert result.message.startswith("cannot import cv2 (not installed): ")
+    assert "python3-opencv" in result.message and "bunco-pi[camera]" in result.message
+
+
+def test_a_broken_native_library_is_named_by_its_first_line():
+    error = ImportError("libGL.so.1: cannot open shared object file\n  more detail")
+    result = _one_line(doctor.check_camera_stack("opencv:0", _import_without("cv2", error)))
+    assert result.status == FAIL
+    assert "cannot import cv2 (libGL.so.1: cannot open shared object file)" in result.message
+
+
+def test_the_shipped_dice_network_loads_and_runs():
+    result = _one_line(doctor.check_dice_net())
+    assert result.status == OK
+    assert result.message.startswith("dice_net.onnx (") and "loads and runs (8 outputs" in \
+        result.message
+
+
+def test_a_missing_or_corrupt_dice_network_is_one_line(tmp_path):
+    missing = _one_line(doctor.check_dice_net(tmp_path / "gone.onnx"))
+    assert missing.status == FAIL and "no such dice network file" in missing.message
+    corrupt = tmp_path / "dice_net.onnx"
+    corrupt.write_bytes(b"not a network at all" * 10)
+    result = _one_line(doctor.check_dice_net(corrupt))
+    assert result.status == FAIL and str(corrupt) in result.message
+    assert "reinstall bunco-pi" in result.message
+
+
+def _photo(folder: Path, name: str = "tray.png") -> Path:
+    import cv2
+    import numpy as np
+
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    assert cv2.imwrite(str(path), np.full((48, 64, 3), 200, np.uint8))
+    return path
+
+
+def test_one_frame_from_a_folder_of_photos(tmp_path):
+    _photo(tmp_path / "photos")
+    result = _one_line(doctor.check_camera_frame(f"folder:{tmp_path / 'photos'}"))
+    assert result.status == OK
+    assert result.message.startswith(f"one 64x48 frame from folder:{tmp_path / 'photos'} in ")
+
+
+def test_camera_sources_that_give_no_frame(tmp_path):
+    (tmp_path / "empty").mkdir()
+    empty = _one_line(doctor.check_camera_frame(f"folder:{tmp_path / 'empty'}"))
+    assert empty.status == FAIL and "no .jpg/.png images in it" in empty.message
+    video = _one_line(doctor.check_camera_frame(f"opencv:{tmp_path / 'none.mp4'}"))
+    assert video.status == FAIL and "OpenCV cannot open" in video.message
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "tray.jpg").write_bytes(b"not a jpeg")
+    unreadable = _one_line(doctor.check_camera_frame(f"folder:{tmp_path / 'bad'}"))
+    assert unreadable.status == FAIL and "tray.jpg" in unreadable.message
+
+
+def test_a_camera_that_raises_or_hangs():
+    def raising(source, calibration):
+        raise RuntimeError("Camera __init__ sequence did not complete.\nmore")
+
+    failed = _one_line(doctor.check_camera_frame("picamera", opener=raising))
+    assert failed.status == FAIL
+    assert "picamera failed: Camera __init__ sequence did not complete." in failed.message
+    assert "rpicam-hello --list-cameras" in failed.message
+
+    released = threading.Event()
+
+    class Hung:
+        def read(self):
+            released.wait(5)
+
+        def close(self):
+            pass
+
+    try:
+        hung = _one_line(doctor.check_camera_frame("picamera", timeout=0.2,
+                                                   opener=lambda source, calibration: Hung()))
+    finally:
+        released.set()
+    assert hung.status == FAIL and hung.message.startswith("picamera gave no frame in 0.2 s")
+
+
+def test_a_camera_held_by_the_running_table_is_not_opened():
+    opened = []
+    result = doctor.check_camera_frame("picamera", service_running=True,
+                                       opener=lambda *args: opened.append(args))
+    assert result.status == OK and "not opened while bunco-pi-table runs" in result.message
+    assert opened == []
+
+
+def test_doctor_checks_the_camera_the_config_names(tmp_path, capsys):
+    _photo(tmp_path / "photos")
+    (tmp_path / "table.toml").write_text(
+        '[display]\ntype = "none"\n[camera]\nsource = "folder:photos"\n'
+        f'[data]\ndir = "{tmp_path}"\n[broker]\ndiscover = false\nport = 1\n')
+    args = _parse("--config", str(tmp_path / "table.toml"), "--head-config",
+                  str(tmp_path / "none.toml"), "--dev", str(tmp_path), "--broker-timeout", "0.5")
+    doctor_command.run(args, service_running=lambda: False)
+    lines = capsys.readouterr().out.splitlines()
+    camera = [line for line in lines if line.split(":")[0].split(maxsplit=1)[1].startswith(
+        ("camera", "dice network"))]
+    assert [line.split(":")[0] for line in camera] == [
+        "OK   camera stack", "OK   dice network", "OK   camera"], lines
+    assert f"frame from folder:{tmp_path / 'photos'}" in camera[2]

@@ -11,7 +11,7 @@ from bunco_pi.rules.house import preset
 from bunco_pi.table.blocks import to_blocks
 from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import TableConfig
-from bunco_pi.table.emulator import KeyPad, run
+from bunco_pi.table.emulator import HELP, KeyPad, run, screen_lines
 from bunco_pi.table.events import DiceRoll
 from bunco_pi.table.link import StandaloneLink
 
@@ -70,3 +70,20 @@ def test_plain_mode_prints_each_new_frame_as_blocks(mock_factory, tmp_path):
         assert out.getvalue().count("+" + "-" * 64 + "+") == 2 * 4  # start, pass, p, p
     finally:
         box.stop()
+
+
+def test_the_key_legend_fits_80_columns_and_shows_quit():
+    assert all(len(line) <= 79 for line in HELP)
+    assert any("q quit" in line for line in HELP)
+    assert all(f"{key} " in " ".join(HELP) for key in ("p", "t", "T", "b", "w", "u", "U", "r"))
+
+
+def test_an_80x24_terminal_shows_the_legend_under_a_cropped_frame():
+    frame = [f"{row:02d}" + "x" * 62 for row in range(32)]
+    lines = screen_lines(frame, "tap pass", height=24, width=80)
+    assert len(lines) == 23 and all(len(line) <= 79 for line in lines)
+    assert lines[-3:] == [*HELP, "tap pass"]
+    assert lines[0].startswith("┌") and lines[1] == "│" + frame[0] + "│"
+    assert lines[19] == "│" + frame[18] + "│"  # the frame gives up its bottom rows
+    tall = screen_lines(frame, "", height=40, width=100)
+    assert tall[33].startswith("└") and tall[34:37] == [*HELP, ""]

@@ -29,6 +29,7 @@ from firmware.bunco_dice import logic
 
 FIRMWARE_DIR = Path(__file__).resolve().parent.parent / "firmware"
 WAIT_S = 10.0
+FIRMWARE_HELLO = Hello(logic.VERSION, (("proto", "2"),))  # it speaks protocol 2 and says so
 
 
 def parsed(lines: list[str]) -> list:
@@ -40,19 +41,25 @@ def parsed(lines: list[str]) -> list:
 
 @given(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E)))
 def test_firmware_checksum_agrees_with_the_reader(body):
-    assert logic.checksum(body) == dice_wire.checksum(body)
+    assert logic.checksum(body) == dice_wire.checksum(body, protocol=2)
+
+
+def test_firmware_crc_is_crc16_ccitt_false():
+    assert logic.crc16(b"123456789") == 0x29B1
 
 
 def test_firmware_lines_parse_as_the_reader_expects():
     assert parsed(
         [
-            logic.hello_line("1.0.0"),
+            logic.hello_line("2.0.0"),
             logic.rolling_line(),
             logic.roll_line(17, (3, 3, 5)),
             logic.err_line("no display"),
         ]
-    ) == [Hello("1.0.0"), Rolling(), Roll(17, (3, 3, 5)), SensorError("no display")]
-    assert logic.roll_line(17, (3, 3, 5)) == "ROLL 17 3 3 5*2E\n"
+    ) == [Hello("2.0.0", (("proto", "2"),)), Rolling(), Roll(17, (3, 3, 5)),
+          SensorError("no display")]
+    assert logic.roll_line(17, (3, 3, 5)) == "ROLL 17 3 3 5*F8D0\n"
+    assert logic.hello_line("2.0.0") == "HELLO 2.0.0 proto=2*83B3\n"
 
 
 def test_err_line_is_always_a_valid_line():
@@ -195,7 +202,7 @@ class Bench:
 def test_boot_says_hello_and_shows_the_prompt(tmp_path):
     bench = Bench(tmp_path)
     bench.tray.boot(0)
-    assert bench.messages() == [Hello(logic.VERSION)]
+    assert bench.messages() == [FIRMWARE_HELLO]
     assert bench.shown == [((1, 1, 1), "press to roll")]
 
 
@@ -222,7 +229,7 @@ def test_a_glitch_shorter_than_the_debounce_does_not_roll(tmp_path):
     for _ in range(20):
         bench.run(logic.DEBOUNCE_MS - 10, pressed=True)
         bench.run(50)
-    assert bench.messages() == [Hello(logic.VERSION)]
+    assert bench.messages() == [FIRMWARE_HELLO]
 
 
 def test_holding_the_button_rolls_once_and_presses_while_tumbling_are_ignored(tmp_path):
@@ -243,10 +250,10 @@ def test_hello_repeats_until_the_first_roll_only(tmp_path):
     bench = Bench(tmp_path)
     bench.tray.boot(0)
     bench.run(logic.HELLO_EVERY_MS * 3 + 100)
-    assert bench.messages().count(Hello(logic.VERSION)) == 4
+    assert bench.messages().count(FIRMWARE_HELLO) == 4
     bench.press()
     bench.run(logic.HELLO_EVERY_MS * 3)
-    assert bench.messages().count(Hello(logic.VERSION)) == 4
+    assert bench.messages().count(FIRMWARE_HELLO) == 4
 
 
 def test_the_tray_works_across_a_ticks_wrap_around(tmp_path):
@@ -491,8 +498,8 @@ def test_firmware_into_a_pty_read_by_the_dice_sensor(pty_pair, tmp_path):
     assert [r.dice for r in rolls] == sent
     assert [r.seq for r in rolls] == [0, 1, 2, 3, 64, 65, 66]
     assert tray.rolls == 4
-    assert first[0] == Hello(logic.VERSION)
-    assert second[0] == Hello(logic.VERSION)
+    assert first[0] == FIRMWARE_HELLO
+    assert second[0] == FIRMWARE_HELLO
     assert sum(isinstance(e, Rolling) for e in first + second) == 7
 
 
@@ -559,6 +566,11 @@ def test_main_and_logic_run_under_real_micropython():
     messages = parsed(lines[:-1])
     assert [type(m).__name__ for m in messages] == ["Hello", "Rolling", "Roll", "Rolling", "Roll"]
     assert [m.seq for m in messages if isinstance(m, Roll)] == [0, 1]
+    # MicroPython computed the CRC itself (it has no binascii.crc_hqx): protocol 2 lines only.
+    assert messages[0] == FIRMWARE_HELLO
+    assert all(line[-5] == "*" for line in lines[:-1]), lines
+    link = dice_wire.LineParser()
+    assert [link.parse(line) for line in lines[:-1]] == messages and link.protocol == 2
 
 
 def test_host_emulator_pty_mode_as_a_process(tmp_path):
@@ -578,5 +590,5 @@ def test_host_emulator_pty_mode_as_a_process(tmp_path):
         process.kill()
         process.stdout.close()
     assert [e.seq for e in seen if isinstance(e, Roll)] == [0, 1, 2]
-    assert Hello(logic.VERSION) in seen
+    assert FIRMWARE_HELLO in seen
     assert (tmp_path / "seq.txt").read_text() == f"{logic.SEQ_BLOCK}\n"

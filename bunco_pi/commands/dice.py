@@ -52,7 +52,7 @@ def describe(event: object) -> str:
         case Rolling():
             return "rolling..."
         case Hello(version=version):
-            return f"hello: sensor firmware {version}"
+            return f"hello: sensor firmware {version} (protocol {event.protocol})"
         case SensorError(text=text):
             return f"sensor error: {text}"
         case Rejected(fault=fault, line=line):

@@ -18,7 +18,8 @@ DEFAULT_HEAD_CONFIG = Path("/etc/bunco-pi/head.toml")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "doctor", help="check this box's display, buttons, dice sensor, broker, clock and disk",
+        "doctor", help="check this box's display, buttons, dice sensor or camera, broker, clock and "
+             "disk",
         description="Check every part this box needs; one line each, with the fix for what "
                     "is wrong. Exits 1 if the box cannot work as it is.")
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG,
@@ -63,6 +64,13 @@ def checks(args: argparse.Namespace, pin_factory=None, i2c_probe=doctor.probe_i2
     yield gpio
     yield doctor.check_dice(cfg.dice_port, cfg.dice_sensor, hello_timeout=args.hello_timeout,
                             service_running=running)
+    if cfg.camera_source:
+        stack = doctor.check_camera_stack(cfg.camera_source)
+        yield stack
+        if not stack.failed:
+            yield doctor.check_dice_net()
+            yield doctor.check_camera_frame(cfg.camera_source, cfg.camera_calibration,
+                                            service_running=running)
     yield from _broker_checks(cfg, args.broker_timeout)
     yield doctor.check_clock()
     yield doctor.check_disk(Path(cfg.data_dir))

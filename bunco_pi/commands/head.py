@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--record", metavar="FILE", help="keep the night record (JSON) here")
     p.add_argument("--bell-pin", type=int, help="GPIO of the bell button (default 16)")
     p.add_argument("--buzzer-pin", type=int, help="GPIO of the buzzer (default 12)")
-    p.add_argument("--buzzer", choices=("plain", "tonal"), help="default tonal")
+    p.add_argument("--buzzer", choices=("plain", "tonal"),
+                   help=f"plain (active) or tonal (passive); default {_default_buzzer()}")
     p.add_argument("--no-gpio", action="store_true", help="no bell button or buzzer")
     p.add_argument("--auto-host", type=float, metavar="SECONDS",
                    help="demo: press the bell by itself after each pause of SECONDS")
@@ -86,6 +87,13 @@ def _roster(path: str) -> list[str]:
     return names
 
 
+def _default_buzzer() -> str:
+    """The default wiring's buzzer, as BellBuzzer names it."""
+    from bunco_pi.hardware.pinmap import BUZZER_KIND
+
+    return "tonal" if BUZZER_KIND == "TonalBuzzer" else "plain"
+
+
 def _settings(args: argparse.Namespace) -> argparse.Namespace:
     """The command line over the config file over the defaults."""
     from bunco_pi.hardware.pinmap import default_head_pins
@@ -94,7 +102,7 @@ def _settings(args: argparse.Namespace) -> argparse.Namespace:
     values = {"night": "bunco", "tables": 3, "rules": "classic", "broker": "127.0.0.1:1883",
               "credentials": "/etc/bunco-pi/secrets/credentials.json",
               "data_dir": "/var/lib/bunco-pi", "bell_pin": pins["bell"],
-              "buzzer_pin": pins["buzzer"], "buzzer": "tonal", "roster": None,
+              "buzzer_pin": pins["buzzer"], "buzzer": _default_buzzer(), "roster": None,
               "players": None, "record": None, "advertise": False}
     if args.config:
         from bunco_pi.head.config import load_head_config

@@ -22,6 +22,8 @@ from typing import TextIO
 
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.dice_wire import (
+    PROTOCOL,
+    PROTOCOL_EXTENSION,
     SEQ_MODULUS,
     Extensions,
     Hello,
@@ -89,21 +91,33 @@ class SeqLease:
 
 
 class DiceEmitter:
-    """Writes dice sensor lines through ``write``; one thread at a time, please."""
+    """Writes dice sensor lines through ``write``; one thread at a time, please.
+
+    ``protocol=1`` writes the old XOR checksum, for a table whose bunco-pi predates
+    protocol 2 (it rejects every protocol 2 line as ``no_checksum``).
+    """
 
     def __init__(
-        self, write: Callable[[bytes], object], seqs: SeqLease, version: str = DEFAULT_VERSION
+        self,
+        write: Callable[[bytes], object],
+        seqs: SeqLease,
+        version: str = DEFAULT_VERSION,
+        protocol: int = PROTOCOL,
     ) -> None:
+        if protocol not in (1, 2):
+            raise ValueError(f"protocol {protocol}: use 1 or 2")
         self._write = write
         self._seqs = seqs
         self.version = version
+        self.protocol = protocol
 
     def hello(self) -> None:
         """Send on start and whenever the link may have been reopened."""
-        self._write(format_message(Hello(self.version)))
+        announce = ((PROTOCOL_EXTENSION, str(self.protocol)),) if self.protocol > 1 else ()
+        self._send(Hello(self.version, announce))
 
     def rolling(self) -> None:
-        self._write(format_message(Rolling()))
+        self._send(Rolling())
 
     def roll(self, dice: Iterable[int], extensions: Extensions = ()) -> Roll:
         """Number and send one settled roll; returns what was sent."""
@@ -111,12 +125,15 @@ class DiceEmitter:
         if len(faces) != 3 or any(f not in range(1, 7) for f in faces):
             raise ValueError(f"{faces} are not three faces 1..6")
         message = Roll(self._seqs.take(), (faces[0], faces[1], faces[2]), extensions)
-        self._write(format_message(message))
+        self._send(message)
         return message
 
     def error(self, text: str) -> None:
         clean = "".join(c if " " <= c <= "~" and c != "*" else "?" for c in text).strip()
-        self._write(format_message(SensorError(clean[:70] or "unknown error")))
+        self._send(SensorError(clean[:70] or "unknown error"))
+
+    def _send(self, message: Hello | Rolling | Roll | SensorError) -> None:
+        self._write(format_message(message, self.protocol))
 
 
 def pump(emitter: DiceEmitter, lines: TextIO, complain: TextIO) -> int:
@@ -153,6 +170,9 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin) -> int:
     parser.add_argument("--port", required=True, help="serial path or pyserial URL")
     parser.add_argument("--state", type=Path, required=True, help="file that keeps the seq")
     parser.add_argument("--version", default=DEFAULT_VERSION, help="sent in HELLO")
+    parser.add_argument("--protocol", type=int, choices=(1, 2), default=PROTOCOL,
+                        help="2 (CRC-16, the default) or 1 (XOR, for a table with an older "
+                        "bunco-pi)")
     args = parser.parse_args(argv)
     import serial
 
@@ -166,7 +186,7 @@ def main(argv: list[str] | None = None, stdin: TextIO = sys.stdin) -> int:
         print(exc, file=sys.stderr)
         return 2
     with port:
-        emitter = DiceEmitter(port.write, seqs, args.version)
+        emitter = DiceEmitter(port.write, seqs, args.version, args.protocol)
         emitter.hello()
         pump(emitter, stdin, sys.stderr)
         port.flush()

@@ -2,7 +2,8 @@
 
 The reader owns the port: it opens it (a ``/dev/tty*`` path, a ``/dev/serial/by-id/...``
 link, a pty, or any pyserial URL such as ``loop://``), cuts the bytes into lines, parses
-them (:mod:`bunco_pi.hardware.dice_wire`), drops repeated rolls, and passes every event to
+them (:mod:`bunco_pi.hardware.dice_wire`; once the sensor has spoken protocol 2, protocol 1
+lines are refused until the port is reopened), drops repeated rolls, and passes every event to
 the ``sink`` the owner gave: a :class:`queue.Queue` or a callable that just enqueues.  No
 other state is shared with the owner's thread except :meth:`DiceSensor.stats`, a snapshot
 taken under a lock.
@@ -36,13 +37,13 @@ from bunco_pi.errors import UserError
 from bunco_pi.hardware.dice_wire import (
     Hello,
     LineAssembler,
+    LineParser,
     Rejected,
     Roll,
     Rolling,
     SensorError,
     SeqFilter,
     Unknown,
-    parse_line,
 )
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ class SensorStats:
     unknown: int = 0  # valid lines of a type this reader does not know (ignored)
     rejected: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     link_downs: int = 0
+    protocol: int | None = None  # what the sensor on the link speaks; None: nothing valid yet
 
     @property
     def malformed(self) -> int:
@@ -121,6 +123,7 @@ class DiceSensor:
         self._opener = opener
         self._filter = SeqFilter(last_seq)
         self._assembler = LineAssembler()
+        self._parser = LineParser()
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
@@ -177,6 +180,7 @@ class DiceSensor:
                 unknown=self._counts["unknown"],
                 rejected=MappingProxyType(dict(self._rejected)),
                 link_downs=self._counts["link_downs"],
+                protocol=self._parser.protocol,
             )
 
     # --- the reader thread ----------------------------------------------------------------------
@@ -219,7 +223,11 @@ class DiceSensor:
                 self._close("stopped")
 
     def _handle(self, item: bytes | Rejected) -> None:
-        parsed = parse_line(item) if isinstance(item, bytes) else item
+        if isinstance(item, bytes):
+            with self._lock:  # stats() reads the protocol
+                parsed = self._parser.parse(item)
+        else:
+            parsed = item
         match parsed:
             case Rejected(fault=fault):
                 with self._lock:
@@ -242,8 +250,10 @@ class DiceSensor:
                 self._emit(parsed)
 
     def _link_up(self) -> None:
-        # A port that comes back may hold a different or reset sensor.
+        # A port that comes back may hold a different or reset sensor, maybe an older one.
         self._filter.sensor_restarted()
+        with self._lock:
+            self._parser.link_reopened()
         self._up = True
         self._emit(LinkUp(self.port))
 

@@ -1,10 +1,13 @@
 """The serial dice sensor's line protocol: pure code, no ports, no threads, no clock.
 
 A sensor (the Pico firmware, a camera box, a Bluetooth bridge) sends ASCII lines such as
-``ROLL 17 3 3 5*2A``.  This module turns raw bytes into typed, immutable messages and back:
+``ROLL 17 3 3 5*F8D0`` (protocol 2: a CRC-16) or ``ROLL 17 3 3 5*2E`` (protocol 1: an XOR).
+This module turns raw bytes into typed, immutable messages and back:
 
 * :class:`LineAssembler` cuts a byte stream into lines and rejects over-long or garbage ones;
 * :func:`parse_line` turns one line into a message or a :class:`Rejected` (it never raises);
+* :class:`LineParser` is ``parse_line`` for one link: once a sensor has spoken protocol 2,
+  it refuses protocol 1 lines, so noise cannot pass as the weaker checksum;
 * :func:`format_message` is the inverse, for emitters and tests;
 * :class:`SeqFilter` makes a repeated ``ROLL`` harmless.
 
@@ -13,11 +16,18 @@ docs/dice-sensor-protocol.md is the protocol in prose; keep the two in step.
 
 from __future__ import annotations
 
+import binascii
 import enum
 from dataclasses import dataclass, field
 
 MAX_LINE_BYTES = 80
-"""Longest line a reader accepts, counting the ``*HH`` checksum but not the ``\\r\\n``."""
+"""Longest line a reader accepts, counting the ``*HHHH`` checksum but not the ``\\r\\n``."""
+
+PROTOCOL = 2
+"""The protocol writers speak: a CRC-16 after the ``*``; readers also take protocol 1."""
+PROTOCOL_EXTENSION = "proto"
+"""The ``HELLO`` extension that announces the protocol: ``HELLO 2.0.0 proto=2``."""
+_CHECK_DIGITS = {1: 2, 2: 4}  # hex digits after the '*', by protocol
 
 SEQ_MODULUS = 65536
 FACES = range(1, 7)
@@ -25,6 +35,7 @@ FACES = range(1, 7)
 # Printable ASCII: the only bytes a line may hold (space included, tab and controls not).
 _PRINTABLE = frozenset(range(0x20, 0x7F))
 _HEX_DIGITS = frozenset(b"0123456789ABCDEFabcdef")
+_UPPER_HEX_DIGITS = frozenset(b"0123456789ABCDEF")
 
 
 class Fault(enum.StrEnum):
@@ -33,8 +44,9 @@ class Fault(enum.StrEnum):
     GARBAGE = "garbage"  # a byte outside printable ASCII
     TOO_LONG = "too_long"  # more than MAX_LINE_BYTES before the newline
     PARTIAL = "partial"  # bytes with no newline when the link went down
-    NO_CHECKSUM = "no_checksum"  # the line does not end in *HH
-    BAD_CHECKSUM = "bad_checksum"  # *HH does not match the bytes before it
+    NO_CHECKSUM = "no_checksum"  # the line ends in neither *HHHH nor *HH
+    BAD_CHECKSUM = "bad_checksum"  # the checksum does not match the bytes before it
+    OLD_CHECKSUM = "old_checksum"  # a protocol 1 line from a sensor that spoke protocol 2
     DICE_COUNT = "dice_count"  # ROLL without exactly three dice
     BAD_FACE = "bad_face"  # a die that is not 1..6
     BAD_SEQ = "bad_seq"  # seq missing, not a number, or above 65535
@@ -50,6 +62,12 @@ class Hello:
 
     version: str
     extensions: Extensions = ()
+
+    @property
+    def protocol(self) -> int:
+        """The protocol the sensor announces (``proto=2``); 1 if it says nothing."""
+        value = dict(self.extensions).get(PROTOCOL_EXTENSION, "1")
+        return int(value) if value.isdigit() and len(value) <= 3 else 1
 
 
 @dataclass(frozen=True)
@@ -95,9 +113,19 @@ Message = Hello | Rolling | Roll | SensorError | Unknown
 Parsed = Message | Rejected
 
 
-def checksum(body: bytes | str) -> str:
-    """The two uppercase hex digits of the XOR of every byte of ``body``."""
+def crc16(data: bytes) -> int:
+    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection): 0x29B1 for b"123456789"."""
+    return binascii.crc_hqx(data, 0xFFFF)
+
+
+def checksum(body: bytes | str, protocol: int = PROTOCOL) -> str:
+    """What follows the ``*``: protocol 2, the CRC-16 of ``body`` as four uppercase hex
+    digits; protocol 1, the XOR of its bytes as two."""
     data = body.encode("ascii") if isinstance(body, str) else body
+    if protocol == 2:
+        return f"{crc16(data):04X}"
+    if protocol != 1:
+        raise ValueError(f"protocol {protocol}: this reader knows 1 and 2")
     value = 0
     for byte in data:
         value ^= byte
@@ -107,38 +135,80 @@ def checksum(body: bytes | str) -> str:
 # --- parsing -------------------------------------------------------------------------------
 
 
-def parse_line(line: bytes | str) -> Parsed:
+def parse_line(line: bytes | str, *, accept_v1: bool = True) -> Parsed:
     """One line (without its ``\\n``; a trailing ``\\r`` is dropped) to a message.
 
     Never raises: anything that is not a valid message comes back as :class:`Rejected`.
+    ``accept_v1=False`` refuses protocol 1 (XOR) lines as ``old_checksum``.
     """
+    return _parse(line, accept_v1)[0]
+
+
+class LineParser:
+    """:func:`parse_line` for one link, remembering which protocol the sensor speaks.
+
+    Until a protocol 2 line checks, both protocols are taken (an old sensor keeps working).
+    After one, a protocol 1 line is refused as ``old_checksum``: a v2 sensor never sends
+    one, so it can only be noise, and noise must face the CRC, not the XOR.  Call
+    :meth:`link_reopened` when the port is reopened: a different sensor may be there.
+    """
+
+    def __init__(self) -> None:
+        self.protocol: int | None = None  # None: no valid line yet on this link
+
+    def link_reopened(self) -> None:
+        self.protocol = None
+
+    def parse(self, line: bytes | str) -> Parsed:
+        parsed, protocol = _parse(line, accept_v1=self.protocol != 2)
+        if protocol is not None and not isinstance(parsed, Rejected):
+            self.protocol = max(protocol, self.protocol or 1)
+        return parsed
+
+
+def _parse(line: bytes | str, accept_v1: bool) -> tuple[Parsed, int | None]:
+    """The message and the protocol its checksum used (None if it had no checksum)."""
     if isinstance(line, str):
         try:
             line = line.encode("ascii")
         except UnicodeEncodeError:
-            return Rejected(Fault.GARBAGE, line.encode("utf-8", "replace")[:MAX_LINE_BYTES])
+            bad = line.encode("utf-8", "replace")[:MAX_LINE_BYTES]
+            return Rejected(Fault.GARBAGE, bad), None
     if line.endswith(b"\r"):
         line = line[:-1]
     if len(line) > MAX_LINE_BYTES:
-        return Rejected(Fault.TOO_LONG, line[:MAX_LINE_BYTES])
+        return Rejected(Fault.TOO_LONG, line[:MAX_LINE_BYTES]), None
     if not _PRINTABLE.issuperset(line):
-        return Rejected(Fault.GARBAGE, line)
-    if len(line) < 3 or line[-3] != ord("*") or not _HEX_DIGITS.issuperset(line[-2:]):
-        return Rejected(Fault.NO_CHECKSUM, line)
-    body = line[:-3]
-    if checksum(body) != line[-2:].decode("ascii").upper():
-        return Rejected(Fault.BAD_CHECKSUM, line)
+        return Rejected(Fault.GARBAGE, line), None
+    protocol = _framing(line)
+    if protocol is None:
+        return Rejected(Fault.NO_CHECKSUM, line), None
+    if protocol == 1 and not accept_v1:
+        return Rejected(Fault.OLD_CHECKSUM, line), 1
+    digits = _CHECK_DIGITS[protocol]
+    body = line[: -digits - 1]
+    if checksum(body, protocol) != line[-digits:].decode("ascii").upper():
+        return Rejected(Fault.BAD_CHECKSUM, line), protocol
     text = body.decode("ascii")
     kind, _, rest = text.partition(" ")
     if not kind:
-        return Rejected(Fault.BAD_FIELD, line)
+        return Rejected(Fault.BAD_FIELD, line), protocol
     parser = _PARSERS.get(kind)
     if parser is None:
-        return Unknown(kind, tuple(rest.split()))
+        return Unknown(kind, tuple(rest.split())), protocol
     result = parser(rest)
     if isinstance(result, Fault):
-        return Rejected(result, line)
-    return result
+        return Rejected(result, line), protocol
+    return result, protocol
+
+
+def _framing(line: bytes) -> int | None:
+    """2 for a line ending in ``*HHHH`` (uppercase), 1 for ``*HH`` (either case), else None."""
+    if len(line) >= 5 and line[-5] == 0x2A and _UPPER_HEX_DIGITS.issuperset(line[-4:]):
+        return 2
+    if len(line) >= 3 and line[-3] == 0x2A and _HEX_DIGITS.issuperset(line[-2:]):
+        return 1
+    return None
 
 
 def _split_extensions(tokens: list[str]) -> Extensions | None:
@@ -146,7 +216,7 @@ def _split_extensions(tokens: list[str]) -> Extensions | None:
     pairs = []
     for token in tokens:
         name, eq, value = token.partition("=")
-        if not eq or not name:
+        if not eq or not name or "*" in token:
             return None
         pairs.append((name, value))
     return tuple(pairs)
@@ -213,14 +283,14 @@ _PARSERS = {
 # --- formatting ----------------------------------------------------------------------------
 
 
-def format_message(message: Message) -> bytes:
-    """The wire form of ``message``, checksum and ``\\n`` included.
+def format_message(message: Message, protocol: int = PROTOCOL) -> bytes:
+    """The wire form of ``message`` in ``protocol`` (1 or 2), checksum and ``\\n`` included.
 
     Raises ValueError for a message no reader would accept (a programming error in an
     emitter, not a user mistake).
     """
     body = _body(message)
-    line = f"{body}*{checksum(body)}"
+    line = f"{body}*{checksum(body, protocol)}"
     if len(line) > MAX_LINE_BYTES:
         raise ValueError(f"line is {len(line)} bytes, the limit is {MAX_LINE_BYTES}: {line!r}")
     encoded = line.encode("ascii", "strict")

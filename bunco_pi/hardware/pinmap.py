@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+BUZZER_KIND = "TonalBuzzer"
+"""The head box's buzzer: a passive one, played as tones (gpiozero's ``TonalBuzzer``), as
+hardware/bom.md buys it; an active one is ``"Buzzer"``. The parts list, the generated
+head.toml and the head's defaults all follow this (tests/test_buzzer_parts.py)."""
+
 
 @dataclass(frozen=True)
 class PinAssignment:

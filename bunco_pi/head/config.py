@@ -164,7 +164,7 @@ def parse_head_config(data: dict, text: str, source: str, base: Path) -> HeadCon
                                        "a BCM GPIO number")
     if buzzer_pin == bell:
         raise sec["buzzer"].fail("pin", f"GPIO{bell} is the bell's pin too; give each its own")
-    kind = sec["buzzer"].string("kind", "TonalBuzzer")
+    kind = sec["buzzer"].string("kind", pinmap.BUZZER_KIND)
     if kind not in BUZZER_KINDS:
         raise sec["buzzer"].fail("kind", f"use {' or '.join(repr(k) for k in BUZZER_KINDS)} "
                                  "(gpiozero's class for a passive or an active buzzer)")

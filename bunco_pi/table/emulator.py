@@ -37,9 +37,10 @@ KEYS: dict[str, tuple[str, str]] = {
     "U": ("undo", "hold"),
     "r": ("dice", "roll"),
 }
+# Two lines, each within an 80-column terminal (curses leaves the last column alone).
 HELP = (
-    "p point  t three  T hold three (three 2s)  b BUNCO  space pass  w hold pass (wipeout)  "
-    "u undo  U hold undo (turn)  r roll dice  q quit"
+    "p point  t three  T hold three (three 2s)  b BUNCO  space pass",
+    "w hold pass (wipeout)  u undo  U hold undo (turn)  r roll dice  q quit",
 )
 TAP_SECONDS = 0.06  # longer than the debounce window, shorter than a hold
 
@@ -106,7 +107,7 @@ def _frame_lines(box: Any) -> list[str]:
 def _plain_loop(box: Any, keypad: KeyPad, stdin: TextIO, out: TextIO,
                 stop: threading.Event) -> None:
     last: list[str] = []
-    print(f"keys: {HELP}", file=sys.stderr, flush=True)
+    print("keys: " + "\n      ".join(HELP), file=sys.stderr, flush=True)
 
     def show() -> None:
         nonlocal last
@@ -128,6 +129,16 @@ def _plain_loop(box: Any, keypad: KeyPad, stdin: TextIO, out: TextIO,
             show()
 
 
+def screen_lines(frame: list[str], status: str, height: int, width: int) -> list[str]:
+    """What the curses view draws in a ``height`` x ``width`` terminal: the OLED frame in a
+    border, then the key legend and the last action. The legend always shows: in a short
+    terminal the frame loses its bottom rows instead."""
+    legend = [*HELP, status]
+    boxed = ["┌" + "─" * 64 + "┐", *(f"│{x}│" for x in frame), "└" + "─" * 64 + "┘"]
+    room = max(0, height - 1 - len(legend))  # curses cannot write the bottom-right cell
+    return [line[: max(0, width - 1)] for line in boxed[:room] + legend][: max(0, height - 1)]
+
+
 def _curses_loop(stdscr: Any, box: Any, keypad: KeyPad, stop: threading.Event) -> None:
     import curses
 
@@ -146,10 +157,8 @@ def _curses_loop(stdscr: Any, box: Any, keypad: KeyPad, stop: threading.Event) -
             last = lines
             stdscr.erase()
             height, width = stdscr.getmaxyx()
-            for row, line in enumerate(["┌" + "─" * 64 + "┐"] + [f"│{x}│" for x in lines]
-                                       + ["└" + "─" * 64 + "┘", HELP, status]):
-                if row < height - 1:
-                    stdscr.addstr(row, 0, line[: width - 1])
+            for row, line in enumerate(screen_lines(lines, status, height, width)):
+                stdscr.addstr(row, 0, line)
             stdscr.refresh()
         if key == -1:
             time.sleep(0.02)

@@ -6,11 +6,13 @@ clock readings, the button state, a function that returns random bytes, a functi
 sends a line, the file system calls and an optional screen.  So: no ``machine``, no
 ``time``, no dataclasses or typing (MicroPython has neither).
 
-The protocol is docs/dice-sensor-protocol.md: ``HELLO``, ``ROLLING``, ``ROLL``, ``ERR``,
-each line ending in ``*HH`` (XOR of the bytes before ``*``) and ``\\n``.
+The protocol is docs/dice-sensor-protocol.md, version 2: ``HELLO``, ``ROLLING``, ``ROLL``,
+``ERR``, each line ending in ``*HHHH`` (the CRC-16/CCITT-FALSE of the bytes before ``*``)
+and ``\\n``; ``HELLO`` announces ``proto=2``.
 """
 
-VERSION = "1.0.0"
+VERSION = "2.0.0"
+PROTOCOL = 2
 SEQ_MODULUS = 65536
 MAX_LINE = 80  # bytes before the newline, checksum included
 
@@ -26,11 +28,22 @@ HELLO_EVERY_MS = 5000  # repeat HELLO until the first roll, for a host that open
 # --- the wire ---------------------------------------------------------------------------------
 
 
+def crc16(data):
+    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF), bit by bit.
+
+    MicroPython's binascii has no crc_hqx, and a 256-entry table costs RAM for lines of
+    twenty-odd bytes: eight shifts a byte is quick enough between two rolls.
+    """
+    crc = 0xFFFF
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
 def checksum(body):
-    value = 0
-    for byte in body.encode():
-        value ^= byte
-    return f"{value:02X}"
+    return f"{crc16(body.encode()):04X}"
 
 
 def line(body):
@@ -38,7 +51,7 @@ def line(body):
 
 
 def hello_line(version=VERSION):
-    return line("HELLO " + version)
+    return line("HELLO " + version + " proto=" + str(PROTOCOL))
 
 
 def rolling_line():
@@ -53,7 +66,7 @@ def err_line(text):
     # Printable ASCII only, no '*' (readers split the checksum at the last '*'), and short
     # enough for a reader's 80-byte limit.
     clean = "".join(c if " " <= c <= "~" and c != "*" else "?" for c in str(text)).strip()
-    room = MAX_LINE - len("ERR ") - 3
+    room = MAX_LINE - len("ERR ") - len("*HHHH")
     return line("ERR " + (clean[:room] or "unknown error"))
 
 
