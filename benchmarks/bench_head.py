@@ -26,11 +26,10 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from bunco_pi.head.coordinator import Coordinator
-from bunco_pi.head.eventlog import EventLog
+from bunco_pi.head.eventlog import EventLog, IncomingEvent
 from bunco_pi.head.service import HeadService
 from bunco_pi.net import envelope
 from bunco_pi.net.broker import Broker
-from bunco_pi.net.delivery import TableSender
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import Topics, table_node
 from bunco_pi.protocol import TableEvent, encode_entry
@@ -38,6 +37,7 @@ from bunco_pi.rules.house import preset, preset_text
 from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally
 from bunco_pi.sim.players import make_players
 from bunco_pi.table.outbox import Outbox
+from bunco_pi.table.sender import TableSender
 
 
 def pct(values: list[float], q: float) -> float:
@@ -138,11 +138,17 @@ def bell_latency(broker: Broker, tables: int, rounds: int, data: Path) -> tuple[
     seqs = dict.fromkeys(range(1, tables + 1), 0)
 
     def finish_round(index: int) -> None:
-        # each table hears the bell before anyone rolled: 0-0, a roll-off; seat 1 scores in it
+        # each table hears the bell before anyone rolled: 0-0, a roll-off; seat 1 scores in it;
+        # committed to the log, then accepted, as the head's ingest does (on the head's thread)
+        events = []
         for t in range(1, tables + 1):
             for entry in (Bell(), Tally("point"), Pass(), Pass(), Pass(), Pass()):
                 seqs[t] += 1
-                head.service.carry_out(head.coord.handle(TableEvent(t, seqs[t], index, entry)))
+                events.append(TableEvent(t, seqs[t], index, entry))
+        head.log.commit([IncomingEvent(e.table, e.seq, table_node(e.table),
+                                       {"round": e.round_index, "entry": encode_entry(e.entry)})
+                         for e in events])
+        head.service.carry_out(head.coord.accept(events))
 
     ours: list[float] = []
     head.bell()  # lobby: the seats are drawn

@@ -73,3 +73,41 @@ class TableEvent:
     seq: int
     round_index: int
     entry: Entry
+
+
+# --- the night's position: nothing moves a box backwards -------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NightPosition:
+    """Where in the night a head-to-table message was said: the head's event log (``epoch``,
+    a name made when the log was created) and the log position then (``pos``, which only
+    grows, across head restarts too). Everything the head publishes is a function of its log
+    up to ``pos``, so a message with a lower ``pos`` is older, whatever the broker retained,
+    restored from its last autosave or redelivered from a session queue."""
+
+    epoch: str
+    pos: int
+
+    def stamp(self, message: dict[str, Any]) -> dict[str, Any]:
+        return {**message, "epoch": self.epoch, "pos": self.pos}
+
+
+def position_of(message: dict[str, Any]) -> NightPosition | None:
+    """The position a head message carries, or None if it carries none (or a malformed one)."""
+    epoch, pos = message.get("epoch"), message.get("pos")
+    if isinstance(epoch, str) and _is_int(pos) and pos >= 0:
+        return NightPosition(epoch, pos)
+    return None
+
+
+def is_older(held: NightPosition | None, incoming: NightPosition | None) -> bool:
+    """Whether a message at ``incoming`` is older than what a box holds at ``held``: it must
+    then be ignored. The same position is not older (the head says it again on reconnect). A
+    new epoch is the head's log started afresh, so it is followed; a message without a
+    position is only taken by a box that holds none."""
+    if held is None:
+        return False
+    if incoming is None:
+        return True
+    return incoming.epoch == held.epoch and incoming.pos < held.pos

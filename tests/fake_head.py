@@ -12,8 +12,8 @@ from typing import Any
 
 from bunco_pi.head.coordinator import Commit, Coordinator, PublishState, PublishView
 from bunco_pi.head.eventlog import EventLog
+from bunco_pi.head.ingest import HeadIngest
 from bunco_pi.net import envelope
-from bunco_pi.net.delivery import HeadIngest
 from bunco_pi.net.link import Link, Sink
 from bunco_pi.net.topics import Topics
 from bunco_pi.protocol import TableEvent, decode_entry

@@ -11,7 +11,6 @@ from typing import Any
 
 from bunco_pi.net import envelope
 from bunco_pi.net.broker import Broker
-from bunco_pi.net.delivery import TableSender
 from bunco_pi.net.link import Message
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import Topics, table_node
@@ -19,6 +18,7 @@ from bunco_pi.protocol import encode_entry
 from bunco_pi.rules.house import parse_rules
 from bunco_pi.rules.table_round import Bell, Entry, Roll, TableRound, TableSetup
 from bunco_pi.table.outbox import Outbox
+from bunco_pi.table.sender import TableSender
 
 
 class ScriptedTable:

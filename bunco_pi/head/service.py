@@ -21,7 +21,6 @@ from typing import Any
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.bell import BellPressed
 from bunco_pi.head.coordinator import (
-    Ack,
     Buzz,
     Commit,
     Coordinator,
@@ -32,11 +31,12 @@ from bunco_pi.head.coordinator import (
     RestoreError,
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
+from bunco_pi.head.ingest import HeadIngest
 from bunco_pi.net import envelope
-from bunco_pi.net.delivery import HEAD_NAME, HeadIngest
+from bunco_pi.net.delivery import HEAD_NAME
 from bunco_pi.net.link import Connected, Disconnected, Link, Message
 from bunco_pi.net.topics import TopicError, Topics, parse_topic
-from bunco_pi.protocol import TableEvent, decode_entry
+from bunco_pi.protocol import NightPosition, TableEvent, decode_entry
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.night import ENDED, RESULTS, Player
 
@@ -140,7 +140,9 @@ class HeadService:
             elif isinstance(item, Message):
                 self._status(item)
             elif isinstance(item, Connected):
-                self.carry_out([PublishState(self.coordinator.state())])
+                # A fresh snapshot on every connect: a broker restarted from its last autosave
+                # holds an older state and older views (the tables ignore those, by position).
+                self.carry_out(self.coordinator.announce())
             elif isinstance(item, Disconnected):
                 log.warning("head: lost the broker (%s); reconnecting", item.reason)
         self._automate()
@@ -217,7 +219,8 @@ class HeadService:
                 if effect.records:
                     self.eventlog.append_own(HEAD_NAME, *effect.records)
             elif isinstance(effect, PublishState):
-                self.link.publish(self.topics.state(), envelope.message(HEAD_NAME, effect.state),
+                self.link.publish(self.topics.state(),
+                                  envelope.message(HEAD_NAME, self._position().stamp(effect.state)),
                                   retain=True)
                 phase = effect.state.get("phase")
                 if phase in (RESULTS, ENDED) and not wrote_record:
@@ -225,16 +228,20 @@ class HeadService:
                     wrote_record = True
             elif isinstance(effect, PublishView):
                 self.link.publish(self.topics.view(effect.table),
-                                  envelope.message(HEAD_NAME, effect.view), retain=True)
+                                  envelope.message(HEAD_NAME, self._position().stamp(effect.view)),
+                                  retain=True)
             elif isinstance(effect, Buzz):
                 if self.buzz is not None:
                     self.buzz(effect.pattern)
             elif isinstance(effect, Note):
                 log.info("%s", effect.text)
-            elif isinstance(effect, Ack):
-                pass  # HeadIngest acknowledged after its own commit
         if self.on_effects is not None:
             self.on_effects(effects)
+
+    def _position(self) -> NightPosition:
+        """Where the night stands: everything published is a function of the log up to here
+        (each Commit is carried out before what follows it)."""
+        return NightPosition(self.eventlog.epoch, self.eventlog.position)
 
     def write_record(self) -> None:
         if not self.record_path:

@@ -37,10 +37,17 @@ from typing import Any
 
 from bunco_pi.errors import UserError
 from bunco_pi.net import envelope
-from bunco_pi.net.delivery import HEAD_NAME, TableSender
+from bunco_pi.net.delivery import HEAD_NAME
 from bunco_pi.net.link import Connected, Disconnected, Link, LinkEvent, Message, Sink
 from bunco_pi.net.topics import Topics
-from bunco_pi.protocol import ProtocolError, decode_entry, encode_entry
+from bunco_pi.protocol import (
+    NightPosition,
+    ProtocolError,
+    decode_entry,
+    encode_entry,
+    is_older,
+    position_of,
+)
 from bunco_pi.rules.house import HouseRules, parse_rules
 from bunco_pi.rules.table_round import Bell, Entry, Pass, Roll, Tally, Undo
 from bunco_pi.table.events import (
@@ -54,6 +61,7 @@ from bunco_pi.table.events import (
 from bunco_pi.table.game import JsonEntry, engine_entries
 from bunco_pi.table.link import Post, RoundSummary
 from bunco_pi.table.outbox import Outbox
+from bunco_pi.table.sender import TableSender
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +121,10 @@ class NetTableLink:
         self.sender: TableSender | None = None
         self.state: dict[str, Any] | None = None
         self.view: dict[str, Any] | None = None
+        # Where in the night the state and view held here were said: an older one (a broker's
+        # autosave, a session's queued redelivery) is ignored, so nothing moves the box back.
+        self._state_at: NightPosition | None = None
+        self._view_at: NightPosition | None = None
         self.round_index: int | None = None  # the round begun at this table
         self._bell_posted: int | None = None  # the round whose bell was passed on
         self._shown: object = None  # the last between-rounds screen posted
@@ -142,6 +154,7 @@ class NetTableLink:
         self._count_pending()
         if self._ready:
             self.state = self._load_state()
+            self._state_at = position_of(self.state) if self.state is not None else None
             self._sync()  # resume the round now, whether or not the broker answers
         self.net.start()
 
@@ -272,6 +285,12 @@ class NetTableLink:
                 # state queued in the session while we were away comes earlier, not retained.)
                 if event.retain:
                     self._ready = True
+                at = position_of(state)
+                if is_older(self._state_at, at):
+                    log.info("%s: ignored a state older than the one held (%s < %s)",
+                             event.topic, at, self._state_at)
+                    return
+                self._state_at = at
                 if state != self.state:
                     self.state = state
                     self._save_state(state)
@@ -279,6 +298,12 @@ class NetTableLink:
         elif event.topic == self.topics.view(self.table):
             view = read_head_message(event.topic, event.payload)
             if view is not None:
+                at = position_of(view)
+                if is_older(self._view_at, at):
+                    log.info("%s: ignored a view older than the one held (%s < %s)",
+                             event.topic, at, self._view_at)
+                    return
+                self._view_at = at
                 self.view = view
                 self._sync()
 
