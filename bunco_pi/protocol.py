@@ -8,7 +8,11 @@ ignores keys it does not know, so a newer sender can add keys without breaking a
   its outbox); its payload is ``{"round": round_index, "entry": encode_entry(entry)}``, tagged
   with the round it belongs to, so an entry replayed late never lands in the wrong round.
   ``TableEvent`` is the decoded event the head's coordinator takes.
-- the night state and each table's view (head -> tables, retained): ``bunco_pi.head.views``.
+- the night state and each table's view (head -> tables, retained): ``bunco_pi.head.views``;
+  the roster, seating and rules travel on their own retained topics and change only when they
+  change, so the state (which carries the bell) stays small. Each carries the head's
+  ``NightPosition``: a box applies only what is not older than what it holds.
+- a command (head -> one table, QoS 1, not retained): ``UndoCommand``.
 - acks (head -> one table, retained): ``bunco_pi.net.delivery``.
 """
 
@@ -17,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bunco_pi.rules.table_round import Bell, Entry, Pass, Roll, Tally, Undo
+from bunco_pi.rules import entries
+from bunco_pi.rules.table_round import Entry
 
 PROTOCOL_VERSION = 1
 
@@ -26,53 +31,90 @@ class ProtocolError(ValueError):
     """A payload that is not a valid message; the text says what is wrong."""
 
 
-# --- table entries ---------------------------------------------------------------------------
+# --- table entries: the one codec is the rules' own (bunco_pi.rules.entries) ------------------
 
 
 def encode_entry(entry: Entry) -> list[Any]:
-    if isinstance(entry, Roll):
-        return ["roll", list(entry.dice)]
-    if isinstance(entry, Tally):
-        return ["tally", entry.kind] + ([entry.face] if entry.face is not None else [])
-    if isinstance(entry, Pass):
-        return ["pass"]
-    if isinstance(entry, Bell):
-        return ["bell"]
-    if isinstance(entry, Undo):
-        return ["undo"]
-    raise ProtocolError(f"not a table entry: {entry!r}")
+    try:
+        return entries.encode_entry(entry)
+    except entries.EntryFormatError as exc:
+        raise ProtocolError(str(exc)) from None
+
+
+def decode_entry(item: Any) -> Entry:
+    try:
+        return entries.decode_entry(item)
+    except entries.EntryFormatError as exc:
+        raise ProtocolError(str(exc)) from None
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def decode_entry(item: Any) -> Entry:
-    if not isinstance(item, list) or not item or not isinstance(item[0], str):
-        raise ProtocolError(f"an entry is a list starting with its kind, got {item!r}")
-    kind, args = item[0], item[1:]
-    if kind == "roll" and len(args) == 1 and isinstance(args[0], list) and len(args[0]) == 3 \
-            and all(_is_int(d) and 1 <= d <= 6 for d in args[0]):
-        return Roll(tuple(args[0]))
-    if kind == "tally" and len(args) in (1, 2) and args[0] in ("point", "three", "bunco", "wipeout"):
-        face = args[1] if len(args) == 2 else None
-        if face is not None and not (_is_int(face) and 1 <= face <= 6):
-            raise ProtocolError(f"a tally's face is 1 to 6, got {face!r}")
-        return Tally(args[0], face)
-    if not args and kind in ("pass", "bell", "undo"):
-        return {"pass": Pass, "bell": Bell, "undo": Undo}[kind]()
-    raise ProtocolError(f"not a valid entry: {item!r}")
-
-
 # --- messages --------------------------------------------------------------------------------
+
+
+def check_version(payload: dict[str, Any]) -> None:
+    """A head message carries ``"v"``; a version this box does not speak is refused."""
+    v = payload.get("v", PROTOCOL_VERSION)
+    if v != PROTOCOL_VERSION:
+        raise ProtocolError(f"protocol version {v!r}, this box speaks {PROTOCOL_VERSION}")
 
 
 @dataclass(frozen=True, slots=True)
 class TableEvent:
+    """One entry made at a table (table -> head, on ``table/<n>/events``)."""
+
     table: int
     seq: int
     round_index: int
     entry: Entry
+
+
+def table_event_payload(round_index: int, entry: Entry, **extra: Any) -> dict[str, Any]:
+    """The payload a table sends for one entry; ``extra`` keys (``sensor_seq``, ``command``)
+    are the table's own bookkeeping, ignored by the head."""
+    return {"round": round_index, "entry": encode_entry(entry), **extra}
+
+
+def read_table_event(table: int, seq: int, payload: dict[str, Any]) -> TableEvent:
+    """A table event's payload, checked and decoded once; ProtocolError says what is wrong."""
+    round_index = payload.get("round")
+    if not _is_int(round_index) or round_index < 0:
+        raise ProtocolError(f"'round' must be a whole number >= 0, got {round_index!r}")
+    if "entry" not in payload:
+        raise ProtocolError("no 'entry'")
+    return TableEvent(table, seq, round_index, decode_entry(payload["entry"]))
+
+
+@dataclass(frozen=True, slots=True)
+class UndoCommand:
+    """The host asks a table box to enter an Undo, as its own undo button does (head -> table
+    n, on ``table/<n>/command``, QoS 1). ``id`` grows through the night (the head's log
+    position of the request): the box keeps the id with the Undo it enters, so a redelivered
+    command is applied once. ``round_index`` is the round it is meant for: in another round
+    it does nothing."""
+
+    id: int
+    round_index: int
+
+
+def command_payload(command: UndoCommand) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "command": "undo", "id": command.id,
+            "round": command.round_index}
+
+
+def read_command(payload: dict[str, Any]) -> UndoCommand:
+    check_version(payload)
+    kind, cid, round_index = payload.get("command"), payload.get("id"), payload.get("round")
+    if kind != "undo":
+        raise ProtocolError(f"unknown command {kind!r}")
+    if not _is_int(cid) or cid < 1:
+        raise ProtocolError(f"a command's 'id' is a whole number >= 1, got {cid!r}")
+    if not _is_int(round_index) or round_index < 0:
+        raise ProtocolError(f"'round' must be a whole number >= 0, got {round_index!r}")
+    return UndoCommand(cid, round_index)
 
 
 # --- the night's position: nothing moves a box backwards -------------------------------------

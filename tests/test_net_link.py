@@ -445,3 +445,136 @@ def test_a_fresh_table_waits_for_the_heads_ack_or_its_absence_before_the_first_e
         assert table.last_seq() == 1
     finally:
         table.close()
+
+
+class ServiceHead:
+    """The head's real shell (HeadService) on a thread of its own, over the in-process broker;
+    the test speaks to it only through its inbox, as the bell button and the console do."""
+
+    def __init__(self, connect, topics, log_path, players, tables=2):
+        import random
+        import threading
+
+        from bunco_pi.head.coordinator import Coordinator
+        from bunco_pi.rules.house import preset
+
+        self.coord = Coordinator(preset("classic"), preset_text("classic"), topics.night, tables,
+                                 entropy=random.Random(3))
+        self.link = connect(None)
+        self.topics, self.log_path, self.players = topics, log_path, players
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        assert self._ready.wait(5)
+
+    def _run(self):
+        from bunco_pi.head.eventlog import EventLog
+        from bunco_pi.head.service import HeadService
+
+        with EventLog(self.log_path) as log:
+            self.service = HeadService(self.coord, self.link, log, self.topics, self.players)
+            self.service.start()
+            self._ready.set()
+            while not self._stop.is_set():
+                self.service.step(timeout=0.02)
+            self.link.stop()
+
+    def put(self, item):
+        self.link.inbox.put(item)
+
+    def close(self):
+        self._stop.set()
+        self.thread.join(5)
+
+
+def test_the_host_asks_a_table_to_undo_and_it_is_entered_once(tmp_path, mock_factory):
+    from bunco_pi.hardware.bell import BellPressed
+    from bunco_pi.head.eventlog import EventLog
+    from bunco_pi.head.service import UndoRequested
+    from bunco_pi.protocol import UndoCommand, command_payload
+
+    broker = InprocBroker()
+    topics = Topics(f"u{uuid.uuid4().hex[:6]}")
+
+    def connect_as(name):
+        return lambda sink: broker.link(name, status_topic=topics.status(name), sink=sink)
+
+    head = ServiceHead(connect_as("head"), topics, tmp_path / "head.sqlite", PLAYERS)
+    t2 = Box(mock_factory, 2, connect_as(table_node(2)), topics, tmp_path / "outbox-2.sqlite")
+    try:
+        head.put(BellPressed())  # the night starts: seats drawn
+        t2.wait_for(lambda s: s.mode == "waiting" and t2.link.state is not None
+                    and t2.link.state.get("phase") == "ready")
+        time.sleep(0.6)  # the bell's own guard against a chattering contact
+        head.put(BellPressed())  # the round starts
+        t2.wait_for(lambda s: s.mode == "playing")
+        t2.tap("point", 3)
+        assert t2.snap().round.team_scores[1] + t2.snap().round.team_scores[0] == 3
+        head.put(UndoRequested(2))
+        t2.wait_for(lambda s: sum(s.round.team_scores) == 2)
+        assert t2.node.flash == "undone by the host"
+        # a redelivered command (same id) is not entered again
+        with Outbox(t2.link.outbox_path) as outbox:
+            commands = [e.payload for e in outbox.entries() if "command" in e.payload]
+        assert len(commands) == 1 and commands[0]["entry"] == ["undo"]
+        again = command_payload(UndoCommand(commands[0]["command"], commands[0]["round"]))
+        head.link.publish(topics.command(2), envelope.message("head", again), qos=1)
+        # a command for another round does nothing
+        other = command_payload(UndoCommand(commands[0]["command"] + 100, 5))
+        head.link.publish(topics.command(2), envelope.message("head", other), qos=1)
+        t2.sync()
+        time.sleep(0.2)
+        t2.sync()
+        assert sum(t2.snap().round.team_scores) == 2
+        assert t2.last_seq() == 4  # three points and one undo
+        deadline = time.monotonic() + 5
+        while head.coord.night.table(2).entries != t2.snap().round.entries:
+            assert time.monotonic() < deadline, "the head never got the undo"
+            time.sleep(0.02)
+        # no table 9, no round on: refused with a line, nothing sent
+        assert head.service.request_undo(9) is False
+    finally:
+        t2.close()
+        head.close()
+    with EventLog(tmp_path / "head.sqlite") as log:
+        asked = [e.payload for e in log.replay() if e.payload.get("kind") == "command"]
+    assert asked == [{"kind": "command", "command": "undo", "table": 2, "round": 0}]
+
+
+def test_a_state_or_view_older_than_the_one_held_moves_nothing(tmp_path, mock_factory):
+    """What a broker restored from its last autosave (or a session redelivers) is older than
+    what the box holds: the box ignores it, and takes what the head says next."""
+    from bunco_pi.hardware.bell import BellPressed
+
+    broker = InprocBroker()
+    topics = Topics(f"o{uuid.uuid4().hex[:6]}")
+
+    def connect_as(name):
+        return lambda sink: broker.link(name, status_topic=topics.status(name), sink=sink)
+
+    head = ServiceHead(connect_as("head"), topics, tmp_path / "head.sqlite", PLAYERS)
+    t2 = Box(mock_factory, 2, connect_as(table_node(2)), topics, tmp_path / "outbox-2.sqlite")
+    try:
+        head.put(BellPressed())
+        t2.wait_for(lambda s: t2.link.state is not None and t2.link.state.get("phase") == "ready")
+        ready = dict(t2.link.state)
+        time.sleep(0.6)
+        head.put(BellPressed())
+        t2.wait_for(lambda s: s.mode == "playing")
+        playing = dict(t2.link.state)
+        assert playing["pos"] > ready["pos"] and playing["epoch"] == ready["epoch"]
+        # the broker comes back from an autosave made before the round started
+        for topic, old in ((topics.state(), ready),
+                           (topics.view(2), {**t2.link.view, "phase": "ready",
+                                             "pos": ready["pos"]})):
+            head.link.publish(topic, envelope.message("head", old), retain=True)
+        t2.sync()
+        time.sleep(0.2)
+        assert t2.snap().mode == "playing" and t2.link.state == playing
+        assert t2.link.view["phase"] == "playing"
+        t2.tap("point")  # and the box still scores
+        assert sum(t2.snap().round.team_scores) == 1
+    finally:
+        t2.close()
+        head.close()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bunco_pi.head.views import night_state, table_view
-from bunco_pi.protocol import TableEvent, decode_entry
+from bunco_pi.protocol import TableEvent, read_table_event
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.night import (
     BREAK,
@@ -146,8 +146,7 @@ class Coordinator:
         elif kind == "night":
             self._apply(decode_event(record["event"]))
         elif kind == "table":
-            event = TableEvent(record["table"], record["seq"], record["round"],
-                               decode_entry(record["entry"]))
+            event = read_table_event(record["table"], record["seq"], record)
             self.seen[event.table] = max(self.seen.get(event.table, 0), event.seq)
             self._take(event)
 

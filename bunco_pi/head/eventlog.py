@@ -59,6 +59,9 @@ class IncomingEvent:
     # event is still logged: it uses up its seq, so the table's later events are not stuck
     # behind a gap, and the log keeps what was received.
     rejected: str | None = None
+    # What the protocol check made of the payload (decoded once, at the door), carried to
+    # the logged event so the head need not decode it again. Not stored.
+    decoded: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class LoggedEvent:
     sender: str
     payload: dict[str, Any]
     rejected: str | None = None
+    decoded: Any = field(default=None, compare=False)
 
 
 @dataclass
@@ -151,7 +155,7 @@ class EventLog:
                 highest[ev.table] = ev.seq
                 result.committed.append(LoggedEvent(
                     int(cur.lastrowid or 0), ev.table, ev.seq, ev.sender, ev.payload,
-                    ev.rejected))
+                    ev.rejected, ev.decoded))
         self._highest = highest  # only once the commit is durable
         if result.committed:
             self._position = result.committed[-1].position

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bunco_pi.head.eventlog import EventLog, IncomingEvent, LoggedEvent
 from bunco_pi.net import envelope
@@ -39,7 +39,8 @@ class HeadIngest:
                  check: Callable[[IncomingEvent], object] | None = None,
                  name: str = HEAD_NAME, limits: Limits | None = None,
                  tables: int = 0) -> None:
-        """``check(event)`` raises ValueError (or KeyError/TypeError) for a payload the
+        """``check(event)`` decodes the payload (what it returns travels with the logged event
+        as ``decoded``), or raises ValueError (or KeyError/TypeError) for a payload the
         protocol refuses: that event is logged as rejected (it uses up its seq) and not
         returned for applying."""
         self.link, self.topics, self.log = link, topics, eventlog
@@ -93,7 +94,7 @@ class HeadIngest:
         event = IncomingEvent(env.table, env.seq, env.sender, env.payload)
         if self.check is not None:
             try:
-                self.check(event)
+                event = replace(event, decoded=self.check(event))
             except (ValueError, KeyError, TypeError) as exc:
                 reason = (str(exc).splitlines() or [type(exc).__name__])[0]
                 log.warning("%s: table %d seq %d refused by the protocol check: %s",

@@ -36,7 +36,13 @@ from bunco_pi.net import envelope
 from bunco_pi.net.delivery import HEAD_NAME
 from bunco_pi.net.link import Connected, Disconnected, Link, Message
 from bunco_pi.net.topics import TopicError, Topics, parse_topic
-from bunco_pi.protocol import NightPosition, TableEvent, decode_entry
+from bunco_pi.protocol import (
+    NightPosition,
+    TableEvent,
+    UndoCommand,
+    command_payload,
+    read_table_event,
+)
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.night import ENDED, RESULTS, Player
 
@@ -55,13 +61,18 @@ def records_from(events: Iterable[LoggedEvent]) -> Iterator[dict[str, Any]]:
                    "round": ev.payload["round"], "entry": ev.payload["entry"]}
 
 
-def _check_table_payload(event: Any) -> None:
-    """HeadIngest's protocol check: a payload that can never be applied is refused at the door."""
-    payload = event.payload
-    round_index = payload["round"]
-    if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 0:
-        raise ValueError(f"'round' must be a whole number >= 0, got {round_index!r}")
-    decode_entry(payload["entry"])
+def _check_table_payload(event: Any) -> TableEvent:
+    """HeadIngest's protocol check: a payload that can never be applied is refused at the
+    door; one that can is decoded here, once."""
+    return read_table_event(event.table, event.seq, event.payload)
+
+
+@dataclass(frozen=True)
+class UndoRequested:
+    """Put on the head's inbox by another thread (the host's console): ``request_undo(table)``
+    on the head's own thread."""
+
+    table: int
 
 
 @dataclass
@@ -129,14 +140,14 @@ class HeadService:
             except queue.Empty:
                 break
         link_events = [e for e in batch if isinstance(e, Message | Connected)]
-        committed = [TableEvent(logged.table, logged.seq, logged.payload["round"],
-                                decode_entry(logged.payload["entry"]))
-                     for logged in self.ingest.handle_many(link_events)]
+        committed = [logged.decoded for logged in self.ingest.handle_many(link_events)]
         if committed:  # one batch, one commit: the round may close only after all of it
             self.carry_out(self.coordinator.accept(committed))
         for item in batch:
             if isinstance(item, BellPressed):
                 self.press_bell()
+            elif isinstance(item, UndoRequested):
+                self.request_undo(item.table)
             elif isinstance(item, Message):
                 self._status(item)
             elif isinstance(item, Connected):
@@ -167,6 +178,29 @@ class HeadService:
         else:
             self.carry_out(self.coordinator.press_bell())
         self._note_phase()
+
+    def request_undo(self, table: int) -> bool:
+        """The host asks table ``table``'s box to undo its latest change, as its undo button
+        does; the box enters the Undo into its own stream, so it reaches the log like any
+        entry. The request is logged first (its log position is the command's id, so the box
+        enters it once). Returns whether the command was sent. On the head's thread; from
+        another thread, put ``UndoRequested(table)`` on ``link.inbox``."""
+        night = self.coordinator.night
+        if not 1 <= table <= self.coordinator.table_count:
+            log.warning("undo: there is no table %d tonight (1 to %d)", table,
+                        self.coordinator.table_count)
+            return False
+        if night is None or night.phase not in ("playing", "finishing"):
+            log.warning("undo for table %d: no round is being played", table)
+            return False
+        logged = self.eventlog.append_own(HEAD_NAME, {
+            "kind": "command", "command": "undo", "table": table, "round": night.round_index})
+        command = UndoCommand(logged[0].position, night.round_index)
+        self.link.publish(self.topics.command(table),
+                          envelope.message(HEAD_NAME, command_payload(command)), qos=1)
+        log.info("undo: asked table %d to undo its latest change (command %d)", table,
+                 command.id)
+        return True
 
     def _status(self, msg: Message) -> None:
         try:

@@ -47,12 +47,14 @@ from bunco_pi.protocol import (
     encode_entry,
     is_older,
     position_of,
+    read_command,
 )
 from bunco_pi.rules.house import HouseRules, parse_rules
 from bunco_pi.rules.table_round import Bell, Entry, Pass, Roll, Tally, Undo
 from bunco_pi.table.events import (
     BellRang,
     BreakStart,
+    HostUndo,
     NightEnd,
     RoundResults,
     RoundStart,
@@ -135,6 +137,9 @@ class NetTableLink:
         self._refused = ""  # why the broker refused us, e.g. a wrong password
         self._clock = clock
         self._connected_at: float | None = None
+        # The highest host command id entered here (kept in the outbox with its entry), so a
+        # command redelivered after a reconnect or a reboot is not entered twice.
+        self._last_command = 0
         self.where = "the broker"  # host:port, for the log
 
     # --- TableLink ---------------------------------------------------------------------------
@@ -150,7 +155,11 @@ class NetTableLink:
                                   resend_after=self._resend_after)  # subscribes to the ack first
         self.net.subscribe(self.topics.state())
         self.net.subscribe(self.topics.view(self.table))
+        self.net.subscribe(self.topics.command(self.table))
         self._ready = self.outbox.last_seq > 0
+        self._last_command = max((c for item in self.outbox.entries()
+                                  if isinstance(c := item.payload.get("command"), int)),
+                                 default=0)
         self._count_pending()
         if self._ready:
             self.state = self._load_state()
@@ -224,9 +233,13 @@ class NetTableLink:
                                        "entry": encode_entry(engine_entry)}
             if "roll" in entry and "seq" in entry:
                 payload["sensor_seq"] = entry["seq"]  # a repeated sensor line is not a new roll
+            if isinstance(entry.get("command"), int):
+                payload["command"] = entry["command"]  # the host's undo: entered once
             payloads.append(payload)
         self.sender.submit_many(payloads)  # an undo of k entries is k events, all or none
         self._pending = self.sender.pending_count
+        if isinstance(entry.get("command"), int):
+            self._last_command = max(self._last_command, entry["command"])
 
     def last_roll_seq(self) -> int | None:
         """The dice sensor's seq of the latest roll in the outbox (any thread: it reads the
@@ -295,6 +308,8 @@ class NetTableLink:
                     self.state = state
                     self._save_state(state)
                 self._sync()
+        elif event.topic == self.topics.command(self.table):
+            self._command(event)
         elif event.topic == self.topics.view(self.table):
             view = read_head_message(event.topic, event.payload)
             if view is not None:
@@ -306,6 +321,21 @@ class NetTableLink:
                 self._view_at = at
                 self.view = view
                 self._sync()
+
+    def _command(self, event: Message) -> None:
+        payload = read_head_message(event.topic, event.payload)
+        if payload is None:
+            return
+        try:
+            command = read_command(payload)
+        except ProtocolError as exc:
+            log.warning("%s: %s", event.topic, exc)
+            return
+        if command.id <= self._last_command:
+            return  # entered already (a redelivery)
+        self._last_command = command.id  # asked once: a retry is the host's to make
+        if self._post is not None:
+            self._post(HostUndo(command.id, command.round_index))
 
     def _load_state(self) -> dict[str, Any] | None:
         try:

@@ -44,6 +44,7 @@ from bunco_pi.table.events import (
     BreakStart,
     DiceRoll,
     DiceStatus,
+    HostUndo,
     NightEnd,
     RoundResults,
     RoundStart,
@@ -119,6 +120,7 @@ class TableNode:
         self.mode = "waiting"  # waiting, playing, results, break, ended
         self.book: RoundBook | None = None
         self.round_id: int | None = None
+        self.round_index: int | None = None  # the head's index of the round played here
         self.flash = ""
         self.dice_warning = ""
         self.alert: screens.ErrorView | None = None
@@ -257,6 +259,8 @@ class TableNode:
             self._round_start(event)
         elif isinstance(event, BellRang):
             self._hear_bell()
+        elif isinstance(event, HostUndo):
+            self._host_undo(event)
         elif isinstance(event, RoundResults):
             self.results_moves = event.moves
             if event.score is not None:  # the head's word on a round: show it, whatever we had
@@ -353,6 +357,20 @@ class TableNode:
         elif self._accept(entry):
             self.flash = "undone: whole turn" if whole_turn else "undone"
 
+    def _host_undo(self, event: HostUndo) -> None:
+        """The host's undo from the head: the same entry the undo button makes, once."""
+        if self.mode != "playing" or self.book is None \
+                or event.round_index != self.round_index:
+            print(f"bunco-pi table: the host's undo {event.command} is for round "
+                  f"{event.round_index + 1}, not being played here; ignored",
+                  file=self.log, flush=True)
+            return
+        entry = self.book.undo_last()
+        if entry is None:
+            self.flash = "host: nothing to undo"
+        elif self._accept({**entry, "command": event.command}):
+            self.flash = "undone by the host"
+
     def _dice_roll(self, event: DiceRoll, replay: bool = False) -> None:
         if not replay:
             self.dice_seen += 1
@@ -392,6 +410,7 @@ class TableNode:
             print(f"bunco-pi table: resumed set {event.set_number} round {event.round_number} "
                   f"from the outbox ({len(event.replay)} entries)", file=self.log, flush=True)
         self.book = book
+        self.round_index = event.round_index
         self.mode = "playing"
         self.flash = ""
         self.results_moves = ()
