@@ -32,7 +32,7 @@ from bunco_pi.net import envelope
 from bunco_pi.net.broker import Broker
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import Topics, table_node
-from bunco_pi.protocol import TableEvent, encode_entry
+from bunco_pi.protocol import NightPosition, TableEvent, encode_entry, split_state
 from bunco_pi.rules.house import preset, preset_text
 from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally
 from bunco_pi.sim.players import make_players
@@ -187,7 +187,11 @@ def bell_latency(broker: Broker, tables: int, rounds: int, data: Path) -> tuple[
         if head.coord.night.phase != "playing":
             break
     stop_clients(subs)
-    size = len(envelope.message("head", head.coord.state()))
+    # the bell's message as published: the small state (its parts travel on their own)
+    core, _ = split_state(head.coord.state())
+    size = len(envelope.message("head", NightPosition("0" * 12, 99999).stamp(
+        {**core, "parts": {"roster": 9999, "seating": 99999, "rules": 9}})))
+    print(f"{tables} tables: the bell's state message is {size} bytes", flush=True)
     head.stop()
     return ours, raw_fanout(broker, tables, len(ours), size, f"base{tables}")
 

@@ -117,6 +117,47 @@ def read_command(payload: dict[str, Any]) -> UndoCommand:
     return UndoCommand(cid, round_index)
 
 
+# --- the night state and its parts --------------------------------------------------------
+
+# The parts of the night state that change only now and then travel on retained topics of
+# their own (``roster``, ``seating``, ``rules``), so the state, which carries the bell, stays
+# a few hundred bytes however many tables play. Each part: its topic kind and its keys.
+STATE_PARTS: dict[str, tuple[str, ...]] = {
+    "roster": ("players",),
+    "seating": ("seating",),
+    "rules": ("rules_toml",),
+}
+
+
+def split_state(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The small state and its parts (each a message of its own); ``merge_state`` undoes it."""
+    core = dict(state)
+    parts: dict[str, dict[str, Any]] = {}
+    for part, keys in STATE_PARTS.items():
+        if all(k in core for k in keys):
+            parts[part] = {"v": state.get("v", PROTOCOL_VERSION),
+                           **{k: core.pop(k) for k in keys}}
+    return core, parts
+
+
+def merge_state(core: dict[str, Any], parts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The whole state again, from the small one and the parts it refers to."""
+    merged = dict(core)
+    for part, keys in STATE_PARTS.items():
+        for key in keys:
+            if key not in merged and key in parts.get(part, {}):
+                merged[key] = parts[part][key]
+    return merged
+
+
+def parts_named(state: dict[str, Any]) -> dict[str, int]:
+    """The log position of each part a small state goes with (``{}`` for a whole state)."""
+    refs = state.get("parts")
+    if not isinstance(refs, dict):
+        return {}
+    return {p: pos for p, pos in refs.items() if p in STATE_PARTS and _is_int(pos)}
+
+
 # --- the night's position: nothing moves a box backwards -------------------------------------
 
 

@@ -30,6 +30,7 @@ from bunco_pi.table.outbox import Outbox
 from bunco_pi.table.screens import PlayingView, ResultsView, WaitingView
 from tests.conftest import CutProxy
 from tests.fake_head import FakeHead
+from tests.service_head import ServiceHead
 
 PINS = {
     1: {"point": 5, "three": 6, "bunco": 13, "pass": 19, "undo": 26},
@@ -445,47 +446,6 @@ def test_a_fresh_table_waits_for_the_heads_ack_or_its_absence_before_the_first_e
         assert table.last_seq() == 1
     finally:
         table.close()
-
-
-class ServiceHead:
-    """The head's real shell (HeadService) on a thread of its own, over the in-process broker;
-    the test speaks to it only through its inbox, as the bell button and the console do."""
-
-    def __init__(self, connect, topics, log_path, players, tables=2):
-        import random
-        import threading
-
-        from bunco_pi.head.coordinator import Coordinator
-        from bunco_pi.rules.house import preset
-
-        self.coord = Coordinator(preset("classic"), preset_text("classic"), topics.night, tables,
-                                 entropy=random.Random(3))
-        self.link = connect(None)
-        self.topics, self.log_path, self.players = topics, log_path, players
-        self._stop = threading.Event()
-        self._ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        assert self._ready.wait(5)
-
-    def _run(self):
-        from bunco_pi.head.eventlog import EventLog
-        from bunco_pi.head.service import HeadService
-
-        with EventLog(self.log_path) as log:
-            self.service = HeadService(self.coord, self.link, log, self.topics, self.players)
-            self.service.start()
-            self._ready.set()
-            while not self._stop.is_set():
-                self.service.step(timeout=0.02)
-            self.link.stop()
-
-    def put(self, item):
-        self.link.inbox.put(item)
-
-    def close(self):
-        self._stop.set()
-        self.thread.join(5)
 
 
 def test_the_host_asks_a_table_to_undo_and_it_is_entered_once(tmp_path, mock_factory):

@@ -42,6 +42,7 @@ from bunco_pi.protocol import (
     UndoCommand,
     command_payload,
     read_table_event,
+    split_state,
 )
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.night import ENDED, RESULTS, Player
@@ -100,6 +101,8 @@ class HeadService:
     _phase: str = ""
     _phase_key: str = ""
     _last_bell: float = -1e9
+    # The state's parts as last published (roster, seating, rules) and the log position then.
+    _parts: dict[str, tuple[dict[str, Any], int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.ingest = HeadIngest(self.link, self.topics, self.eventlog,
@@ -151,6 +154,7 @@ class HeadService:
             elif isinstance(item, Message):
                 self._status(item)
             elif isinstance(item, Connected):
+                self._parts.clear()  # the broker may have lost them: say them again too
                 # A fresh snapshot on every connect: a broker restarted from its last autosave
                 # holds an older state and older views (the tables ignore those, by position).
                 self.carry_out(self.coordinator.announce())
@@ -253,9 +257,7 @@ class HeadService:
                 if effect.records:
                     self.eventlog.append_own(HEAD_NAME, *effect.records)
             elif isinstance(effect, PublishState):
-                self.link.publish(self.topics.state(),
-                                  envelope.message(HEAD_NAME, self._position().stamp(effect.state)),
-                                  retain=True)
+                self._publish_state(effect.state)
                 phase = effect.state.get("phase")
                 if phase in (RESULTS, ENDED) and not wrote_record:
                     self.write_record()
@@ -271,6 +273,24 @@ class HeadService:
                 log.info("%s", effect.text)
         if self.on_effects is not None:
             self.on_effects(effects)
+
+    def _publish_state(self, state: dict[str, Any]) -> None:
+        """The small state (the bell's message), after any of its parts that changed: the
+        state names the position of each part it goes with, so a table uses it only once it
+        holds those parts."""
+        at = self._position()
+        core, parts = split_state(state)
+        refs: dict[str, int] = {}
+        for part, content in parts.items():
+            held = self._parts.get(part)
+            if held is None or held[0] != content:
+                self.link.publish(getattr(self.topics, part)(),
+                                  envelope.message(HEAD_NAME, at.stamp(content)), retain=True)
+                self._parts[part] = held = (content, at.pos)
+            refs[part] = held[1]
+        core["parts"] = refs
+        self.link.publish(self.topics.state(), envelope.message(HEAD_NAME, at.stamp(core)),
+                          retain=True)
 
     def _position(self) -> NightPosition:
         """Where the night stands: everything published is a function of the log up to here

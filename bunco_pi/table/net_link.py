@@ -41,11 +41,14 @@ from bunco_pi.net.delivery import HEAD_NAME
 from bunco_pi.net.link import Connected, Disconnected, Link, LinkEvent, Message, Sink
 from bunco_pi.net.topics import Topics
 from bunco_pi.protocol import (
+    STATE_PARTS,
     NightPosition,
     ProtocolError,
     decode_entry,
     encode_entry,
     is_older,
+    merge_state,
+    parts_named,
     position_of,
     read_command,
 )
@@ -126,6 +129,13 @@ class NetTableLink:
         # Where in the night the state and view held here were said: an older one (a broker's
         # autosave, a session's queued redelivery) is ignored, so nothing moves the box back.
         self._state_at: NightPosition | None = None
+        # The small state as the head said it, and the parts it goes with (roster, seating,
+        # rules: each on its own retained topic, each with its own position). ``state`` is
+        # the whole of it, once every part the small state names is here.
+        self._core: dict[str, Any] | None = None
+        self._parts: dict[str, dict[str, Any]] = {}
+        self._part_at: dict[str, NightPosition] = {}
+        self._part_topics = {getattr(topics, part)(): part for part in STATE_PARTS}
         self._view_at: NightPosition | None = None
         self.round_index: int | None = None  # the round begun at this table
         self._bell_posted: int | None = None  # the round whose bell was passed on
@@ -153,6 +163,8 @@ class NetTableLink:
         self.net = self._connect(self._sink)
         self.sender = TableSender(self.net, self.topics, self.table, self.outbox,
                                   resend_after=self._resend_after)  # subscribes to the ack first
+        for topic in self._part_topics:  # before the state: they come first on a reconnect
+            self.net.subscribe(topic)
         self.net.subscribe(self.topics.state())
         self.net.subscribe(self.topics.view(self.table))
         self.net.subscribe(self.topics.command(self.table))
@@ -162,8 +174,7 @@ class NetTableLink:
                                  default=0)
         self._count_pending()
         if self._ready:
-            self.state = self._load_state()
-            self._state_at = position_of(self.state) if self.state is not None else None
+            self._resume_state(self._load_state())
             self._sync()  # resume the round now, whether or not the broker answers
         self.net.start()
 
@@ -304,10 +315,21 @@ class NetTableLink:
                              event.topic, at, self._state_at)
                     return
                 self._state_at = at
-                if state != self.state:
-                    self.state = state
-                    self._save_state(state)
-                self._sync()
+                self._core = state
+                self._compose()
+        elif event.topic in self._part_topics:
+            part = self._part_topics[event.topic]
+            content = read_head_message(event.topic, event.payload)
+            if content is not None:
+                at = position_of(content)
+                if is_older(self._part_at.get(part), at):
+                    log.info("%s: ignored a %s older than the one held (%s < %s)",
+                             event.topic, part, at, self._part_at.get(part))
+                    return
+                if at is not None:
+                    self._part_at[part] = at
+                self._parts[part] = content
+                self._compose()
         elif event.topic == self.topics.command(self.table):
             self._command(event)
         elif event.topic == self.topics.view(self.table):
@@ -336,6 +358,38 @@ class NetTableLink:
         self._last_command = command.id  # asked once: a retry is the host's to make
         if self._post is not None:
             self._post(HostUndo(command.id, command.round_index))
+
+    def _compose(self) -> None:
+        """The whole state from the small one and its parts, once they are all here."""
+        core = self._core
+        if core is None:
+            return
+        at = position_of(core)
+        for part, pos in parts_named(core).items():
+            if part not in self._parts:
+                return  # the part this state goes with has not come yet
+            held = self._part_at.get(part)
+            if at is not None and held is not None \
+                    and is_older(NightPosition(at.epoch, pos), held):
+                return  # nor has its version this state goes with
+        state = merge_state(core, self._parts)
+        if state != self.state:
+            self.state = state
+            self._save_state(state)
+        self._sync()
+
+    def _resume_state(self, state: dict[str, Any] | None) -> None:
+        """The whole state kept beside the outbox, as if just heard (after a reboot)."""
+        if state is None:
+            return
+        self.state = self._core = state
+        at = self._state_at = position_of(state)
+        for part, pos in parts_named(state).items():
+            keys = STATE_PARTS[part]
+            if all(k in state for k in keys):
+                self._parts[part] = {k: state[k] for k in keys}
+                if at is not None:
+                    self._part_at[part] = NightPosition(at.epoch, pos)
 
     def _load_state(self) -> dict[str, Any] | None:
         try:
