@@ -64,7 +64,7 @@ from bunco_pi.table.events import (
     Waiting,
 )
 from bunco_pi.table.game import JsonEntry, engine_entries
-from bunco_pi.table.link import Post, RoundSummary
+from bunco_pi.table.link import LinkBase, Post, RoundSummary
 from bunco_pi.table.outbox import Outbox
 from bunco_pi.table.sender import TableSender
 
@@ -103,7 +103,7 @@ def read_head_message(topic: str, data: bytes) -> dict[str, Any] | None:
     return env.payload
 
 
-class NetTableLink:
+class NetTableLink(LinkBase):
     """The table's side of the night, over a broker link made by ``connect(sink)``."""
 
     rolls_start_rounds = False

@@ -178,16 +178,15 @@ class TableNode:
     def run(self) -> None:
         # A networked link opens its outbox and connects here: SQLite keeps a connection on
         # the thread that opened it, and this thread is the only one that may use it.
-        opened = self._link_call("open")
+        self._link_call("open")
         self._refresh()
         try:
             self._loop()
         finally:
-            if opened:
-                self._link_call("shut")
+            self._link_call("shut")
 
     def _loop(self) -> None:
-        poll = getattr(self.link, "poll_interval", None)
+        poll = self.link.poll_interval
         next_poll = self.clock() + poll if poll else None
         while True:
             if self._local:  # what the link posted from this thread (while connecting)
@@ -219,10 +218,8 @@ class TableNode:
                 self._handle_safely(self._local.popleft())
             self._refresh()
 
-    def _link_call(self, name: str) -> bool:
-        method = getattr(self.link, name, None)
-        if method is None:
-            return False
+    def _link_call(self, name: str) -> None:
+        method = self.link.open if name == "open" else self.link.shut
         try:
             method()
         except Exception as exc:  # noqa: BLE001 - reported; the box keeps its screen alive
@@ -231,7 +228,6 @@ class TableNode:
             if name == "open":
                 self.alert = screens.ErrorView("no link to head", (type(exc).__name__,
                                                                    "see the log"))
-        return True
 
     def _handle_safely(self, event: object) -> None:
         """Handle one event; an unexpected failure (a full disk, a bug) is reported on the
@@ -271,17 +267,15 @@ class TableNode:
                 self.players = event.players
             self._pending_rolls = []
         elif isinstance(event, _LinkTick):
-            self.link.tick()  # type: ignore[attr-defined]
+            self.link.tick()
         elif isinstance(event, BreakStart):
             self.mode, self.break_message, self.flash = "break", event.message, ""
             self._pending_rolls = []  # a roll thrown into the break starts nothing
         elif isinstance(event, NightEnd):
             self.mode, self.prizes, self.flash = "ended", event.prizes, ""
             self._pending_rolls = []
-        else:
-            take = getattr(self.link, "take", None)
-            if take is not None:  # a networked link's own records (messages, connects)
-                take(event)
+        else:  # a networked link's own records (messages, connects)
+            self.link.take(event)
 
     # --- inputs -> entries ------------------------------------------------------------------
 
@@ -309,7 +303,7 @@ class TableNode:
                               "three": "hold: three 2s" if self._twos_travel() else "three"}[role]
             elif self.mode != "playing":
                 # Between rounds only pass (and undo on results) mean something: say so.
-                hint = getattr(self.link, "between_rounds_hint", None)
+                hint = self.link.between_rounds_hint
                 if hint:
                     self.flash = hint
                 else:
@@ -383,7 +377,7 @@ class TableNode:
             if len(self._pending_rolls) == 1:
                 self.link.next_requested()
         elif not replay:
-            self.flash = getattr(self.link, "between_rounds_hint", None) or "no round on"
+            self.flash = self.link.between_rounds_hint or "no round on"
 
     # --- the round --------------------------------------------------------------------------
 
@@ -430,9 +424,7 @@ class TableNode:
         except RuleViolation as exc:
             self.flash = _short_reason(exc)
             return False
-        record = getattr(self.link, "record_entry", None)
-        if record is not None:
-            record(entry)  # a networked table: durable in the outbox (and sent) before it counts
+        self.link.record_entry(entry)  # networked: durable in the outbox (and sent) first
         self.journal.append(self.round_id, entry)
         self.book = book
         self.accepted += 1
@@ -449,7 +441,7 @@ class TableNode:
             self._end_reported = False
         if state.done:
             self._finish()
-        elif not state.bell and getattr(self.link, "bell_rung", False):
+        elif not state.bell and self.link.bell_rung:
             # The head's bell stays rung even when an undo here takes back what rang it.
             self._hear_bell()
 
@@ -469,7 +461,7 @@ class TableNode:
         entry = self.book.undo_last()
         if entry is None or not self.finished_rounds:
             return
-        if not getattr(self.link, "may_reopen", True):
+        if not self.link.may_reopen:
             self.flash = "round closed by the head"
             return
         self.finished_rounds.pop()
@@ -501,13 +493,12 @@ class TableNode:
                 self.players = past.players
                 self.mode = "playing"
                 open_round = True
-        resume = getattr(self.link, "resume", None)
         try:
             if self.book is not None:
                 # Refold now: a journal that no longer fits the rules fails here, not mid-game.
                 self._end_reported = self.book.state.ended_round
-            if resume is not None and (self.finished_rounds or open_round):
-                resume([b.state.entries for b in self.finished_rounds], open_round)
+            if self.finished_rounds or open_round:
+                self.link.resume([b.state.entries for b in self.finished_rounds], open_round)
         except RuleViolation as exc:
             raise UserError(
                 f"{self.journal.path}: this journal's night does not fit these house rules or "
@@ -519,7 +510,7 @@ class TableNode:
     def view(self) -> screens.View:
         if self.alert is not None:
             return self.alert
-        net = getattr(self.link, "status", "")
+        net = self.link.status
         book = self.book
         if self.mode == "playing" and book is not None:
             state = book.state
@@ -532,7 +523,7 @@ class TableNode:
                 warning=self.dice_warning or net,
                 seat_scores=None if self.rules.team_play else state.seat_points,
                 roller_seat=seat)
-        hint = self.flash or net or getattr(self.link, "results_hint", "pass: go on")
+        hint = self.flash or net or self.link.results_hint
         head = self.head_result
         if self.mode == "results" and head is not None and head.score is not None:
             return screens.ResultsView(
