@@ -82,3 +82,50 @@ def test_a_package_does_not_import_what_it_must_not_know(package, forbidden):
 def test_the_protocol_is_below_both_sides():
     names = ours(imports_of(PACKAGE / "protocol.py"))
     assert all(under(n, "rules") for n in names), names
+
+
+def unit_of(name: str) -> str:
+    """The package (or top-level module) a module belongs to: bunco_pi.head.service -> head."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def test_no_import_circle_between_packages():
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        unit = rel.parts[0].removesuffix(".py") if len(rel.parts) == 1 else rel.parts[0]
+        for name in ours(imports_of(path)):
+            if name == "bunco_pi":
+                continue
+            other = unit_of(name)
+            known = (PACKAGE / other).is_dir() or (PACKAGE / f"{other}.py").exists()
+            if known and other not in (unit, "__init__"):
+                graph.setdefault(unit, set()).add(other)
+    assert cycles_in(graph) == []
+
+
+def cycles_in(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each import circle found by a depth-first walk, as the path that closes it."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt):], nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return cycles
+
+
+def test_the_circle_finder_finds_one():
+    assert cycles_in({"sim": {"commands"}, "commands": {"sim", "rules"}, "rules": set()}) == \
+        [["commands", "sim", "commands"]]
+    assert cycles_in({"a": {"b"}, "b": {"c"}}) == []
