@@ -142,6 +142,10 @@ def test_head_messages_are_read_only_in_the_heads_envelope():
     # bare JSON carries no sender: anyone could have written it
     assert read_head_message(topic, json.dumps({"v": 1, "phase": "lobby"}).encode()) is None
     assert read_head_message(topic, b"not json") is None
+    # a protocol version this box does not speak
+    assert read_head_message(topic, envelope.message("head", {"v": 2, "phase": "x"})) is None
+    assert read_head_message(topic, envelope.message("head", {"v": 1, "phase": "x"})) == {
+        "v": 1, "phase": "x"}
 
 
 def test_a_round_button_by_button_bell_results_and_the_next_round(inproc):

@@ -44,6 +44,7 @@ from bunco_pi.protocol import (
     STATE_PARTS,
     NightPosition,
     ProtocolError,
+    check_version,
     decode_entry,
     encode_entry,
     is_older,
@@ -99,6 +100,11 @@ def read_head_message(topic: str, data: bytes) -> dict[str, Any] | None:
         return None
     if env.sender != HEAD_NAME:
         log.warning("%s: ignored a message from %r (only the head writes it)", topic, env.sender)
+        return None
+    try:
+        check_version(env.payload)
+    except ProtocolError as exc:
+        log.warning("%s: ignored: %s", topic, exc)
         return None
     return env.payload
 
