@@ -3,7 +3,8 @@
     python3 benchmarks/bench_hostile.py [--payloads 10000]
 
 Starts a private mosquitto and the real head (`bunco-pi head`, its own process, a night of 3
-tables started by its simulated host), then publishes ``--payloads`` hostile messages on
+tables whose boxes check in, so its simulated host starts the night and a round), then
+publishes ``--payloads`` hostile messages on
 ``table/2/events`` with table 2's password: far-ahead seqs, near seqs with ~8 KB payloads,
 malformed JSON, unknown fields, bad entries, the wrong table, oversize envelopes. Prints the
 growth of the head's resident memory (VmRSS) beside that of a bare paho subscriber process
@@ -82,6 +83,21 @@ def hostile(topics: Topics, i: int) -> tuple[str, bytes]:
                                             {"round": 0, "entry": ["pass"], "pad": pad})
 
 
+def checked_in(broker: Broker, topics: Topics) -> None:
+    """Each table says it is online (its retained status, with its own password)."""
+    for n in (1, 2, 3):
+        name = f"table-{n}"
+        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"status-{name}",
+                        protocol=mqtt.MQTTv5)
+        c.username_pw_set(name, broker.credentials.password(name))
+        c.connect(broker.host, broker.port)
+        c.loop_start()
+        c.publish(topics.status(name), envelope.message(name, {"status": "online"}), qos=1,
+                  retain=True).wait_for_publish(10)
+        c.loop_stop()
+        c.disconnect()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--payloads", type=int, default=10_000)
@@ -105,7 +121,9 @@ def main() -> None:
         pub.connect(broker.host, broker.port)
         pub.loop_start()
         try:
-            time.sleep(4)  # both connected and settled; the head's night has started
+            time.sleep(2)
+            checked_in(broker, topics)  # the simulated host starts the night, then a round
+            time.sleep(4)  # a round is being played: no table presses, so it stays open
             head_before, bare_before = rss_kib(head.pid), rss_kib(bare.pid)
             deadline = time.monotonic() + 300
             for i in range(args.payloads):
@@ -129,13 +147,17 @@ def main() -> None:
         with sqlite3.connect(data / f"night-{NIGHT}.sqlite") as db:
             points = db.execute("SELECT COUNT(*) FROM events WHERE table_no = 2 AND "
                                 "rejected IS NULL").fetchone()[0]
+            starts = db.execute("SELECT COUNT(*) FROM events WHERE table_no = 0 AND "
+                                "payload LIKE '%\"event\":[\"start\"]%'").fetchone()[0]
+        phase = f"round {starts} being played" if starts else "no round started"
         grow_head = (head_after - head_before) / 1024
         grow_bare = (bare_after - bare_before) / 1024
         print(f"{args.payloads} hostile payloads on table/2/events with table 2's password")
         print(f"{'measure':44} {'head':>10} {'bare paho':>10} {'ratio':>7}")
         print(f"{'RSS growth (MiB)':44} {grow_head:10.2f} {grow_bare:10.2f} "
               f"{(grow_head / grow_bare) if grow_bare else float('nan'):7.2f}")
-        print(f"head still running: {alive}; table 2 entries counted: {points}")
+        print(f"head still running: {alive}; night phase then: {phase}; "
+              f"table 2 entries counted: {points}")
         print(f"head's log lines: {sum(1 for _ in (data / 'head.log').open())}")
 
 
