@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import multiprocessing
 import queue
 import random
 import statistics
@@ -26,18 +27,18 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from bunco_pi.head.coordinator import Coordinator
-from bunco_pi.head.eventlog import EventLog
+from bunco_pi.head.eventlog import EventLog, IncomingEvent
 from bunco_pi.head.service import HeadService
 from bunco_pi.net import envelope
 from bunco_pi.net.broker import Broker
-from bunco_pi.net.delivery import TableSender
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import Topics, table_node
-from bunco_pi.protocol import TableEvent, encode_entry
+from bunco_pi.protocol import NightPosition, TableEvent, encode_entry, split_state
 from bunco_pi.rules.house import preset, preset_text
 from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally
 from bunco_pi.sim.players import make_players
 from bunco_pi.table.outbox import Outbox
+from bunco_pi.table.sender import TableSender
 
 
 def pct(values: list[float], q: float) -> float:
@@ -58,6 +59,66 @@ def stop_clients(clients: list[mqtt.Client]) -> None:
     for c in clients:
         c.loop_stop()
         c.disconnect()
+
+
+class Listeners:
+    """``count`` bare paho subscribers to ``topic`` in a process of their own, as the tables
+    are boxes of their own: their threads do not compete with the head's for this process's
+    GIL. Each arrival is timed on arrival (``time.perf_counter``, the system's monotonic
+    clock, the same in both processes) and handed back as (n, time, payload)."""
+
+    def __init__(self, broker: Broker, count: int, topic: str, tag: str) -> None:
+        ctx = multiprocessing.get_context("spawn")  # not fork: this process has threads
+        self.arrivals = ctx.Queue()
+        self._ready = ctx.Event()
+        self._stop = ctx.Event()
+        users = [(table_node(1 + n % 4), broker.credentials.password(table_node(1 + n % 4)))
+                 for n in range(1, count + 1)]
+        self.proc = ctx.Process(target=_listen, daemon=True, args=(
+            broker.host, broker.port, users, topic, tag, self.arrivals, self._ready, self._stop))
+        self.proc.start()
+        if not self._ready.wait(30):
+            raise RuntimeError("the listeners did not subscribe in time")
+
+    def get(self, timeout: float) -> tuple[int, float, bytes]:
+        return self.arrivals.get(timeout=timeout)
+
+    def drain(self) -> None:
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self.arrivals.get_nowait()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.proc.join(10)
+        if self.proc.is_alive():
+            self.proc.kill()
+
+
+def _listen(host, port, users, topic, tag, arrivals, ready, stop) -> None:  # the child
+    seen: queue.Queue[tuple[int, float, bytes]] = queue.Queue()
+    clients = []
+    for n, (user, password) in enumerate(users, start=1):
+        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"{tag}-{n}",
+                        protocol=mqtt.MQTTv5)
+        c.username_pw_set(user, password)
+        c.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)  # TCP_NODELAY
+
+        def on_message(client, userdata, msg, n=n):  # paho's thread: note the time, no more
+            seen.put((n, time.perf_counter(), msg.payload))
+        c.on_message = on_message
+        c.connect(host, port)
+        c.loop_start()
+        c.subscribe(topic, qos=1)
+        clients.append(c)
+    time.sleep(0.5)
+    while not seen.empty():
+        seen.get_nowait()  # retained messages from before: not timed
+    ready.set()
+    while not stop.is_set():
+        with contextlib.suppress(queue.Empty):
+            arrivals.put(seen.get(timeout=0.2))
+    stop_clients(clients)
 
 
 class Head:
@@ -124,33 +185,28 @@ def bell_latency(broker: Broker, tables: int, rounds: int, data: Path) -> tuple[
     night = f"bell{tables}"
     head = Head(broker, night, tables, data)
     head.start()
-    seen: queue.Queue[tuple[int, float, int]] = queue.Queue()
-    subs = []
-    for n in range(1, tables + 1):
-        c = raw_client(broker, table_node(1 + n % 4), f"bench-{night}-{n}")
-
-        def on_message(client, userdata, msg, n=n):  # paho's thread: note the time, no more
-            seen.put((n, time.perf_counter(), msg.payload))
-        c.on_message = on_message
-        c.subscribe(head.topics.state(), qos=1)
-        subs.append(c)
-    time.sleep(0.5)
+    seen = Listeners(broker, tables, head.topics.state(), f"bench-{night}")
     seqs = dict.fromkeys(range(1, tables + 1), 0)
 
     def finish_round(index: int) -> None:
-        # each table hears the bell before anyone rolled: 0-0, a roll-off; seat 1 scores in it
+        # each table hears the bell before anyone rolled: 0-0, a roll-off; seat 1 scores in it;
+        # committed to the log, then accepted, as the head's ingest does (on the head's thread)
+        events = []
         for t in range(1, tables + 1):
             for entry in (Bell(), Tally("point"), Pass(), Pass(), Pass(), Pass()):
                 seqs[t] += 1
-                head.service.carry_out(head.coord.handle(TableEvent(t, seqs[t], index, entry)))
+                events.append(TableEvent(t, seqs[t], index, entry))
+        head.log.commit([IncomingEvent(e.table, e.seq, table_node(e.table),
+                                       {"round": e.round_index, "entry": encode_entry(e.entry)})
+                         for e in events])
+        head.service.carry_out(head.coord.accept(events))
 
     ours: list[float] = []
     head.bell()  # lobby: the seats are drawn
     head.bell()  # the first round starts
     for _ in range(rounds):
         index = head.coord.night.round_index
-        while not seen.empty():
-            seen.get()
+        seen.drain()
         t0 = time.perf_counter()
         head.bell()  # the host's bell ends the round: this is what is timed
         # collect first, decode after: decoding while 50 paho threads deliver would make them
@@ -180,37 +236,40 @@ def bell_latency(broker: Broker, tables: int, rounds: int, data: Path) -> tuple[
             head.bell()
         if head.coord.night.phase != "playing":
             break
-    stop_clients(subs)
-    size = len(envelope.message("head", head.coord.state()))
+        # A round lasts minutes: let what the round's start sent settle before the next bell
+        # (otherwise the bell waits behind 100 views in paho's 20 in-flight messages).
+        time.sleep(0.3)
+    seen.close()
+    # the bell's message as published: the small state (its parts travel on their own)
+    core, _ = split_state(head.coord.state())
+    size = len(envelope.message("head", NightPosition("0" * 12, 99999).stamp(
+        {**core, "parts": {"roster": 9999, "seating": 99999, "rules": 9}})))
+    print(f"{tables} tables: the bell's state message is {size} bytes", flush=True)
     head.stop()
     return ours, raw_fanout(broker, tables, len(ours), size, f"base{tables}")
 
 
 def raw_fanout(broker: Broker, tables: int, count: int, size: int, tag: str) -> list[float]:
-    seen: queue.Queue[float] = queue.Queue()
     topic = f"bunco/{tag}/state"
-    subs = []
-    for n in range(tables):
-        c = raw_client(broker, "table-1", f"raw-{tag}-{n}")
-        c.on_message = lambda client, u, msg: seen.put(time.perf_counter())
-        c.subscribe(topic, qos=1)
-        subs.append(c)
+    seen = Listeners(broker, tables, topic, f"raw-{tag}")
     pub = raw_client(broker, "head", f"raw-{tag}-pub")
     time.sleep(0.5)
     out = []
     for _ in range(count):
+        seen.drain()
         t0 = time.perf_counter()
         pub.publish(topic, b"x" * size, qos=1)
         got, last = 0, t0
         deadline = time.monotonic() + 5
         while got < tables and time.monotonic() < deadline:
             try:
-                last = max(last, seen.get(timeout=1))
+                last = max(last, seen.get(timeout=1)[1])
                 got += 1
             except queue.Empty:
                 continue
         out.append((last - t0) * 1000)
-    stop_clients(subs + [pub])
+    seen.close()
+    stop_clients([pub])
     return out
 
 

@@ -32,13 +32,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import contextlib
 
 from bunco_pi.head.eventlog import EventLog, IncomingEvent  # noqa: E402
+from bunco_pi.head.ingest import HeadIngest  # noqa: E402
 from bunco_pi.net import envelope  # noqa: E402
 from bunco_pi.net.broker import Broker  # noqa: E402
-from bunco_pi.net.delivery import HeadIngest, TableSender  # noqa: E402
 from bunco_pi.net.link import Message  # noqa: E402
 from bunco_pi.net.mqtt import MqttLink  # noqa: E402
 from bunco_pi.net.topics import Topics  # noqa: E402
 from bunco_pi.table.outbox import Outbox  # noqa: E402
+from bunco_pi.table.sender import TableSender  # noqa: E402
 
 
 def pct(samples: list[float], p: float) -> float:

@@ -1,8 +1,5 @@
 """The one error type a user can cause: printed as a single line, never a traceback."""
 
+from bunco_pi.rules.errors import UserError
 
-class UserError(Exception):
-    """A mistake in input the user controls (a file, a flag, a pin, a port).
-
-    The message is one line that names the problem and the place.
-    """
+__all__ = ["UserError"]

@@ -8,7 +8,11 @@ ignores keys it does not know, so a newer sender can add keys without breaking a
   its outbox); its payload is ``{"round": round_index, "entry": encode_entry(entry)}``, tagged
   with the round it belongs to, so an entry replayed late never lands in the wrong round.
   ``TableEvent`` is the decoded event the head's coordinator takes.
-- the night state and each table's view (head -> tables, retained): ``bunco_pi.head.views``.
+- the night state and each table's view (head -> tables, retained): ``bunco_pi.head.views``;
+  the roster, seating and rules travel on their own retained topics and change only when they
+  change, so the state (which carries the bell) stays small. Each carries the head's
+  ``NightPosition``: a box applies only what is not older than what it holds.
+- a command (head -> one table, QoS 1, not retained): ``UndoCommand``.
 - acks (head -> one table, retained): ``bunco_pi.net.delivery``.
 """
 
@@ -17,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bunco_pi.rules.table_round import Bell, Entry, Pass, Roll, Tally, Undo
+from bunco_pi.rules import entries
+from bunco_pi.rules.table_round import Entry
 
 PROTOCOL_VERSION = 1
 
@@ -26,50 +31,166 @@ class ProtocolError(ValueError):
     """A payload that is not a valid message; the text says what is wrong."""
 
 
-# --- table entries ---------------------------------------------------------------------------
+# --- table entries: the one codec is the rules' own (bunco_pi.rules.entries) ------------------
 
 
 def encode_entry(entry: Entry) -> list[Any]:
-    if isinstance(entry, Roll):
-        return ["roll", list(entry.dice)]
-    if isinstance(entry, Tally):
-        return ["tally", entry.kind] + ([entry.face] if entry.face is not None else [])
-    if isinstance(entry, Pass):
-        return ["pass"]
-    if isinstance(entry, Bell):
-        return ["bell"]
-    if isinstance(entry, Undo):
-        return ["undo"]
-    raise ProtocolError(f"not a table entry: {entry!r}")
+    try:
+        return entries.encode_entry(entry)
+    except entries.EntryFormatError as exc:
+        raise ProtocolError(str(exc)) from None
+
+
+def decode_entry(item: Any) -> Entry:
+    try:
+        return entries.decode_entry(item)
+    except entries.EntryFormatError as exc:
+        raise ProtocolError(str(exc)) from None
 
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def decode_entry(item: Any) -> Entry:
-    if not isinstance(item, list) or not item or not isinstance(item[0], str):
-        raise ProtocolError(f"an entry is a list starting with its kind, got {item!r}")
-    kind, args = item[0], item[1:]
-    if kind == "roll" and len(args) == 1 and isinstance(args[0], list) and len(args[0]) == 3 \
-            and all(_is_int(d) and 1 <= d <= 6 for d in args[0]):
-        return Roll(tuple(args[0]))
-    if kind == "tally" and len(args) in (1, 2) and args[0] in ("point", "three", "bunco", "wipeout"):
-        face = args[1] if len(args) == 2 else None
-        if face is not None and not (_is_int(face) and 1 <= face <= 6):
-            raise ProtocolError(f"a tally's face is 1 to 6, got {face!r}")
-        return Tally(args[0], face)
-    if not args and kind in ("pass", "bell", "undo"):
-        return {"pass": Pass, "bell": Bell, "undo": Undo}[kind]()
-    raise ProtocolError(f"not a valid entry: {item!r}")
-
-
 # --- messages --------------------------------------------------------------------------------
+
+
+def check_version(payload: dict[str, Any]) -> None:
+    """A head message carries ``"v"``; a version this box does not speak is refused."""
+    v = payload.get("v", PROTOCOL_VERSION)
+    if v != PROTOCOL_VERSION:
+        raise ProtocolError(f"protocol version {v!r}, this box speaks {PROTOCOL_VERSION}")
 
 
 @dataclass(frozen=True, slots=True)
 class TableEvent:
+    """One entry made at a table (table -> head, on ``table/<n>/events``)."""
+
     table: int
     seq: int
     round_index: int
     entry: Entry
+
+
+def table_event_payload(round_index: int, entry: Entry, **extra: Any) -> dict[str, Any]:
+    """The payload a table sends for one entry; ``extra`` keys (``sensor_seq``, ``command``)
+    are the table's own bookkeeping, ignored by the head."""
+    return {"round": round_index, "entry": encode_entry(entry), **extra}
+
+
+def read_table_event(table: int, seq: int, payload: dict[str, Any]) -> TableEvent:
+    """A table event's payload, checked and decoded once; ProtocolError says what is wrong."""
+    round_index = payload.get("round")
+    if not _is_int(round_index) or round_index < 0:
+        raise ProtocolError(f"'round' must be a whole number >= 0, got {round_index!r}")
+    if "entry" not in payload:
+        raise ProtocolError("no 'entry'")
+    return TableEvent(table, seq, round_index, decode_entry(payload["entry"]))
+
+
+@dataclass(frozen=True, slots=True)
+class UndoCommand:
+    """The host asks a table box to enter an Undo, as its own undo button does (head -> table
+    n, on ``table/<n>/command``, QoS 1). ``id`` grows through the night (the head's log
+    position of the request): the box keeps the id with the Undo it enters, so a redelivered
+    command is applied once. ``round_index`` is the round it is meant for: in another round
+    it does nothing."""
+
+    id: int
+    round_index: int
+
+
+def command_payload(command: UndoCommand) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "command": "undo", "id": command.id,
+            "round": command.round_index}
+
+
+def read_command(payload: dict[str, Any]) -> UndoCommand:
+    check_version(payload)
+    kind, cid, round_index = payload.get("command"), payload.get("id"), payload.get("round")
+    if kind != "undo":
+        raise ProtocolError(f"unknown command {kind!r}")
+    if not _is_int(cid) or cid < 1:
+        raise ProtocolError(f"a command's 'id' is a whole number >= 1, got {cid!r}")
+    if not _is_int(round_index) or round_index < 0:
+        raise ProtocolError(f"'round' must be a whole number >= 0, got {round_index!r}")
+    return UndoCommand(cid, round_index)
+
+
+# --- the night state and its parts --------------------------------------------------------
+
+# The parts of the night state that change only now and then travel on retained topics of
+# their own (``roster``, ``seating``, ``rules``), so the state, which carries the bell, stays
+# a few hundred bytes however many tables play. Each part: its topic kind and its keys.
+STATE_PARTS: dict[str, tuple[str, ...]] = {
+    "roster": ("players",),
+    "seating": ("seating",),
+    "rules": ("rules_toml",),
+}
+
+
+def split_state(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The small state and its parts (each a message of its own); ``merge_state`` undoes it."""
+    core = dict(state)
+    parts: dict[str, dict[str, Any]] = {}
+    for part, keys in STATE_PARTS.items():
+        if all(k in core for k in keys):
+            parts[part] = {"v": state.get("v", PROTOCOL_VERSION),
+                           **{k: core.pop(k) for k in keys}}
+    return core, parts
+
+
+def merge_state(core: dict[str, Any], parts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The whole state again, from the small one and the parts it refers to."""
+    merged = dict(core)
+    for part, keys in STATE_PARTS.items():
+        for key in keys:
+            if key not in merged and key in parts.get(part, {}):
+                merged[key] = parts[part][key]
+    return merged
+
+
+def parts_named(state: dict[str, Any]) -> dict[str, int]:
+    """The log position of each part a small state goes with (``{}`` for a whole state)."""
+    refs = state.get("parts")
+    if not isinstance(refs, dict):
+        return {}
+    return {p: pos for p, pos in refs.items() if p in STATE_PARTS and _is_int(pos)}
+
+
+# --- the night's position: nothing moves a box backwards -------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NightPosition:
+    """Where in the night a head-to-table message was said: the head's event log (``epoch``,
+    a name made when the log was created) and the log position then (``pos``, which only
+    grows, across head restarts too). Everything the head publishes is a function of its log
+    up to ``pos``, so a message with a lower ``pos`` is older, whatever the broker retained,
+    restored from its last autosave or redelivered from a session queue."""
+
+    epoch: str
+    pos: int
+
+    def stamp(self, message: dict[str, Any]) -> dict[str, Any]:
+        return {**message, "epoch": self.epoch, "pos": self.pos}
+
+
+def position_of(message: dict[str, Any]) -> NightPosition | None:
+    """The position a head message carries, or None if it carries none (or a malformed one)."""
+    epoch, pos = message.get("epoch"), message.get("pos")
+    if isinstance(epoch, str) and _is_int(pos) and pos >= 0:
+        return NightPosition(epoch, pos)
+    return None
+
+
+def is_older(held: NightPosition | None, incoming: NightPosition | None) -> bool:
+    """Whether a message at ``incoming`` is older than what a box holds at ``held``: it must
+    then be ignored. The same position is not older (the head says it again on reconnect). A
+    new epoch is the head's log started afresh, so it is followed; a message without a
+    position is only taken by a box that holds none."""
+    if held is None:
+        return False
+    if incoming is None:
+        return True
+    return incoming.epoch == held.epoch and incoming.pos < held.pos

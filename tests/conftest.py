@@ -122,6 +122,10 @@ def collect(inbox: queue.Queue[LinkEvent], seconds: float) -> list[LinkEvent]:
 class CutProxy:
     """A TCP relay on loopback whose wire can be cut (every connection dropped, new ones
     closed at once) and restored: a table losing its Wi-Fi while the rest of the night goes on.
+
+    ``cut(silent=True)`` is a Wi-Fi gone quiet instead: nothing is closed, every byte either way
+    is dropped (no FIN, no RST), new connections are taken and never answered; each end finds
+    out only by its own keepalive. Connections cut silently stay dead after ``restore()``.
     """
 
     def __init__(self, target_port: int, host: str = "127.0.0.1") -> None:
@@ -132,6 +136,8 @@ class CutProxy:
         self._up = threading.Event()
         self._up.set()
         self._closing = threading.Event()
+        self._silent = False
+        self._dead: set[socket.socket] = set()  # connections cut silently: bytes dropped
         self._lock = threading.Lock()
         self._socks: list[socket.socket] = []
         self._threads = [threading.Thread(target=self._accept, daemon=True)]
@@ -144,7 +150,14 @@ class CutProxy:
             except (TimeoutError, OSError):
                 continue
             if not self._up.is_set():
-                client.close()
+                if self._silent:  # taken, never answered: a connect that times out
+                    with self._lock:
+                        self._socks.append(client)
+                        self._dead.add(client)
+                    threading.Thread(target=self._relay, args=(client, client),
+                                     daemon=True).start()
+                else:
+                    client.close()
                 continue
             try:
                 upstream = socket.create_connection(self.target, timeout=2)
@@ -159,10 +172,11 @@ class CutProxy:
                 t = threading.Thread(target=self._relay, args=(a, b), daemon=True)
                 t.start()
 
-    @staticmethod
-    def _relay(src: socket.socket, dst: socket.socket) -> None:
+    def _relay(self, src: socket.socket, dst: socket.socket) -> None:
         try:
             while data := src.recv(65536):
+                if src in self._dead or dst in self._dead:
+                    continue  # cut silently: the bytes are lost on the way
                 dst.sendall(data)
         except OSError:
             pass
@@ -171,8 +185,13 @@ class CutProxy:
                 with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
 
-    def cut(self) -> None:
+    def cut(self, silent: bool = False) -> None:
         self._up.clear()
+        if silent:
+            self._silent = True
+            with self._lock:
+                self._dead.update(self._socks)
+            return
         with self._lock:
             socks, self._socks = self._socks, []
         for s in socks:
@@ -181,10 +200,12 @@ class CutProxy:
             s.close()
 
     def restore(self) -> None:
+        self._silent = False
         self._up.set()
 
     def close(self) -> None:
         self._closing.set()
+        self._silent = False
         self.cut()
         self._listener.close()
         self._threads[0].join(2)

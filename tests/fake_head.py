@@ -12,11 +12,11 @@ from typing import Any
 
 from bunco_pi.head.coordinator import Commit, Coordinator, PublishState, PublishView
 from bunco_pi.head.eventlog import EventLog
+from bunco_pi.head.ingest import HeadIngest
 from bunco_pi.net import envelope
-from bunco_pi.net.delivery import HeadIngest
 from bunco_pi.net.link import Link, Sink
 from bunco_pi.net.topics import Topics
-from bunco_pi.protocol import TableEvent, decode_entry
+from bunco_pi.protocol import TableEvent, read_table_event
 from bunco_pi.rules.house import preset, preset_text
 from bunco_pi.rules.night import Player
 
@@ -103,7 +103,7 @@ class FakeHead:
     def _run(self) -> None:
         self.log = EventLog(self.log_path)
         self.ingest = HeadIngest(self.link, self.topics, self.log,
-                                 check=lambda ev: decode_entry(ev.payload["entry"]))
+                                 check=lambda ev: read_table_event(ev.table, ev.seq, ev.payload))
         self.link.start()
         self.link.wait_subscribed(5)
         self._ready.set()
@@ -129,9 +129,7 @@ class FakeHead:
     def _records(self, records: list[Any]) -> None:
         if not records:
             return
-        batch = [TableEvent(ev.table, ev.seq, ev.payload["round"],
-                            decode_entry(ev.payload["entry"]))
-                 for ev in self.ingest.handle_many(records)]
+        batch = [ev.decoded for ev in self.ingest.handle_many(records)]
         self.applied.extend(batch)
         if batch:
             self.carry_out(self.coord.accept(batch))

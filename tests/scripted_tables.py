@@ -11,14 +11,14 @@ from typing import Any
 
 from bunco_pi.net import envelope
 from bunco_pi.net.broker import Broker
-from bunco_pi.net.delivery import TableSender
 from bunco_pi.net.link import Message
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import Topics, table_node
-from bunco_pi.protocol import encode_entry
+from bunco_pi.protocol import encode_entry, merge_state, parts_named
 from bunco_pi.rules.house import parse_rules
 from bunco_pi.rules.table_round import Bell, Entry, Roll, TableRound, TableSetup
 from bunco_pi.table.outbox import Outbox
+from bunco_pi.table.sender import TableSender
 
 
 class ScriptedTable:
@@ -30,8 +30,13 @@ class ScriptedTable:
                              status_topic=topics.status(name))
         self.outbox = Outbox(data / f"outbox-{number}.sqlite")
         self.sender = TableSender(self.link, topics, number, self.outbox, resend_after=0.5)
+        self.parts_topics = {topics.roster(): "roster", topics.seating(): "seating",
+                             topics.rules(): "rules"}
+        for topic in self.parts_topics:
+            self.link.subscribe(topic)
         self.link.subscribe(topics.state())
         self.state: dict[str, Any] | None = None
+        self.parts: dict[str, dict[str, Any]] = {}
         self.round: TableRound | None = None
         self.round_index = -1
         self.rules = None
@@ -58,6 +63,10 @@ class ScriptedTable:
                 env = envelope.try_decode(item.topic, item.payload)
                 if env is not None:
                     self.state = env.payload
+            elif isinstance(item, Message) and item.topic in self.parts_topics:
+                env = envelope.try_decode(item.topic, item.payload)
+                if env is not None:
+                    self.parts[self.parts_topics[item.topic]] = env.payload
         self.sender.tick()
         self._follow()
 
@@ -65,6 +74,9 @@ class ScriptedTable:
         state = self.state
         if not state or state.get("phase") not in ("playing", "finishing"):
             return
+        if any(part not in self.parts for part in parts_named(state)):
+            return  # the roster, seating or rules this state goes with: not here yet
+        state = merge_state(state, self.parts)
         if state["round_index"] != self.round_index:
             if self.rules is None:
                 self.rules = parse_rules(state["rules_toml"])

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from bunco_pi.head.coordinator import Ack, Buzz, Commit, Coordinator, Note, PublishState, PublishView
+from bunco_pi.head.coordinator import Buzz, Commit, Coordinator, Note, PublishState, PublishView
 from bunco_pi.protocol import TableEvent, encode_entry
 from bunco_pi.rules.audit import audit_record
 from bunco_pi.rules.house import preset, preset_text
@@ -13,7 +13,9 @@ from bunco_pi.sim.players import make_players
 
 
 class Harness:
-    """A coordinator, its committed log, and tables that number their own entries."""
+    """A coordinator, its committed log, and tables that number their own entries. Each table
+    entry is logged, then accepted, as the head's shell does after its ingest commits it
+    (de-duplication and order are the ingest's: tests/test_delivery.py, tests/test_sequence.py)."""
 
     def __init__(self, name="classic", players=12, seed=1):
         self.rules = preset(name)
@@ -39,7 +41,13 @@ class Harness:
         return TableEvent(table, seq, self.coord.night.round_index, entry)
 
     def send(self, table, entry):
-        return self.keep(self.coord.handle(self.event(table, entry)))
+        return self.deliver(self.event(table, entry))
+
+    def deliver(self, *events):
+        self.records.extend(
+            {"kind": "table", "table": ev.table, "seq": ev.seq, "round": ev.round_index,
+             "entry": encode_entry(ev.entry)} for ev in events)
+        return self.keep(self.coord.accept(list(events)))
 
     def bell(self):
         return self.keep(self.coord.press_bell())
@@ -79,49 +87,28 @@ def test_a_whole_night_is_consistent_and_restores_exactly():
     assert again.seen == h.coord.seen
 
 
-def test_every_commit_comes_before_its_ack_and_announcements():
+def test_the_heads_own_records_are_committed_before_anything_is_announced():
     h = Harness()
-    h.bell()
-    effects = h.send(2, Roll((1, 1, 2)))
+    effects = h.bell()
     kinds = [type(e) for e in effects]
-    assert kinds[0] is Commit and kinds[1] is Ack
-    assert all(k in (PublishView, PublishState, Buzz, Note) for k in kinds[2:])
+    assert kinds[0] is Commit and kinds.count(Commit) == 1
+    assert all(k in (PublishView, PublishState, Buzz, Note) for k in kinds[1:])
+    h.send(1, Roll((1, 2, 3)))
+    effects = h.bell()  # the host ends the round: its ring is logged before the bell sounds
+    assert type(effects[0]) is Commit and effects[0].records[0]["event"] == ["ring"]
 
 
-def test_a_repeated_seq_is_acknowledged_but_not_counted_twice():
-    h = Harness()
-    h.bell()
-    event = h.event(2, Roll((1, 1, 2)))
-    h.keep(h.coord.handle(event))
-    score = h.coord.night.table(2).team_scores
-    assert h.coord.handle(event) == [Ack(2, event.seq)]
-    assert h.coord.night.table(2).team_scores == score
-
-
-def test_entries_out_of_order_are_held_until_the_gap_fills():
-    h = Harness()
-    h.bell()
-    first, second, third = (h.event(2, e) for e in (Roll((1, 2, 3)), Roll((1, 1, 4)), Pass()))
-    h.keep(h.coord.handle(third))
-    h.keep(h.coord.handle(second))
-    assert h.coord.seen.get(2, 0) == 0
-    assert h.coord.night.table(2).rolls == ()
-    effects = h.keep(h.coord.handle(first))
-    assert Ack(2, 3) in effects
-    rolls = h.coord.night.table(2).rolls
-    assert [r.dice for r in rolls] == [(1, 2, 3), (1, 1, 4)]
-
-
-def test_an_entry_for_another_round_is_refused_but_acknowledged():
+def test_an_entry_for_another_round_is_refused_and_a_replay_refuses_it_too():
     h = Harness()
     h.bell()
     stale = h.event(2, Roll((1, 1, 1)))
     stale = type(stale)(stale.table, stale.seq, 5, stale.entry)
-    effects = h.keep(h.coord.handle(stale))
-    assert Ack(2, stale.seq) in effects
+    effects = h.deliver(stale)
     assert any(isinstance(e, Note) and "round 6" in e.text for e in effects)
     assert h.coord.night.table(2).rolls == ()
-    assert h.records[-1]["seq"] == stale.seq  # logged, so a replay refuses it the same way
+    again = Coordinator(h.rules, preset_text("classic"), "test", 3)
+    again.restore(h.records)
+    assert again.night == h.coord.night
 
 
 def test_host_bell_starts_forces_the_end_and_moves_on():
@@ -168,7 +155,7 @@ def test_undo_of_a_bunco_is_taken_back_at_the_head_too():
 def test_unknown_table_is_noted_not_applied():
     h = Harness()
     h.bell()
-    effects = h.coord.handle(h.event(1, Pass()).__class__(9, 1, 0, Pass()))
+    effects = h.coord.accept([h.event(1, Pass()).__class__(9, 1, 0, Pass())])
     assert isinstance(effects[0], Note) and "only 3 tables" in effects[0].text
 
 
@@ -182,7 +169,6 @@ def test_accept_takes_committed_events_and_commits_only_the_heads_own():
     h = Harness()
     h.bell()
     effects = h.coord.accept([h.event(2, Roll((1, 1, 2)))])
-    assert not any(isinstance(e, Ack) for e in effects)
     assert not any(isinstance(e, Commit) for e in effects)  # nothing of the head's own yet
     assert h.coord.night.table(2).team_scores == (2, 0)
 

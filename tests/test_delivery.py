@@ -5,12 +5,13 @@ import time
 import pytest
 
 from bunco_pi.head.eventlog import EventLog
+from bunco_pi.head.ingest import HeadIngest
 from bunco_pi.net import envelope
-from bunco_pi.net.delivery import HeadIngest, TableSender
 from bunco_pi.net.inproc import InprocBroker
 from bunco_pi.net.link import Message
 from bunco_pi.net.topics import Topics
 from bunco_pi.table.outbox import Outbox
+from bunco_pi.table.sender import TableSender
 from tests.conftest import collect
 
 

@@ -30,6 +30,7 @@ from bunco_pi.table.outbox import Outbox
 from bunco_pi.table.screens import PlayingView, ResultsView, WaitingView
 from tests.conftest import CutProxy
 from tests.fake_head import FakeHead
+from tests.service_head import ServiceHead
 
 PINS = {
     1: {"point": 5, "three": 6, "bunco": 13, "pass": 19, "undo": 26},
@@ -141,6 +142,10 @@ def test_head_messages_are_read_only_in_the_heads_envelope():
     # bare JSON carries no sender: anyone could have written it
     assert read_head_message(topic, json.dumps({"v": 1, "phase": "lobby"}).encode()) is None
     assert read_head_message(topic, b"not json") is None
+    # a protocol version this box does not speak
+    assert read_head_message(topic, envelope.message("head", {"v": 2, "phase": "x"})) is None
+    assert read_head_message(topic, envelope.message("head", {"v": 1, "phase": "x"})) == {
+        "v": 1, "phase": "x"}
 
 
 def test_a_round_button_by_button_bell_results_and_the_next_round(inproc):
@@ -445,3 +450,133 @@ def test_a_fresh_table_waits_for_the_heads_ack_or_its_absence_before_the_first_e
         assert table.last_seq() == 1
     finally:
         table.close()
+
+
+def test_the_host_asks_a_table_to_undo_and_it_is_entered_once(tmp_path, mock_factory):
+    from bunco_pi.hardware.bell import BellPressed
+    from bunco_pi.head.eventlog import EventLog
+    from bunco_pi.head.service import UndoRequested
+    from bunco_pi.protocol import UndoCommand, command_payload
+
+    broker = InprocBroker()
+    topics = Topics(f"u{uuid.uuid4().hex[:6]}")
+
+    def connect_as(name):
+        return lambda sink: broker.link(name, status_topic=topics.status(name), sink=sink)
+
+    head = ServiceHead(connect_as("head"), topics, tmp_path / "head.sqlite", PLAYERS)
+    t2 = Box(mock_factory, 2, connect_as(table_node(2)), topics, tmp_path / "outbox-2.sqlite")
+    try:
+        head.put(BellPressed())  # the night starts: seats drawn
+        t2.wait_for(lambda s: s.mode == "waiting" and t2.link.state is not None
+                    and t2.link.state.get("phase") == "ready")
+        time.sleep(0.6)  # the bell's own guard against a chattering contact
+        head.put(BellPressed())  # the round starts
+        t2.wait_for(lambda s: s.mode == "playing")
+        t2.tap("point", 3)
+        assert t2.snap().round.team_scores[1] + t2.snap().round.team_scores[0] == 3
+        head.put(UndoRequested(2))
+        t2.wait_for(lambda s: sum(s.round.team_scores) == 2)
+        assert t2.node.flash == "undone by the host"
+        # a redelivered command (same id) is not entered again
+        with Outbox(t2.link.outbox_path) as outbox:
+            commands = [e.payload for e in outbox.entries() if "command" in e.payload]
+        assert len(commands) == 1 and commands[0]["entry"] == ["undo"]
+        again = command_payload(UndoCommand(commands[0]["command"], commands[0]["round"]))
+        head.link.publish(topics.command(2), envelope.message("head", again), qos=1)
+        # a command for another round does nothing
+        other = command_payload(UndoCommand(commands[0]["command"] + 100, 5))
+        head.link.publish(topics.command(2), envelope.message("head", other), qos=1)
+        t2.sync()
+        time.sleep(0.2)
+        t2.sync()
+        assert sum(t2.snap().round.team_scores) == 2
+        assert t2.last_seq() == 4  # three points and one undo
+        deadline = time.monotonic() + 5
+        while head.coord.night.table(2).entries != t2.snap().round.entries:
+            assert time.monotonic() < deadline, "the head never got the undo"
+            time.sleep(0.02)
+        # no table 9, no round on: refused with a line, nothing sent
+        assert head.service.request_undo(9) is False
+    finally:
+        t2.close()
+        head.close()
+    with EventLog(tmp_path / "head.sqlite") as log:
+        asked = [e.payload for e in log.replay() if e.payload.get("kind") == "command"]
+    assert asked == [{"kind": "command", "command": "undo", "table": 2, "round": 0}]
+
+
+def test_a_state_or_view_older_than_the_one_held_moves_nothing(tmp_path, mock_factory):
+    """What a broker restored from its last autosave (or a session redelivers) is older than
+    what the box holds: the box ignores it, and takes what the head says next."""
+    from bunco_pi.hardware.bell import BellPressed
+
+    broker = InprocBroker()
+    topics = Topics(f"o{uuid.uuid4().hex[:6]}")
+
+    def connect_as(name):
+        return lambda sink: broker.link(name, status_topic=topics.status(name), sink=sink)
+
+    head = ServiceHead(connect_as("head"), topics, tmp_path / "head.sqlite", PLAYERS)
+    t2 = Box(mock_factory, 2, connect_as(table_node(2)), topics, tmp_path / "outbox-2.sqlite")
+    try:
+        head.put(BellPressed())
+        t2.wait_for(lambda s: t2.link.state is not None and t2.link.state.get("phase") == "ready")
+        ready = dict(t2.link.state)
+        time.sleep(0.6)
+        head.put(BellPressed())
+        t2.wait_for(lambda s: s.mode == "playing")
+        playing = dict(t2.link.state)
+        assert playing["pos"] > ready["pos"] and playing["epoch"] == ready["epoch"]
+        # the broker comes back from an autosave made before the round started
+        for topic, old in ((topics.state(), ready),
+                           (topics.view(2), {**t2.link.view, "phase": "ready",
+                                             "pos": ready["pos"]})):
+            head.link.publish(topic, envelope.message("head", old), retain=True)
+        t2.sync()
+        time.sleep(0.2)
+        assert t2.snap().mode == "playing" and t2.link.state == playing
+        assert t2.link.view["phase"] == "playing"
+        t2.tap("point")  # and the box still scores
+        assert sum(t2.snap().round.team_scores) == 1
+    finally:
+        t2.close()
+        head.close()
+
+
+def test_a_state_waits_for_the_seating_it_names(tmp_path, mock_factory):
+    """The small state names the position of the roster, seating and rules it goes with: a box
+    holding an older seating waits for the one named before it starts the round."""
+    from bunco_pi.net.delivery import ack_payload
+    from bunco_pi.protocol import NightPosition
+
+    broker = InprocBroker()
+    topics = Topics(f"s{uuid.uuid4().hex[:6]}")
+    head = broker.link("head")
+    head.start()
+    t2 = Box(mock_factory, 2, lambda sink: broker.link("table-2", sink=sink), topics,
+             tmp_path / "outbox-2.sqlite")
+
+    def say(topic, payload, pos):
+        head.publish(topic, envelope.message("head", NightPosition("e1", pos).stamp(payload)),
+                     retain=True)
+
+    try:
+        head.publish(topics.ack(2), envelope.message("head", ack_payload(0)), retain=True)
+        players = [{"id": p.id, "name": p.name, "ghost": False} for p in PLAYERS]
+        say(topics.rules(), {"v": 1, "rules_toml": preset_text("classic")}, 1)
+        say(topics.roster(), {"v": 1, "players": players}, 1)
+        say(topics.seating(), {"v": 1, "seating": [list(SEATING[1]), list(SEATING[0])]}, 1)
+        state = {"v": 1, "night": topics.night, "tables": 2, "phase": "playing",
+                 "round_index": 0, "set": 1, "round": 1, "target": 1, "bell": False,
+                 "traveler": None, "parts": {"roster": 1, "seating": 5, "rules": 1}}
+        say(topics.state(), state, 5)
+        t2.sync()
+        time.sleep(0.2)
+        assert t2.snap().mode == "waiting"  # seating 5 is not here: the one held is older
+        say(topics.seating(), {"v": 1, "seating": [list(s) for s in SEATING]}, 5)
+        t2.wait_for(lambda s: s.mode == "playing")
+        assert t2.snap().round.setup.seats == SEATING[1]
+    finally:
+        t2.close()
+        head.stop()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +25,9 @@ from tests.conftest import CutProxy, _require_mosquitto
 pytestmark = pytest.mark.slow
 
 NIGHT = "faults"
+# How long the simulated host lets a round's results show: longer than the broker's autosave
+# interval (2 s), so its database holds the results of the round before when it is killed.
+HOST_PAUSE = 3
 
 
 def one_set_rules(tmp_path: Path) -> Path:
@@ -54,11 +58,11 @@ class Night:
     def creds(self) -> list[str]:
         return ["--credentials", str(self.broker.workdir / "credentials.json")]
 
-    def start_head(self) -> None:
+    def start_head(self, auto_host: float = 0) -> None:
         self.head = self._spawn("head", [
             "head", "--night", NIGHT, "--tables", "3", "--rules", str(self.rules),
             "--broker", f"{self.broker.host}:{self.broker.port}", *self.creds(),
-            "--data-dir", str(self.tmp), "--record", str(self.record), "--auto-host", "0",
+            "--data-dir", str(self.tmp), "--record", str(self.record), "--auto-host", str(auto_host),
             "--exit-after-end", "3", "--seed", "5", "--buzzer", "plain"])
 
     def start_table(self, n: int, port: int | None = None) -> None:
@@ -85,6 +89,21 @@ class Night:
                     raise AssertionError(f"{name} died ({proc.returncode}): "
                                          + log.read_text()[-2000:])
             time.sleep(0.1)
+
+    def rounds_started(self) -> int:
+        """How many rounds the head has started (its own records in its log)."""
+        path = self.tmp / f"night-{NIGHT}.sqlite"
+        if not path.exists():
+            return 0
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as db:
+                return int(db.execute("SELECT COUNT(*) FROM events WHERE table_no = 0 AND "
+                                      "payload LIKE '%\"event\":[\"start\"]%'").fetchone()[0])
+        except sqlite3.Error:
+            return 0
+
+    def wait_round_start(self, n: int, seconds: float = 120) -> None:
+        self.wait(lambda: self.rounds_started() >= n, seconds, f"round {n} to start")
 
     def rounds_done(self) -> int:
         return len(self.state().get("rounds", []))
@@ -120,7 +139,7 @@ class Night:
 @pytest.fixture
 def own_broker(tmp_path):
     _require_mosquitto()
-    with Broker(tmp_path / "broker", tables=4) as b:
+    with Broker(tmp_path / "broker", tables=4, autosave_interval=2) as b:
         yield b
 
 
@@ -172,4 +191,87 @@ def test_the_broker_restarted_mid_round_loses_nothing(own_broker, tmp_path):
         night.stop()
     record = night.state()
     assert audit_record(record, parse_rules(rules.read_text())) == []
+    night.check_exactly_once()
+
+
+@pytest.mark.parametrize("delays", [(0.3, 1.0, 2.0)])
+def test_the_broker_killed_just_after_a_round_starts_moves_no_box_backwards(
+        own_broker, tmp_path, delays):
+    """mosquitto killed 0.3 s, 1 s and 2 s after a round starts and restarted at once: it hands
+    out its last autosave (the previous round's results, with the bell rung, shown for 3 s by
+    the host). No table may go back to that round: the night completes without restarting
+    any box."""
+    rules = one_set_rules(tmp_path)
+    night = Night(own_broker, tmp_path, rules)
+    try:
+        night.start_head(auto_host=HOST_PAUSE)
+        for n in (1, 2, 3):
+            night.start_table(n)
+        for i, delay in enumerate(delays):
+            night.wait_round_start(2 + i)
+            time.sleep(delay)
+            own_broker.kill()
+            own_broker.start()
+        night.wait(night.complete, 240, "the end of the night (a table stuck on a past round?)")
+        night.wait(lambda: night.head.poll() is not None, 30, "the head to exit")
+    finally:
+        night.stop()
+    assert audit_record(night.state(), parse_rules(rules.read_text())) == []
+    night.check_exactly_once()
+
+
+def test_the_head_pi_killed_whole_just_after_a_round_starts_moves_no_box_backwards(
+        own_broker, tmp_path):
+    """The head Pi loses power 0.3 s after a round starts (head and mosquitto together) and is
+    back 2 s later: the tables carry on with the round, none goes back to the last one."""
+    rules = one_set_rules(tmp_path)
+    night = Night(own_broker, tmp_path, rules)
+    try:
+        night.start_head(auto_host=HOST_PAUSE)
+        for n in (1, 2, 3):
+            night.start_table(n)
+        night.wait_round_start(3)
+        time.sleep(0.3)
+        night.head.send_signal(signal.SIGKILL)
+        own_broker.kill()
+        night.head.wait(10)
+        time.sleep(2)
+        own_broker.start()
+        night.start_head(auto_host=HOST_PAUSE)
+        night.wait(night.complete, 240, "the end of the night (a table stuck on a past round?)")
+        night.wait(lambda: night.head.poll() is not None, 30, "the head to exit")
+    finally:
+        night.stop()
+    assert audit_record(night.state(), parse_rules(rules.read_text())) == []
+    night.check_exactly_once()
+
+
+def test_a_table_silently_cut_off_killed_and_back_moves_no_box_backwards(own_broker, tmp_path):
+    """A table's Wi-Fi goes quiet (packets dropped, no connection closed) for 30 s while it
+    presses; it is killed and restarted while still cut off, then the network comes back.
+    Queued messages the broker redelivers then are older than what the box knew: the box must
+    not go back to them, and the night completes without restarting it again."""
+    rules = one_set_rules(tmp_path)
+    night = Night(own_broker, tmp_path, rules)
+    proxy = CutProxy(own_broker.port)
+    try:
+        night.start_head(auto_host=HOST_PAUSE)
+        night.start_table(1)
+        night.start_table(2)
+        night.start_table(3, proxy.port)
+        night.wait_round_start(2)
+        time.sleep(0.5)
+        proxy.cut(silent=True)
+        time.sleep(12)
+        night.tables[3].send_signal(signal.SIGKILL)
+        night.tables[3].wait(10)
+        night.start_table(3, proxy.port)  # boots again, still cut off
+        time.sleep(18)
+        proxy.restore()
+        night.wait(night.complete, 240, "the end of the night (a table stuck on a past round?)")
+        night.wait(lambda: night.head.poll() is not None, 30, "the head to exit")
+    finally:
+        night.stop()
+        proxy.close()
+    assert audit_record(night.state(), parse_rules(rules.read_text())) == []
     night.check_exactly_once()

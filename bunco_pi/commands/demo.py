@@ -149,27 +149,9 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
         print(f"bunco-pi demo: the head stopped with code {head.returncode}: "
               f"{tail[0] if tail else ''} (log: {logs / 'head.log'})", file=sys.stderr)
         return 1
-    return _final_report(record, rules, logs)
+    from bunco_pi.sim.report import final_report
 
-
-def _final_report(record: Path, rules: Any, logs: Path) -> int:
-    from bunco_pi.recordfile import read_record
-    from bunco_pi.rules.audit import audit_record
-    from bunco_pi.rules.record import replay
-    from bunco_pi.sim.report import render_report
-
-    try:
-        data = read_record(record)
-    except UserError:
-        print(f"bunco-pi demo: the head wrote no night record; see {logs}/head.log",
-              file=sys.stderr)
-        return 1
-    print(render_report(replay(data, rules)))
-    problems = audit_record(data, rules)
-    for problem in problems:
-        print(f"audit: {problem}", file=sys.stderr)
-    print(f"\nNight record: {record}" + ("" if problems else " (audited: it agrees with the rules)"))
-    return 1 if problems or not data.get("complete") else 0
+    return final_report(record, rules, logs)
 
 
 class Viewer:

@@ -1,12 +1,12 @@
 """The head table's decisions, without any I/O: inputs in, effects out.
 
-The coordinator owns the night (the fold of the rules engine) and the bookkeeping that makes
-at-least-once delivery give exactly-once effects: each table's entries carry the table's own
-``seq``; an entry is applied once, in seq order, and a seq already seen is only acknowledged
-again. Every input returns a list of effects for the shell to carry out *in order*: first
-``Commit`` (make the log records durable), then acks, publications and the buzzer. So nothing is
-acknowledged or announced before it is on disk, and on restart ``restore(records)`` rebuilds
-exactly the same coordinator from the log.
+The coordinator owns the night (the fold of the rules engine). The table entries it takes
+(``accept``) are already committed to the event log, each once and in its table's seq order
+(``bunco_pi.head.ingest`` de-duplicates, holds early ones and acknowledges). Every input
+returns a list of effects for the shell to carry out *in order*: first ``Commit`` (make the
+head's own log records durable), then publications and the buzzer. So nothing is announced
+before it is on disk, and on restart ``restore(records)`` rebuilds exactly the same
+coordinator from the log.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bunco_pi.head.views import night_state, table_view
-from bunco_pi.protocol import TableEvent, decode_entry, encode_entry
+from bunco_pi.protocol import TableEvent, read_table_event
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.night import (
     BREAK,
@@ -41,11 +41,6 @@ from bunco_pi.rules.rotation import Seats, initial_seating
 from bunco_pi.rules.table_round import Bell, RuleViolation, Undo
 
 
-def _table_record(event: TableEvent) -> dict[str, Any]:
-    return {"kind": "table", "table": event.table, "seq": event.seq, "round": event.round_index,
-            "entry": encode_entry(event.entry)}
-
-
 class RestoreError(ValueError):
     """The log does not replay: one line naming the record (a log from another version or
     rules, or a damaged file)."""
@@ -59,12 +54,6 @@ class Commit:
     """Make these log records durable (one transaction) before doing anything after it."""
 
     records: tuple[dict[str, Any], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Ack:
-    table: int
-    seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +79,7 @@ class Note:
     text: str
 
 
-Effect = Commit | Ack | PublishState | PublishView | Buzz | Note
-
-MAX_HELD = 1000  # out-of-order entries kept per table while waiting for a gap to fill
+Effect = Commit | PublishState | PublishView | Buzz | Note
 
 
 @dataclass
@@ -105,7 +92,6 @@ class Coordinator:
     night: Night | None = None
     log: list[NightEvent] = field(default_factory=list)
     seen: dict[int, int] = field(default_factory=dict)  # table -> highest seq handled
-    held: dict[int, dict[int, TableEvent]] = field(default_factory=dict)
     online: set[int] = field(default_factory=set)
 
     # --- the night's set-up ---------------------------------------------------------------
@@ -160,8 +146,7 @@ class Coordinator:
         elif kind == "night":
             self._apply(decode_event(record["event"]))
         elif kind == "table":
-            event = TableEvent(record["table"], record["seq"], record["round"],
-                               decode_entry(record["entry"]))
+            event = read_table_event(record["table"], record["seq"], record)
             self.seen[event.table] = max(self.seen.get(event.table, 0), event.seq)
             self._take(event)
 
@@ -173,33 +158,6 @@ class Coordinator:
         else:
             self.online.discard(table)
         return [PublishState(self.state())] if self.night is None else []
-
-    def handle(self, event: TableEvent) -> list[Effect]:
-        """An entry from a table, possibly a repeat or out of order (the in-process path: the
-        coordinator does its own de-duplication and logs the table's entries itself)."""
-        table = event.table
-        if table > self.table_count:
-            return [Note(f"table {table}: there are only {self.table_count} tables tonight")]
-        last = self.seen.get(table, 0)
-        if event.seq <= last:
-            return [Ack(table, last)]  # a repeat: already committed, just say so again
-        if event.seq > last + 1:
-            held = self.held.setdefault(table, {})
-            if len(held) < MAX_HELD:
-                held[event.seq] = event
-            return [Note(f"table {table}: seq {event.seq} arrived before {last + 1}; held")]
-        records: list[dict[str, Any]] = []
-        after: list[Effect] = []
-        pending = self.held.get(table, {})
-        current: TableEvent | None = event
-        while current is not None:
-            records.append(_table_record(current))
-            after += self._take(current)
-            self.seen[table] = current.seq
-            current = pending.pop(current.seq + 1, None)
-        more_records, more_after = self._progress()
-        return [Commit(tuple(records + more_records)), Ack(table, self.seen[table]),
-                *after, *more_after]
 
     def accept(self, events: Sequence[TableEvent]) -> list[Effect]:
         """Entries the shell has already committed to the log in one batch, in log order, each
@@ -309,6 +267,10 @@ class Coordinator:
     def state(self) -> dict[str, Any]:
         return night_state(self.night, name=self.name, rules_toml=self.rules_toml,
                            table_count=self.table_count, lobby_tables=sorted(self.online))
+
+    def announce(self) -> list[Effect]:
+        """Everything the head says, said again (the state and every table's view)."""
+        return [PublishState(self.state())] if self.night is None else self._announce_all()
 
     def _announce_all(self) -> list[Effect]:
         return [PublishState(self.state())] + [

@@ -6,7 +6,7 @@ reported duplicate instead of a second effect, and :meth:`EventLog.commit` accep
 events only in seq order with no gap, so "highest committed seq" of a table is also a
 cumulative acknowledgement: every seq up to it is in the log.
 
-Who calls what, in which order (the head's ingest does this; see ``bunco_pi.net.delivery``):
+Who calls what, in which order (``bunco_pi.head.ingest`` does this):
 
 1. ``commit(batch)`` - one transaction, durable (WAL + synchronous=FULL) when it returns;
 2. only then publish the retained ``table/<n>/ack`` with ``highest(n)``;
@@ -21,12 +21,14 @@ so they take their place in the same order as the tables' events.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bunco_pi.net.durable import open_durable, transaction
+from bunco_pi.net.sequence import place
 
 OWN_SOURCE = 0
 
@@ -39,6 +41,10 @@ CREATE TABLE IF NOT EXISTS events (
     payload  TEXT NOT NULL,
     rejected TEXT,
     UNIQUE (table_no, seq)
+);
+CREATE TABLE IF NOT EXISTS log_meta (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    epoch TEXT NOT NULL
 );
 """
 
@@ -53,6 +59,9 @@ class IncomingEvent:
     # event is still logged: it uses up its seq, so the table's later events are not stuck
     # behind a gap, and the log keeps what was received.
     rejected: str | None = None
+    # What the protocol check made of the payload (decoded once, at the door), carried to
+    # the logged event so the head need not decode it again. Not stored.
+    decoded: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,7 @@ class LoggedEvent:
     sender: str
     payload: dict[str, Any]
     rejected: str | None = None
+    decoded: Any = field(default=None, compare=False)
 
 
 @dataclass
@@ -83,6 +93,14 @@ class EventLog:
         self.path = Path(path)
         self._db = open_durable(self.path)
         self._db.executescript(_SCHEMA)
+        with transaction(self._db) as db:
+            # A name for this log, made once: a table that sees another one knows the head
+            # started the night's log afresh, and that positions are not comparable across.
+            db.execute("INSERT OR IGNORE INTO log_meta (id, epoch) VALUES (1, ?)",
+                       (secrets.token_hex(6),))
+        self.epoch: str = self._db.execute("SELECT epoch FROM log_meta").fetchone()[0]
+        self._position = int(self._db.execute(
+            "SELECT COALESCE(MAX(position), 0) FROM events").fetchone()[0])
         self._highest: dict[int, int] = {
             int(t): int(s) for t, s in
             self._db.execute("SELECT table_no, MAX(seq) FROM events GROUP BY table_no")
@@ -101,6 +119,12 @@ class EventLog:
         """Highest committed seq of ``table`` (0 if none): every seq up to it is logged."""
         return self._highest.get(table, 0)
 
+    @property
+    def position(self) -> int:
+        """The log position of the latest committed event (0 for an empty log). It only grows,
+        across restarts too: everything the head says is a function of the log up to here."""
+        return self._position
+
     def highest_all(self) -> dict[int, int]:
         return dict(self._highest)
 
@@ -110,13 +134,13 @@ class EventLog:
         highest = dict(self._highest)
         with transaction(self._db) as db:
             for ev in events:
-                top = highest.get(ev.table, 0)
-                if ev.seq <= top:
+                where = place(highest.get(ev.table, 0), ev.seq)
+                if where == "duplicate":
                     result.duplicates.append((ev.table, ev.seq))
                     if self._differs(ev):
                         result.conflicts.append((ev.table, ev.seq))
                     continue
-                if ev.seq != top + 1:
+                if where == "ahead":
                     result.out_of_order.append((ev.table, ev.seq))
                     continue
                 text = json.dumps(ev.payload, separators=(",", ":"), allow_nan=False)
@@ -131,8 +155,10 @@ class EventLog:
                 highest[ev.table] = ev.seq
                 result.committed.append(LoggedEvent(
                     int(cur.lastrowid or 0), ev.table, ev.seq, ev.sender, ev.payload,
-                    ev.rejected))
+                    ev.rejected, ev.decoded))
         self._highest = highest  # only once the commit is durable
+        if result.committed:
+            self._position = result.committed[-1].position
         return result
 
     def conflicts(self, events: Iterable[IncomingEvent]) -> list[tuple[int, int]]:

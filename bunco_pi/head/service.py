@@ -21,7 +21,6 @@ from typing import Any
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.bell import BellPressed
 from bunco_pi.head.coordinator import (
-    Ack,
     Buzz,
     Commit,
     Coordinator,
@@ -32,11 +31,19 @@ from bunco_pi.head.coordinator import (
     RestoreError,
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
+from bunco_pi.head.ingest import HeadIngest
 from bunco_pi.net import envelope
-from bunco_pi.net.delivery import HEAD_NAME, HeadIngest
+from bunco_pi.net.delivery import HEAD_NAME
 from bunco_pi.net.link import Connected, Disconnected, Link, Message
 from bunco_pi.net.topics import TopicError, Topics, parse_topic
-from bunco_pi.protocol import TableEvent, decode_entry
+from bunco_pi.protocol import (
+    NightPosition,
+    TableEvent,
+    UndoCommand,
+    command_payload,
+    read_table_event,
+    split_state,
+)
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.night import ENDED, RESULTS, Player
 
@@ -55,13 +62,18 @@ def records_from(events: Iterable[LoggedEvent]) -> Iterator[dict[str, Any]]:
                    "round": ev.payload["round"], "entry": ev.payload["entry"]}
 
 
-def _check_table_payload(event: Any) -> None:
-    """HeadIngest's protocol check: a payload that can never be applied is refused at the door."""
-    payload = event.payload
-    round_index = payload["round"]
-    if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 0:
-        raise ValueError(f"'round' must be a whole number >= 0, got {round_index!r}")
-    decode_entry(payload["entry"])
+def _check_table_payload(event: Any) -> TableEvent:
+    """HeadIngest's protocol check: a payload that can never be applied is refused at the
+    door; one that can is decoded here, once."""
+    return read_table_event(event.table, event.seq, event.payload)
+
+
+@dataclass(frozen=True)
+class UndoRequested:
+    """Put on the head's inbox by another thread (the host's console): ``request_undo(table)``
+    on the head's own thread."""
+
+    table: int
 
 
 @dataclass
@@ -89,6 +101,8 @@ class HeadService:
     _phase: str = ""
     _phase_key: str = ""
     _last_bell: float = -1e9
+    # The state's parts as last published (roster, seating, rules) and the log position then.
+    _parts: dict[str, tuple[dict[str, Any], int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.ingest = HeadIngest(self.link, self.topics, self.eventlog,
@@ -129,18 +143,21 @@ class HeadService:
             except queue.Empty:
                 break
         link_events = [e for e in batch if isinstance(e, Message | Connected)]
-        committed = [TableEvent(logged.table, logged.seq, logged.payload["round"],
-                                decode_entry(logged.payload["entry"]))
-                     for logged in self.ingest.handle_many(link_events)]
+        committed = [logged.decoded for logged in self.ingest.handle_many(link_events)]
         if committed:  # one batch, one commit: the round may close only after all of it
             self.carry_out(self.coordinator.accept(committed))
         for item in batch:
             if isinstance(item, BellPressed):
                 self.press_bell()
+            elif isinstance(item, UndoRequested):
+                self.request_undo(item.table)
             elif isinstance(item, Message):
                 self._status(item)
             elif isinstance(item, Connected):
-                self.carry_out([PublishState(self.coordinator.state())])
+                self._parts.clear()  # the broker may have lost them: say them again too
+                # A fresh snapshot on every connect: a broker restarted from its last autosave
+                # holds an older state and older views (the tables ignore those, by position).
+                self.carry_out(self.coordinator.announce())
             elif isinstance(item, Disconnected):
                 log.warning("head: lost the broker (%s); reconnecting", item.reason)
         self._automate()
@@ -165,6 +182,29 @@ class HeadService:
         else:
             self.carry_out(self.coordinator.press_bell())
         self._note_phase()
+
+    def request_undo(self, table: int) -> bool:
+        """The host asks table ``table``'s box to undo its latest change, as its undo button
+        does; the box enters the Undo into its own stream, so it reaches the log like any
+        entry. The request is logged first (its log position is the command's id, so the box
+        enters it once). Returns whether the command was sent. On the head's thread; from
+        another thread, put ``UndoRequested(table)`` on ``link.inbox``."""
+        night = self.coordinator.night
+        if not 1 <= table <= self.coordinator.table_count:
+            log.warning("undo: there is no table %d tonight (1 to %d)", table,
+                        self.coordinator.table_count)
+            return False
+        if night is None or night.phase not in ("playing", "finishing"):
+            log.warning("undo for table %d: no round is being played", table)
+            return False
+        logged = self.eventlog.append_own(HEAD_NAME, {
+            "kind": "command", "command": "undo", "table": table, "round": night.round_index})
+        command = UndoCommand(logged[0].position, night.round_index)
+        self.link.publish(self.topics.command(table),
+                          envelope.message(HEAD_NAME, command_payload(command)), qos=1)
+        log.info("undo: asked table %d to undo its latest change (command %d)", table,
+                 command.id)
+        return True
 
     def _status(self, msg: Message) -> None:
         try:
@@ -212,29 +252,56 @@ class HeadService:
 
     def carry_out(self, effects: list[Effect]) -> None:
         wrote_record = False
-        for effect in effects:
+        # A table's view is retained and each one replaces the last: of a batch's views of a
+        # table only the last is sent (a burst of 300 entries is 50 views at 50 tables, not
+        # 300 queued ahead of the next state the tables wait for).
+        last_view = {e.table: i for i, e in enumerate(effects) if isinstance(e, PublishView)}
+        for i, effect in enumerate(effects):
             if isinstance(effect, Commit):
                 if effect.records:
                     self.eventlog.append_own(HEAD_NAME, *effect.records)
             elif isinstance(effect, PublishState):
-                self.link.publish(self.topics.state(), envelope.message(HEAD_NAME, effect.state),
-                                  retain=True)
+                self._publish_state(effect.state)
                 phase = effect.state.get("phase")
                 if phase in (RESULTS, ENDED) and not wrote_record:
                     self.write_record()
                     wrote_record = True
             elif isinstance(effect, PublishView):
+                if last_view[effect.table] != i:
+                    continue
                 self.link.publish(self.topics.view(effect.table),
-                                  envelope.message(HEAD_NAME, effect.view), retain=True)
+                                  envelope.message(HEAD_NAME, self._position().stamp(effect.view)),
+                                  retain=True)
             elif isinstance(effect, Buzz):
                 if self.buzz is not None:
                     self.buzz(effect.pattern)
             elif isinstance(effect, Note):
                 log.info("%s", effect.text)
-            elif isinstance(effect, Ack):
-                pass  # HeadIngest acknowledged after its own commit
         if self.on_effects is not None:
             self.on_effects(effects)
+
+    def _publish_state(self, state: dict[str, Any]) -> None:
+        """The small state (the bell's message), after any of its parts that changed: the
+        state names the position of each part it goes with, so a table uses it only once it
+        holds those parts."""
+        at = self._position()
+        core, parts = split_state(state)
+        refs: dict[str, int] = {}
+        for part, content in parts.items():
+            held = self._parts.get(part)
+            if held is None or held[0] != content:
+                self.link.publish(getattr(self.topics, part)(),
+                                  envelope.message(HEAD_NAME, at.stamp(content)), retain=True)
+                self._parts[part] = held = (content, at.pos)
+            refs[part] = held[1]
+        core["parts"] = refs
+        self.link.publish(self.topics.state(), envelope.message(HEAD_NAME, at.stamp(core)),
+                          retain=True)
+
+    def _position(self) -> NightPosition:
+        """Where the night stands: everything published is a function of the log up to here
+        (each Commit is carried out before what follows it)."""
+        return NightPosition(self.eventlog.epoch, self.eventlog.position)
 
     def write_record(self) -> None:
         if not self.record_path:

@@ -72,3 +72,4 @@ def table_view(night: Night | None, table: int) -> dict[str, Any]:
                            "amount": a.amount_cents / 100, "cash": a.cash}
                           for a in night.prizes]
     return view
+

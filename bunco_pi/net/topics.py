@@ -3,12 +3,16 @@
 ========================  ===============  ===  ========  ===============================
 topic                     direction        QoS  retained  what
 ========================  ===============  ===  ========  ===============================
-``state``                 head -> all      1    yes       phase, set, round, target
-``control``               head -> tables   1    no        bell and other commands
+``state``                 head -> all      1    yes       phase, set, round, target, bell
+``roster``                head -> all      1    yes       the players (ids, names, ghosts)
+``seating``               head -> all      1    yes       who sits where this round
+``rules``                 head -> all      1    yes       the house rules (TOML text)
+``control``               head -> tables   1    no        reserved
 ``standings``             head -> all      1    yes       score cards so far
 ``table/<n>/events``      table n -> head  1    no        the table's events, (n, seq)
 ``table/<n>/ack``         head -> table n  1    yes       highest committed seq of n
 ``table/<n>/view``        head -> table n  1    yes       what table n must show
+``table/<n>/command``     head -> table n  1    no        the host's commands (undo)
 ``node/<name>/status``    node -> all      1    yes       birth online / will offline
 ========================  ===============  ===  ========  ===============================
 """
@@ -22,9 +26,11 @@ from typing import Literal
 ROOT = "bunco"
 MAX_TABLE = 999
 
-TopicKind = Literal["state", "control", "standings", "events", "ack", "view", "status"]
-NIGHT_KINDS: tuple[TopicKind, ...] = ("state", "control", "standings")
-TABLE_KINDS: tuple[TopicKind, ...] = ("events", "ack", "view")
+TopicKind = Literal["state", "roster", "seating", "rules", "control", "standings", "events",
+                    "ack", "view", "command", "status"]
+NIGHT_KINDS: tuple[TopicKind, ...] = ("state", "roster", "seating", "rules", "control",
+                                      "standings")
+TABLE_KINDS: tuple[TopicKind, ...] = ("events", "ack", "view", "command")
 
 # A night name is one topic level a person can type: no wildcards, no separators, no spaces.
 _NIGHT_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -90,6 +96,15 @@ class Topics:
     def state(self) -> str:
         return f"{self.prefix}/state"
 
+    def roster(self) -> str:
+        return f"{self.prefix}/roster"
+
+    def seating(self) -> str:
+        return f"{self.prefix}/seating"
+
+    def rules(self) -> str:
+        return f"{self.prefix}/rules"
+
     def control(self) -> str:
         return f"{self.prefix}/control"
 
@@ -104,6 +119,9 @@ class Topics:
 
     def view(self, table: int) -> str:
         return f"{self.prefix}/table/{check_table(table)}/view"
+
+    def command(self, table: int) -> str:
+        return f"{self.prefix}/table/{check_table(table)}/command"
 
     def status(self, node: str) -> str:
         return f"{self.prefix}/node/{check_node(node)}/status"

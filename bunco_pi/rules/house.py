@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from bunco_pi.errors import UserError
+from bunco_pi.rules.errors import UserError
 
 PRESET_NAMES = ("classic", "core", "rotate", "individual")
 

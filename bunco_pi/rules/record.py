@@ -10,6 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bunco_pi.rules.entries import (
+    EntryFormatError,
+    decode_entry,
+    encode_entry,
+    with_table,
+    without_table,
+)
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.night import (
     CloseRound,
@@ -23,7 +30,7 @@ from bunco_pi.rules.night import (
     StartRound,
     TableEntry,
 )
-from bunco_pi.rules.table_round import Bell, Pass, Roll, RollRecord, RuleViolation, Tally, Undo
+from bunco_pi.rules.table_round import RollRecord, RuleViolation
 
 FORMAT = "bunco-pi night record"
 VERSION = 1
@@ -35,17 +42,7 @@ VERSION = 1
 def encode_event(event: NightEvent) -> list[Any]:
     """A night event as a short JSON-ready list, e.g. ``["roll", 2, [3, 3, 5]]``."""
     if isinstance(event, TableEntry):
-        entry, table = event.entry, event.table
-        if isinstance(entry, Roll):
-            return ["roll", table, list(entry.dice)]
-        if isinstance(entry, Tally):
-            return ["tally", table, entry.kind] + ([entry.face] if entry.face is not None else [])
-        if isinstance(entry, Pass):
-            return ["pass", table]
-        if isinstance(entry, Bell):
-            return ["bell", table]
-        if isinstance(entry, Undo):
-            return ["undo", table]
+        return with_table(encode_entry(event.entry), event.table)
     simple = {StartRound: "start", RingBell: "ring", CloseRound: "close", NextRound: "next",
               EndBreak: "end-break"}
     if type(event) in simple:
@@ -55,7 +52,6 @@ def encode_event(event: NightEvent) -> list[Any]:
     raise ValueError(f"cannot encode {event!r}")
 
 
-_ENTRY_KINDS = {"pass": Pass, "bell": Bell, "undo": Undo}
 _NIGHT_KINDS = {"start": StartRound, "ring": RingBell, "close": CloseRound, "next": NextRound,
                 "end-break": EndBreak}
 
@@ -65,24 +61,15 @@ def decode_event(item: Any) -> NightEvent:
     if not isinstance(item, list) or not item or not isinstance(item[0], str):
         raise ValueError(f"an event is a list starting with its kind, got {item!r}")
     kind, args = item[0], item[1:]
+    if kind in _NIGHT_KINDS and not args:
+        return _NIGHT_KINDS[kind]()
+    if kind == "prizes" and len(args) == 1 and isinstance(args[0], int):
+        return SettlePrizes(args[0])
     try:
-        if kind in _NIGHT_KINDS and not args:
-            return _NIGHT_KINDS[kind]()
-        if kind == "prizes" and len(args) == 1 and isinstance(args[0], int):
-            return SettlePrizes(args[0])
-        if not args or isinstance(args[0], bool) or not isinstance(args[0], int):
-            raise ValueError
-        table = args[0]
-        if kind in _ENTRY_KINDS and len(args) == 1:
-            return TableEntry(table, _ENTRY_KINDS[kind]())
-        if kind == "roll" and len(args) == 2:
-            return TableEntry(table, Roll(tuple(args[1])))
-        if kind == "tally" and len(args) in (2, 3) and isinstance(args[1], str):
-            face = args[2] if len(args) == 3 else None
-            return TableEntry(table, Tally(args[1], face))
-    except (TypeError, ValueError):
-        pass
-    raise ValueError(f"not a valid event: {item!r}")
+        table, code = without_table(item)
+        return TableEntry(table, decode_entry(code))
+    except EntryFormatError:
+        raise ValueError(f"not a valid event: {item!r}") from None
 
 
 # --- the record -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from bunco_pi.head.service import HEAD_NAME, HeadService, HostAutomation, make_p
 from bunco_pi.net.inproc import InprocBroker, InprocLink
 from bunco_pi.net.topics import Topics, table_node
 from bunco_pi.rules.house import PRESET_NAMES, HouseRules, preset_text
+from bunco_pi.sim.report import final_report
 
 
 class InprocessNight:
@@ -117,8 +118,6 @@ class InprocessNight:
 
 def play_inprocess(args: argparse.Namespace, rules: HouseRules, record: Path, players: int,
                    workdir: Path) -> int:
-    from bunco_pi.commands.demo import _final_report
-
     rules_toml = preset_text(args.rules) if args.rules in PRESET_NAMES else \
         Path(args.rules).read_text(encoding="utf-8")
     night = InprocessNight(rules, rules_toml, args.tables, players, workdir, record,
@@ -137,4 +136,4 @@ def play_inprocess(args: argparse.Namespace, rules: HouseRules, record: Path, pl
         print(f"Stopped. The night so far is in {record}")
         return 130
     night.close()
-    return _final_report(record, rules, workdir)
+    return final_report(record, rules, workdir)

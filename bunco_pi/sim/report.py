@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+from bunco_pi.errors import UserError
+from bunco_pi.recordfile import read_record
+from bunco_pi.rules.audit import audit_record
+from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.night import Night
+from bunco_pi.rules.record import replay
 
 
 def standings_rows(night: Night) -> list[tuple[str, ...]]:
@@ -65,3 +73,20 @@ def render_report(night: Night) -> str:
         cash = sum(a.amount_cents for a in night.prizes if a.cash and a.player)
         out.append(f"Cash paid out: ${cash / 100:.2f}")
     return "\n".join(out)
+
+
+def final_report(record: Path, rules: HouseRules, logs: Path) -> int:
+    """Print a finished night's standings and its audit; the exit code of a demo night (0 when
+    the record is complete and agrees with the rules)."""
+    try:
+        data = read_record(record)
+    except UserError:
+        print(f"bunco-pi demo: the head wrote no night record; see {logs}/head.log",
+              file=sys.stderr)
+        return 1
+    print(render_report(replay(data, rules)))
+    problems = audit_record(data, rules)
+    for problem in problems:
+        print(f"audit: {problem}", file=sys.stderr)
+    print(f"\nNight record: {record}" + ("" if problems else " (audited: it agrees with the rules)"))
+    return 1 if problems or not data.get("complete") else 0

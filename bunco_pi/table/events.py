@@ -77,6 +77,16 @@ class BellRang:
 
 
 @dataclass(frozen=True)
+class HostUndo:
+    """The host asks this table to undo its latest change, as its undo button does; ``command``
+    is the head's command id (kept with the Undo, so it is entered once), ``round_index`` the
+    round it is meant for."""
+
+    command: int
+    round_index: int
+
+
+@dataclass(frozen=True)
 class RoundResults:
     """Where each player goes next, one short line each, shown on the results screen."""
 

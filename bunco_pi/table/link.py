@@ -53,11 +53,53 @@ class RoundSummary:
 
 
 class TableLink(Protocol):
+    """Everything a table node asks of its link, on the node's own thread. ``LinkBase`` gives
+    the defaults of a link that does not talk to a head over a network."""
+
     #: In standalone play a roll between rounds starts the next round; a head decides that itself.
     rolls_start_rounds: bool
+    #: Seconds between calls of ``tick`` (None: never).
+    poll_interval: float | None
+    #: What the screen says when a button means nothing between rounds ("" : the node's own).
+    between_rounds_hint: str
+    #: The hint under a round's results.
+    results_hint: str
 
     def attach(self, post: Post) -> None:
         """Start sending events to ``post`` (seating first)."""
+
+    def open(self) -> None:
+        """On the node's thread, before anything else: open files, connect."""
+
+    def shut(self) -> None:
+        """On the node's thread, last: disconnect, close files."""
+
+    def tick(self) -> None:
+        """Every ``poll_interval`` seconds: periodic work (resending to a quiet head)."""
+
+    def take(self, event: object) -> None:
+        """A record the link posted for itself (a broker message, a connect), handed back on
+        the node's thread."""
+
+    def record_entry(self, entry: dict[str, Any]) -> None:
+        """Make an accepted entry durable where the link keeps it (and send it); the node
+        shows it only after this returns. Raises if it cannot."""
+
+    def resume(self, finished: Sequence[Sequence[Entry]], open_round: bool) -> None:
+        """After a restart: the rounds the node's journal holds (finished ones, and whether
+        one is open)."""
+
+    @property
+    def status(self) -> str:
+        """One line for the screen when something is wrong with the link ("" when not)."""
+
+    @property
+    def bell_rung(self) -> bool:
+        """The head says the bell rang for the round being played here."""
+
+    @property
+    def may_reopen(self) -> bool:
+        """An undo may reopen the finished round (the head has not closed it yet)."""
 
     def end_reached(self) -> None:
         """This table's play ended the round for everyone (head table: target or bunco)."""
@@ -74,7 +116,47 @@ class TableLink(Protocol):
     def close(self) -> None: ...
 
 
-class StandaloneLink:
+class LinkBase:
+    """The defaults of ``TableLink`` for a link with no network: nothing to open, poll, take
+    or store (the node's journal is the store), no status line, no bell of its own."""
+
+    rolls_start_rounds = False
+    poll_interval: float | None = None
+    between_rounds_hint = ""
+    results_hint = "pass: go on"
+
+    def open(self) -> None:
+        """Nothing to open."""
+
+    def shut(self) -> None:
+        """Nothing to shut."""
+
+    def tick(self) -> None:
+        """Nothing to do now and then."""
+
+    def take(self, event: object) -> None:
+        """Posts nothing for itself."""
+
+    def record_entry(self, entry: dict[str, Any]) -> None:
+        """The node's journal keeps the entry."""
+
+    def resume(self, finished: Sequence[Sequence[Entry]], open_round: bool) -> None:
+        """Nothing to rebuild."""
+
+    @property
+    def status(self) -> str:
+        return ""
+
+    @property
+    def bell_rung(self) -> bool:
+        return False
+
+    @property
+    def may_reopen(self) -> bool:
+        return True
+
+
+class StandaloneLink(LinkBase):
     """One table that is its own head: the night's fold lives here, for this table alone.
 
     ``seed`` settles prize tie-breaks at the end of the night (the caller picks it, so the
@@ -198,7 +280,7 @@ class StandaloneLink:
         self._post = None
 
 
-class InProcessLink:
+class InProcessLink(LinkBase):
     """A link driven by hand: the test (or a network adapter) plays the head's part."""
 
     rolls_start_rounds = False

@@ -37,23 +37,37 @@ from typing import Any
 
 from bunco_pi.errors import UserError
 from bunco_pi.net import envelope
-from bunco_pi.net.delivery import HEAD_NAME, TableSender
+from bunco_pi.net.delivery import HEAD_NAME
 from bunco_pi.net.link import Connected, Disconnected, Link, LinkEvent, Message, Sink
 from bunco_pi.net.topics import Topics
-from bunco_pi.protocol import ProtocolError, decode_entry, encode_entry
+from bunco_pi.protocol import (
+    STATE_PARTS,
+    NightPosition,
+    ProtocolError,
+    check_version,
+    decode_entry,
+    encode_entry,
+    is_older,
+    merge_state,
+    parts_named,
+    position_of,
+    read_command,
+)
 from bunco_pi.rules.house import HouseRules, parse_rules
 from bunco_pi.rules.table_round import Bell, Entry, Pass, Roll, Tally, Undo
 from bunco_pi.table.events import (
     BellRang,
     BreakStart,
+    HostUndo,
     NightEnd,
     RoundResults,
     RoundStart,
     Waiting,
 )
 from bunco_pi.table.game import JsonEntry, engine_entries
-from bunco_pi.table.link import Post, RoundSummary
+from bunco_pi.table.link import LinkBase, Post, RoundSummary
 from bunco_pi.table.outbox import Outbox
+from bunco_pi.table.sender import TableSender
 
 log = logging.getLogger(__name__)
 
@@ -87,10 +101,15 @@ def read_head_message(topic: str, data: bytes) -> dict[str, Any] | None:
     if env.sender != HEAD_NAME:
         log.warning("%s: ignored a message from %r (only the head writes it)", topic, env.sender)
         return None
+    try:
+        check_version(env.payload)
+    except ProtocolError as exc:
+        log.warning("%s: ignored: %s", topic, exc)
+        return None
     return env.payload
 
 
-class NetTableLink:
+class NetTableLink(LinkBase):
     """The table's side of the night, over a broker link made by ``connect(sink)``."""
 
     rolls_start_rounds = False
@@ -113,6 +132,17 @@ class NetTableLink:
         self.sender: TableSender | None = None
         self.state: dict[str, Any] | None = None
         self.view: dict[str, Any] | None = None
+        # Where in the night the state and view held here were said: an older one (a broker's
+        # autosave, a session's queued redelivery) is ignored, so nothing moves the box back.
+        self._state_at: NightPosition | None = None
+        # The small state as the head said it, and the parts it goes with (roster, seating,
+        # rules: each on its own retained topic, each with its own position). ``state`` is
+        # the whole of it, once every part the small state names is here.
+        self._core: dict[str, Any] | None = None
+        self._parts: dict[str, dict[str, Any]] = {}
+        self._part_at: dict[str, NightPosition] = {}
+        self._part_topics = {getattr(topics, part)(): part for part in STATE_PARTS}
+        self._view_at: NightPosition | None = None
         self.round_index: int | None = None  # the round begun at this table
         self._bell_posted: int | None = None  # the round whose bell was passed on
         self._shown: object = None  # the last between-rounds screen posted
@@ -123,6 +153,9 @@ class NetTableLink:
         self._refused = ""  # why the broker refused us, e.g. a wrong password
         self._clock = clock
         self._connected_at: float | None = None
+        # The highest host command id entered here (kept in the outbox with its entry), so a
+        # command redelivered after a reconnect or a reboot is not entered twice.
+        self._last_command = 0
         self.where = "the broker"  # host:port, for the log
 
     # --- TableLink ---------------------------------------------------------------------------
@@ -136,12 +169,18 @@ class NetTableLink:
         self.net = self._connect(self._sink)
         self.sender = TableSender(self.net, self.topics, self.table, self.outbox,
                                   resend_after=self._resend_after)  # subscribes to the ack first
+        for topic in self._part_topics:  # before the state: they come first on a reconnect
+            self.net.subscribe(topic)
         self.net.subscribe(self.topics.state())
         self.net.subscribe(self.topics.view(self.table))
+        self.net.subscribe(self.topics.command(self.table))
         self._ready = self.outbox.last_seq > 0
+        self._last_command = max((c for item in self.outbox.entries()
+                                  if isinstance(c := item.payload.get("command"), int)),
+                                 default=0)
         self._count_pending()
         if self._ready:
-            self.state = self._load_state()
+            self._resume_state(self._load_state())
             self._sync()  # resume the round now, whether or not the broker answers
         self.net.start()
 
@@ -211,9 +250,13 @@ class NetTableLink:
                                        "entry": encode_entry(engine_entry)}
             if "roll" in entry and "seq" in entry:
                 payload["sensor_seq"] = entry["seq"]  # a repeated sensor line is not a new roll
+            if isinstance(entry.get("command"), int):
+                payload["command"] = entry["command"]  # the host's undo: entered once
             payloads.append(payload)
         self.sender.submit_many(payloads)  # an undo of k entries is k events, all or none
         self._pending = self.sender.pending_count
+        if isinstance(entry.get("command"), int):
+            self._last_command = max(self._last_command, entry["command"])
 
     def last_roll_seq(self) -> int | None:
         """The dice sensor's seq of the latest roll in the outbox (any thread: it reads the
@@ -272,15 +315,87 @@ class NetTableLink:
                 # state queued in the session while we were away comes earlier, not retained.)
                 if event.retain:
                     self._ready = True
-                if state != self.state:
-                    self.state = state
-                    self._save_state(state)
-                self._sync()
+                at = position_of(state)
+                if is_older(self._state_at, at):
+                    log.info("%s: ignored a state older than the one held (%s < %s)",
+                             event.topic, at, self._state_at)
+                    return
+                self._state_at = at
+                self._core = state
+                self._compose()
+        elif event.topic in self._part_topics:
+            part = self._part_topics[event.topic]
+            content = read_head_message(event.topic, event.payload)
+            if content is not None:
+                at = position_of(content)
+                if is_older(self._part_at.get(part), at):
+                    log.info("%s: ignored a %s older than the one held (%s < %s)",
+                             event.topic, part, at, self._part_at.get(part))
+                    return
+                if at is not None:
+                    self._part_at[part] = at
+                self._parts[part] = content
+                self._compose()
+        elif event.topic == self.topics.command(self.table):
+            self._command(event)
         elif event.topic == self.topics.view(self.table):
             view = read_head_message(event.topic, event.payload)
             if view is not None:
+                at = position_of(view)
+                if is_older(self._view_at, at):
+                    log.info("%s: ignored a view older than the one held (%s < %s)",
+                             event.topic, at, self._view_at)
+                    return
+                self._view_at = at
                 self.view = view
                 self._sync()
+
+    def _command(self, event: Message) -> None:
+        payload = read_head_message(event.topic, event.payload)
+        if payload is None:
+            return
+        try:
+            command = read_command(payload)
+        except ProtocolError as exc:
+            log.warning("%s: %s", event.topic, exc)
+            return
+        if command.id <= self._last_command:
+            return  # entered already (a redelivery)
+        self._last_command = command.id  # asked once: a retry is the host's to make
+        if self._post is not None:
+            self._post(HostUndo(command.id, command.round_index))
+
+    def _compose(self) -> None:
+        """The whole state from the small one and its parts, once they are all here."""
+        core = self._core
+        if core is None:
+            return
+        at = position_of(core)
+        for part, pos in parts_named(core).items():
+            if part not in self._parts:
+                return  # the part this state goes with has not come yet
+            held = self._part_at.get(part)
+            if at is not None and held is not None \
+                    and is_older(NightPosition(at.epoch, pos), held):
+                return  # nor has its version this state goes with
+        state = merge_state(core, self._parts)
+        if state != self.state:
+            self.state = state
+            self._save_state(state)
+        self._sync()
+
+    def _resume_state(self, state: dict[str, Any] | None) -> None:
+        """The whole state kept beside the outbox, as if just heard (after a reboot)."""
+        if state is None:
+            return
+        self.state = self._core = state
+        at = self._state_at = position_of(state)
+        for part, pos in parts_named(state).items():
+            keys = STATE_PARTS[part]
+            if all(k in state for k in keys):
+                self._parts[part] = {k: state[k] for k in keys}
+                if at is not None:
+                    self._part_at[part] = NightPosition(at.epoch, pos)
 
     def _load_state(self) -> dict[str, Any] | None:
         try:

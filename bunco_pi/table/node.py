@@ -44,6 +44,7 @@ from bunco_pi.table.events import (
     BreakStart,
     DiceRoll,
     DiceStatus,
+    HostUndo,
     NightEnd,
     RoundResults,
     RoundStart,
@@ -119,6 +120,7 @@ class TableNode:
         self.mode = "waiting"  # waiting, playing, results, break, ended
         self.book: RoundBook | None = None
         self.round_id: int | None = None
+        self.round_index: int | None = None  # the head's index of the round played here
         self.flash = ""
         self.dice_warning = ""
         self.alert: screens.ErrorView | None = None
@@ -176,16 +178,15 @@ class TableNode:
     def run(self) -> None:
         # A networked link opens its outbox and connects here: SQLite keeps a connection on
         # the thread that opened it, and this thread is the only one that may use it.
-        opened = self._link_call("open")
+        self._link_call("open")
         self._refresh()
         try:
             self._loop()
         finally:
-            if opened:
-                self._link_call("shut")
+            self._link_call("shut")
 
     def _loop(self) -> None:
-        poll = getattr(self.link, "poll_interval", None)
+        poll = self.link.poll_interval
         next_poll = self.clock() + poll if poll else None
         while True:
             if self._local:  # what the link posted from this thread (while connecting)
@@ -217,10 +218,8 @@ class TableNode:
                 self._handle_safely(self._local.popleft())
             self._refresh()
 
-    def _link_call(self, name: str) -> bool:
-        method = getattr(self.link, name, None)
-        if method is None:
-            return False
+    def _link_call(self, name: str) -> None:
+        method = self.link.open if name == "open" else self.link.shut
         try:
             method()
         except Exception as exc:  # noqa: BLE001 - reported; the box keeps its screen alive
@@ -229,7 +228,6 @@ class TableNode:
             if name == "open":
                 self.alert = screens.ErrorView("no link to head", (type(exc).__name__,
                                                                    "see the log"))
-        return True
 
     def _handle_safely(self, event: object) -> None:
         """Handle one event; an unexpected failure (a full disk, a bug) is reported on the
@@ -257,6 +255,8 @@ class TableNode:
             self._round_start(event)
         elif isinstance(event, BellRang):
             self._hear_bell()
+        elif isinstance(event, HostUndo):
+            self._host_undo(event)
         elif isinstance(event, RoundResults):
             self.results_moves = event.moves
             if event.score is not None:  # the head's word on a round: show it, whatever we had
@@ -267,17 +267,15 @@ class TableNode:
                 self.players = event.players
             self._pending_rolls = []
         elif isinstance(event, _LinkTick):
-            self.link.tick()  # type: ignore[attr-defined]
+            self.link.tick()
         elif isinstance(event, BreakStart):
             self.mode, self.break_message, self.flash = "break", event.message, ""
             self._pending_rolls = []  # a roll thrown into the break starts nothing
         elif isinstance(event, NightEnd):
             self.mode, self.prizes, self.flash = "ended", event.prizes, ""
             self._pending_rolls = []
-        else:
-            take = getattr(self.link, "take", None)
-            if take is not None:  # a networked link's own records (messages, connects)
-                take(event)
+        else:  # a networked link's own records (messages, connects)
+            self.link.take(event)
 
     # --- inputs -> entries ------------------------------------------------------------------
 
@@ -305,7 +303,7 @@ class TableNode:
                               "three": "hold: three 2s" if self._twos_travel() else "three"}[role]
             elif self.mode != "playing":
                 # Between rounds only pass (and undo on results) mean something: say so.
-                hint = getattr(self.link, "between_rounds_hint", None)
+                hint = self.link.between_rounds_hint
                 if hint:
                     self.flash = hint
                 else:
@@ -353,6 +351,20 @@ class TableNode:
         elif self._accept(entry):
             self.flash = "undone: whole turn" if whole_turn else "undone"
 
+    def _host_undo(self, event: HostUndo) -> None:
+        """The host's undo from the head: the same entry the undo button makes, once."""
+        if self.mode != "playing" or self.book is None \
+                or event.round_index != self.round_index:
+            print(f"bunco-pi table: the host's undo {event.command} is for round "
+                  f"{event.round_index + 1}, not being played here; ignored",
+                  file=self.log, flush=True)
+            return
+        entry = self.book.undo_last()
+        if entry is None:
+            self.flash = "host: nothing to undo"
+        elif self._accept({**entry, "command": event.command}):
+            self.flash = "undone by the host"
+
     def _dice_roll(self, event: DiceRoll, replay: bool = False) -> None:
         if not replay:
             self.dice_seen += 1
@@ -365,7 +377,7 @@ class TableNode:
             if len(self._pending_rolls) == 1:
                 self.link.next_requested()
         elif not replay:
-            self.flash = getattr(self.link, "between_rounds_hint", None) or "no round on"
+            self.flash = self.link.between_rounds_hint or "no round on"
 
     # --- the round --------------------------------------------------------------------------
 
@@ -392,6 +404,7 @@ class TableNode:
             print(f"bunco-pi table: resumed set {event.set_number} round {event.round_number} "
                   f"from the outbox ({len(event.replay)} entries)", file=self.log, flush=True)
         self.book = book
+        self.round_index = event.round_index
         self.mode = "playing"
         self.flash = ""
         self.results_moves = ()
@@ -411,9 +424,7 @@ class TableNode:
         except RuleViolation as exc:
             self.flash = _short_reason(exc)
             return False
-        record = getattr(self.link, "record_entry", None)
-        if record is not None:
-            record(entry)  # a networked table: durable in the outbox (and sent) before it counts
+        self.link.record_entry(entry)  # networked: durable in the outbox (and sent) first
         self.journal.append(self.round_id, entry)
         self.book = book
         self.accepted += 1
@@ -430,7 +441,7 @@ class TableNode:
             self._end_reported = False
         if state.done:
             self._finish()
-        elif not state.bell and getattr(self.link, "bell_rung", False):
+        elif not state.bell and self.link.bell_rung:
             # The head's bell stays rung even when an undo here takes back what rang it.
             self._hear_bell()
 
@@ -450,7 +461,7 @@ class TableNode:
         entry = self.book.undo_last()
         if entry is None or not self.finished_rounds:
             return
-        if not getattr(self.link, "may_reopen", True):
+        if not self.link.may_reopen:
             self.flash = "round closed by the head"
             return
         self.finished_rounds.pop()
@@ -482,13 +493,12 @@ class TableNode:
                 self.players = past.players
                 self.mode = "playing"
                 open_round = True
-        resume = getattr(self.link, "resume", None)
         try:
             if self.book is not None:
                 # Refold now: a journal that no longer fits the rules fails here, not mid-game.
                 self._end_reported = self.book.state.ended_round
-            if resume is not None and (self.finished_rounds or open_round):
-                resume([b.state.entries for b in self.finished_rounds], open_round)
+            if self.finished_rounds or open_round:
+                self.link.resume([b.state.entries for b in self.finished_rounds], open_round)
         except RuleViolation as exc:
             raise UserError(
                 f"{self.journal.path}: this journal's night does not fit these house rules or "
@@ -500,7 +510,7 @@ class TableNode:
     def view(self) -> screens.View:
         if self.alert is not None:
             return self.alert
-        net = getattr(self.link, "status", "")
+        net = self.link.status
         book = self.book
         if self.mode == "playing" and book is not None:
             state = book.state
@@ -513,7 +523,7 @@ class TableNode:
                 warning=self.dice_warning or net,
                 seat_scores=None if self.rules.team_play else state.seat_points,
                 roller_seat=seat)
-        hint = self.flash or net or getattr(self.link, "results_hint", "pass: go on")
+        hint = self.flash or net or self.link.results_hint
         head = self.head_result
         if self.mode == "results" and head is not None and head.score is not None:
             return screens.ResultsView(
