@@ -22,6 +22,15 @@ from bunco_pi.rules.night import MAX_TABLES
 log = logging.getLogger("bunco_pi.head")
 
 
+def _host_automation(args: argparse.Namespace) -> HostAutomation | None:
+    if args.auto_hold is not None and not args.auto_hold > 0:
+        raise UserError(f"--auto-hold {args.auto_hold:g}: must be a number of seconds above 0")
+    if args.auto_host is None and args.auto_hold is None:
+        return None
+    return HostAutomation(float("inf") if args.auto_host is None else args.auto_host,
+                          hold_after=args.auto_hold)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "head", help="coordinate the night for every table (runs on the head table's Pi)",
@@ -49,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-gpio", action="store_true", help="no bell button or buzzer")
     p.add_argument("--auto-host", type=float, metavar="SECONDS",
                    help="demo: press the bell by itself after each pause of SECONDS")
+    p.add_argument("--auto-hold", type=float, metavar="SECONDS",
+                   help="demo: hold the bell by itself once a round has been stuck for SECONDS "
+                        "(a table that will not finish; see round.held_table)")
     p.add_argument("--exit-after-end", type=float, metavar="SECONDS",
                    help="exit SECONDS after the prizes are settled (default: keep serving)")
     p.add_argument("--advertise", action="store_true",
@@ -158,8 +170,7 @@ def run(args: argparse.Namespace) -> int:
     with EventLog(data_dir / f"night-{args.night}.sqlite") as eventlog:
         service = HeadService(coordinator, link, eventlog, topics, players,
                               record_path=args.record,
-                              host=HostAutomation(args.auto_host) if args.auto_host is not None
-                              else None)
+                              host=_host_automation(args))
         if not args.no_gpio:
             from bunco_pi.hardware.bell import BellButton, BellBuzzer
 

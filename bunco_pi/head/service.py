@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bunco_pi.errors import UserError
-from bunco_pi.hardware.bell import BellPressed
+from bunco_pi.hardware.bell import BellHeld, BellPressed
 from bunco_pi.head.coordinator import (
     Ack,
     Buzz,
@@ -66,10 +66,13 @@ def _check_table_payload(event: Any) -> None:
 
 @dataclass
 class HostAutomation:
-    """A simulated host for demos: presses the bell once a phase has lasted ``delay`` seconds."""
+    """A simulated host for demos: presses the bell once a phase has lasted ``delay`` seconds;
+    with ``hold_after``, holds it once a round has been stuck that long (a table that will not
+    finish: its box died)."""
 
     delay: float
     phases: tuple[str, ...] = ("lobby", "ready", "results", "break")
+    hold_after: float | None = None
 
 
 @dataclass
@@ -137,6 +140,8 @@ class HeadService:
         for item in batch:
             if isinstance(item, BellPressed):
                 self.press_bell()
+            elif isinstance(item, BellHeld):
+                self._close_held_round()
             elif isinstance(item, Message):
                 self._status(item)
             elif isinstance(item, Connected):
@@ -166,6 +171,17 @@ class HeadService:
             self.carry_out(self.coordinator.press_bell())
         self._note_phase()
 
+    def close_held_round(self) -> None:
+        """The host's way out of a round that a dead table holds up: the same input as
+        holding the bell button. Safe from any thread (a web console's, gpiozero's): it only
+        queues the request for the service's own loop."""
+        self.link.inbox.put(BellHeld())  # type: ignore[arg-type]
+
+    def _close_held_round(self) -> None:
+        log.info("bell held: closing the round for the tables that have not finished")
+        self.carry_out(self.coordinator.close_held_round())
+        self._note_phase()
+
     def _status(self, msg: Message) -> None:
         try:
             ref = parse_topic(msg.topic)
@@ -191,7 +207,14 @@ class HeadService:
     def _automate(self) -> None:
         self._note_phase()
         host = self.host
-        if host is None or self._phase not in host.phases:
+        if host is None:
+            return
+        if host.hold_after is not None and self._phase in ("playing", "finishing") \
+                and self.clock() - self._phase_since >= host.hold_after:
+            self._phase_since = self.clock()  # one hold per stuck stretch, like a real host
+            self.close_held_round()
+            return
+        if self._phase not in host.phases:
             return
         if self._phase == "lobby" and len(self.coordinator.online) < self.coordinator.table_count:
             return  # a real host waits for every table to come online

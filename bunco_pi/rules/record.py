@@ -12,6 +12,7 @@ from typing import Any
 
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.night import (
+    CloseHeldRound,
     CloseRound,
     EndBreak,
     NextRound,
@@ -47,7 +48,7 @@ def encode_event(event: NightEvent) -> list[Any]:
         if isinstance(entry, Undo):
             return ["undo", table]
     simple = {StartRound: "start", RingBell: "ring", CloseRound: "close", NextRound: "next",
-              EndBreak: "end-break"}
+              EndBreak: "end-break", CloseHeldRound: "close-held"}
     if type(event) in simple:
         return [simple[type(event)]]
     if isinstance(event, SettlePrizes):
@@ -57,7 +58,7 @@ def encode_event(event: NightEvent) -> list[Any]:
 
 _ENTRY_KINDS = {"pass": Pass, "bell": Bell, "undo": Undo}
 _NIGHT_KINDS = {"start": StartRound, "ring": RingBell, "close": CloseRound, "next": NextRound,
-                "end-break": EndBreak}
+                "end-break": EndBreak, "close-held": CloseHeldRound}
 
 
 def decode_event(item: Any) -> NightEvent:
@@ -129,6 +130,7 @@ def build_record(night: Night, log: Sequence[NightEvent], *, seed: int | None = 
                     "losers": list(t.losers),
                     "rolloffs": t.rolloff_sessions,
                     "ended_round": t.ended_round,
+                    **({"held": t.held} if t.held else {}),
                 }
                 for t in r.tables
             ],
