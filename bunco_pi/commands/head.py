@@ -59,8 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--auto-host", type=float, metavar="SECONDS",
                    help="demo: press the bell by itself after each pause of SECONDS")
     p.add_argument("--auto-hold", type=float, metavar="SECONDS",
-                   help="demo: hold the bell by itself once a round has been stuck for SECONDS "
-                        "(a table that will not finish; see round.held_table)")
+                   help="demo: hold the bell by itself once a round has waited SECONDS for "
+                        "tables that are all offline (see round.held_table)")
     p.add_argument("--exit-after-end", type=float, metavar="SECONDS",
                    help="exit SECONDS after the prizes are settled (default: keep serving)")
     p.add_argument("--advertise", action="store_true",

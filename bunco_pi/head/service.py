@@ -67,8 +67,8 @@ def _check_table_payload(event: Any) -> None:
 @dataclass
 class HostAutomation:
     """A simulated host for demos: presses the bell once a phase has lasted ``delay`` seconds;
-    with ``hold_after``, holds it once a round has been stuck that long (a table that will not
-    finish: its box died)."""
+    with ``hold_after``, holds it once a round has waited that long for tables that are all
+    offline (their boxes died)."""
 
     delay: float
     phases: tuple[str, ...] = ("lobby", "ready", "results", "break")
@@ -210,7 +210,8 @@ class HeadService:
         if host is None:
             return
         if host.hold_after is not None and self._phase in ("playing", "finishing") \
-                and self.clock() - self._phase_since >= host.hold_after:
+                and self.clock() - self._phase_since >= host.hold_after \
+                and self._held_up_by_offline_tables():
             self._phase_since = self.clock()  # one hold per stuck stretch, like a real host
             self.close_held_round()
             return
@@ -221,6 +222,12 @@ class HeadService:
         if self.clock() - self._phase_since >= host.delay:
             self.press_bell()
             self._note_phase()
+
+    def _held_up_by_offline_tables(self) -> bool:
+        """Every table the round waits for is offline: what a host sees before holding."""
+        night = self.coordinator.night
+        waiting = [t.setup.table for t in night.tables if not t.done] if night else []
+        return bool(waiting) and not set(waiting) & self.coordinator.online
 
     def _note_phase(self) -> None:
         night = self.coordinator.night
