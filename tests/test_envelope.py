@@ -102,3 +102,24 @@ def test_garbage_on_every_topic_is_one_line_naming_that_topic(topic, data):
     with pytest.raises(EnvelopeError) as err:
         decode(topic, data)
     assert str(err.value).startswith(topic + ": ") and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("doc", [
+    {"v": 1, "sender": "x" * 60_000, "table": 3, "seq": 1, "payload": {}},
+    {"v": 1, "sender": "table-3", "table": [0] * 20_000, "seq": 1, "payload": {}},
+    {"v": 1, "sender": "table-3", "table": 3, "seq": 1, "payload": {}, "k" * 60_000: 1},
+    {"v": "é" * 20_000, "sender": "table-3", "table": 3, "seq": 1, "payload": {}},
+])
+def test_a_log_line_quotes_at_most_200_bytes_of_a_bad_message(doc, caplog):
+    import json
+    import logging
+
+    from bunco_pi.net.envelope import MAX_QUOTE, try_decode
+
+    caplog.set_level(logging.WARNING)
+    topic = "bunco/n1/table/3/events"
+    assert try_decode(topic, json.dumps(doc, ensure_ascii=False).encode()) is None
+    [line] = [r.getMessage() for r in caplog.records]
+    assert line.startswith(f"rejected message: {topic}: ")
+    assert "more bytes)" in line
+    assert len(line.encode()) <= len(topic) + MAX_QUOTE + 80

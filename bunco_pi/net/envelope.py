@@ -35,8 +35,20 @@ _PLAIN_KEYS = frozenset({"v", "sender", "payload"})
 log = logging.getLogger(__name__)
 
 
+MAX_QUOTE = 200  # bytes of a bad message that one log line may quote
+
+
+def clip(text: str, limit: int = MAX_QUOTE) -> str:
+    """``text`` cut to ``limit`` bytes of UTF-8 for a log line, saying how much was left out:
+    a hostile 60 KB payload must not become a 60 KB line in the head's log."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    return f"{data[:limit].decode('utf-8', 'ignore')}... ({len(data) - limit} more bytes)"
+
+
 class EnvelopeError(ValueError):
-    """A message that is not a valid envelope for its topic (one-line message)."""
+    """A message that is not a valid envelope for its topic (one-line message, clipped)."""
 
 
 @dataclass(frozen=True)
@@ -101,12 +113,12 @@ def decode(topic: str, data: bytes) -> Envelope:
     """Parse and check one message received on ``topic``."""
 
     def fail(problem: str) -> EnvelopeError:
-        return EnvelopeError(f"{topic}: {problem}")
+        return EnvelopeError(f"{clip(topic)}: {clip(problem)}")
 
     try:
         ref = parse_topic(topic)
     except TopicError as exc:
-        raise EnvelopeError(str(exc)) from None
+        raise EnvelopeError(clip(str(exc))) from None
     if len(data) > MAX_BYTES:
         raise fail(f"{len(data)} bytes, over the {MAX_BYTES}-byte limit")
     try:
@@ -176,5 +188,5 @@ def try_decode(topic: str, data: bytes, logger: logging.Logger | None = None) ->
         (logger or log).warning("rejected message: %s", exc)
         return None
     except Exception:  # a bug here must not take a network handler down
-        (logger or log).exception("rejected message on %s: envelope check failed", topic)
+        (logger or log).exception("rejected message on %s: envelope check failed", clip(topic))
         return None
