@@ -127,7 +127,7 @@ def bell_latency(broker: Broker, tables: int, rounds: int, data: Path) -> tuple[
     seen: queue.Queue[tuple[int, float, int]] = queue.Queue()
     subs = []
     for n in range(1, tables + 1):
-        c = raw_client(broker, table_node(1 + n % 4), f"bench-{night}-{n}")
+        c = raw_client(broker, f"reader-{n}", f"bench-{night}-{n}")  # one user, one session
 
         def on_message(client, userdata, msg, n=n):  # paho's thread: note the time, no more
             seen.put((n, time.perf_counter(), msg.payload))
@@ -191,7 +191,7 @@ def raw_fanout(broker: Broker, tables: int, count: int, size: int, tag: str) -> 
     topic = f"bunco/{tag}/state"
     subs = []
     for n in range(tables):
-        c = raw_client(broker, "table-1", f"raw-{tag}-{n}")
+        c = raw_client(broker, f"reader-{n + 1}", f"raw-{tag}-{n}")
         c.on_message = lambda client, u, msg: seen.put(time.perf_counter())
         c.subscribe(topic, qos=1)
         subs.append(c)
@@ -268,12 +268,14 @@ def press_to_commit(broker: Broker, presses: int, burst: int, data: Path):
 
 def raw_round_trip(broker: Broker, count: int) -> list[float]:
     got: queue.Queue[float] = queue.Queue()
+    # Two users (the broker binds a client id to its user): the head asks, a table answers
+    # on the one topic it may write.
     a = raw_client(broker, "head", "raw-rtt-a")
-    b = raw_client(broker, "head", "raw-rtt-b")
-    b.on_message = lambda c, u, m: c.publish("bunco/rtt/back", m.payload, qos=1)
+    b = raw_client(broker, "table-1", "raw-rtt-b")
+    b.on_message = lambda c, u, m: c.publish("bunco/rtt/table/1/events", m.payload, qos=1)
     a.on_message = lambda c, u, m: got.put(time.perf_counter())
     b.subscribe("bunco/rtt/there", qos=1)
-    a.subscribe("bunco/rtt/back", qos=1)
+    a.subscribe("bunco/rtt/table/1/events", qos=1)
     time.sleep(0.5)
     out = []
     for _ in range(count):
@@ -289,12 +291,12 @@ def raw_ingest(broker: Broker, count: int) -> float:
     got = threading.Semaphore(0)
     sub = raw_client(broker, "head", "raw-ing-sub")
     sub.on_message = lambda c, u, m: got.release()
-    sub.subscribe("bunco/ing/x", qos=1)
-    pub = raw_client(broker, "head", "raw-ing-pub")
+    sub.subscribe("bunco/ing/table/1/events", qos=1)
+    pub = raw_client(broker, "table-1", "raw-ing-pub")
     time.sleep(0.5)
     t0 = time.perf_counter()
     for _ in range(count):
-        pub.publish("bunco/ing/x", b'{"round":0,"entry":["roll",[2,3,4]]}', qos=1)
+        pub.publish("bunco/ing/table/1/events", b'{"round":0,"entry":["roll",[2,3,4]]}', qos=1)
     n = 0
     while n < count and got.acquire(timeout=5):
         n += 1
@@ -310,7 +312,9 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=600)
     args = parser.parse_args()
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, Broker(Path(tmp) / "broker", tables=4) as broker:
+    readers = [f"reader-{n}" for n in range(1, 51)]  # a user per bare subscriber
+    with tempfile.TemporaryDirectory() as tmp, \
+            Broker(Path(tmp) / "broker", tables=4, readers=readers) as broker:
         data = Path(tmp)
         for tables in (3, 50):
             ours, base = bell_latency(broker, tables, args.rounds, data)

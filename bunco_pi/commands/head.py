@@ -14,12 +14,18 @@ from bunco_pi.head.coordinator import Coordinator
 from bunco_pi.head.eventlog import EventLog
 from bunco_pi.head.service import HEAD_NAME, HeadService, HostAutomation, default_entropy, make_players
 from bunco_pi.net.broker import load_credentials
+from bunco_pi.net.envelope import MAX_EVENT_BYTES
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import TopicError, Topics
 from bunco_pi.rules.house import PRESET_NAMES, preset_text, resolve_rules
 from bunco_pi.rules.night import MAX_TABLES
 
 log = logging.getLogger("bunco_pi.head")
+
+
+# The head hears only table events and node statuses: an event's envelope is at most
+# MAX_EVENT_BYTES, plus room for the topic and the packet's properties.
+HEAD_MAX_PACKET = MAX_EVENT_BYTES + 1024
 
 
 def _host_automation(args: argparse.Namespace) -> HostAutomation | None:
@@ -165,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     entropy = random.Random(args.seed) if args.seed is not None else default_entropy()
     coordinator = Coordinator(rules, rules_toml, args.night, args.tables, entropy=entropy)
     link = MqttLink(HEAD_NAME, host, port, username=HEAD_NAME, password=password,
-                    status_topic=topics.status(HEAD_NAME))
+                    status_topic=topics.status(HEAD_NAME), max_packet_size=HEAD_MAX_PACKET)
     bell = buzzer = advertiser = None
     with EventLog(data_dir / f"night-{args.night}.sqlite") as eventlog:
         service = HeadService(coordinator, link, eventlog, topics, players,

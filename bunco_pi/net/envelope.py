@@ -26,6 +26,10 @@ from bunco_pi.net.topics import MAX_TABLE, TopicError, parse_topic
 
 VERSION = 1
 MAX_BYTES = 64 * 1024  # a 50-table night state (200 names, the seating, the rules) fits
+# A table's event (one entry: well under 200 bytes) is held to far less, so the head can tell
+# the broker not to hand it anything bigger (see HEAD_MAX_PACKET): a hostile 64 KB "event"
+# then never reaches the head's memory.
+MAX_EVENT_BYTES = 4 * 1024
 MAX_SEQ = 2**53 - 1  # keeps seq exact in every JSON reader, JavaScript's included
 
 _SENDER_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
@@ -75,9 +79,10 @@ def encode(envelope: Envelope) -> bytes:
         data = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
     except (TypeError, ValueError) as exc:
         raise EnvelopeError(f"envelope from {envelope.sender}: payload is not JSON: {exc}") from exc
-    if len(data) > MAX_BYTES:
+    limit = MAX_EVENT_BYTES if envelope.is_event else MAX_BYTES
+    if len(data) > limit:
         raise EnvelopeError(
-            f"envelope from {envelope.sender}: {len(data)} bytes, over the {MAX_BYTES}-byte limit"
+            f"envelope from {envelope.sender}: {len(data)} bytes, over the {limit}-byte limit"
         )
     return data
 
@@ -119,8 +124,9 @@ def decode(topic: str, data: bytes) -> Envelope:
         ref = parse_topic(topic)
     except TopicError as exc:
         raise EnvelopeError(clip(str(exc))) from None
-    if len(data) > MAX_BYTES:
-        raise fail(f"{len(data)} bytes, over the {MAX_BYTES}-byte limit")
+    limit = MAX_EVENT_BYTES if ref.kind == "events" else MAX_BYTES
+    if len(data) > limit:
+        raise fail(f"{len(data)} bytes, over the {limit}-byte limit")
     try:
         text = bytes(data).decode("utf-8")
         doc = json.loads(
