@@ -260,3 +260,61 @@ def test_a_table_dead_for_three_rounds_then_back_the_night_completes_and_replays
         for p in sat_out & set(night.cards):
             card = night.cards[p]
             assert card.wins + card.losses == rounds_at_result[p] < len(night.history)
+
+
+# --- the head's shell: the bell held down, or close_held_round() from another thread --------
+
+
+def test_the_bell_held_on_its_pin_and_close_held_round_take_the_same_path(tmp_path,
+                                                                          mock_factory):
+    import threading
+    import time
+
+    from bunco_pi.hardware.bell import BellButton
+    from bunco_pi.head.coordinator import Coordinator
+    from bunco_pi.head.eventlog import EventLog
+    from bunco_pi.head.service import HeadService, make_players
+    from bunco_pi.net.inproc import InprocBroker, InprocLink
+    from bunco_pi.net.topics import Topics
+
+    now = [100.0]
+    text = preset_text("classic")
+    coord = Coordinator(parse_rules(text), text, "g", 2,
+                        entropy=__import__("random").Random(1))
+    buzzed: list[str] = []
+    with EventLog(tmp_path / "g.sqlite") as log:
+        service = HeadService(coord, InprocLink(InprocBroker(), "head"), log, Topics("g"),
+                              make_players(None, 8, 2), clock=lambda: now[0],
+                              buzz=buzzed.append)
+        service.start()
+        bell = BellButton(16, service.link.inbox, hold_time=0.1)
+        try:
+            def press() -> None:
+                now[0] += 5
+                service.press_bell()
+
+            press()
+            press()  # the night, then round 1
+            assert coord.night.phase == PLAYING
+            # a web console's thread asks; the service's own loop does it
+            asker = threading.Thread(target=service.close_held_round)
+            asker.start()
+            asker.join(5)
+            assert coord.night.phase == PLAYING  # nothing happens off the loop
+            service.step(timeout=1)
+            assert coord.night.phase == RESULTS and buzzed[-1] == "round-end"
+            assert [t.held for t in coord.night.history[-1].tables] == ["as-it-stands"] * 2
+            press()  # round 2
+            assert coord.night.phase == PLAYING and coord.night.round_index == 1
+            pin = mock_factory.pin(16)
+            pin.drive_low()  # the host holds the bell down
+            deadline = time.monotonic() + 5
+            while coord.night.phase == PLAYING and time.monotonic() < deadline:
+                service.step(timeout=0.1)
+            pin.drive_high()
+            service.step(timeout=0.2)
+            assert coord.night.phase == RESULTS and len(coord.night.history) == 2
+            own = [r.payload for r in log.replay() if r.table == 0]
+            assert sum(1 for p in own if p.get("event") == ["close-held"]) == 2
+        finally:
+            bell.close()
