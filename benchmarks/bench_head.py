@@ -72,7 +72,8 @@ class Listeners:
         self.arrivals = ctx.Queue()
         self._ready = ctx.Event()
         self._stop = ctx.Event()
-        users = [(table_node(1 + n % 4), broker.credentials.password(table_node(1 + n % 4)))
+        # The broker binds a client id to its user name: one user for each live listener.
+        users = [(f"reader-{n}", broker.credentials.password(f"reader-{n}"))
                  for n in range(1, count + 1)]
         self.proc = ctx.Process(target=_listen, daemon=True, args=(
             broker.host, broker.port, users, topic, tag, self.arrivals, self._ready, self._stop))
@@ -327,12 +328,14 @@ def press_to_commit(broker: Broker, presses: int, burst: int, data: Path):
 
 def raw_round_trip(broker: Broker, count: int) -> list[float]:
     got: queue.Queue[float] = queue.Queue()
+    # Two users (the broker binds a client id to its user): the head asks, a table answers
+    # on the one topic it may write.
     a = raw_client(broker, "head", "raw-rtt-a")
-    b = raw_client(broker, "head", "raw-rtt-b")
-    b.on_message = lambda c, u, m: c.publish("bunco/rtt/back", m.payload, qos=1)
+    b = raw_client(broker, "table-1", "raw-rtt-b")
+    b.on_message = lambda c, u, m: c.publish("bunco/rtt/table/1/events", m.payload, qos=1)
     a.on_message = lambda c, u, m: got.put(time.perf_counter())
     b.subscribe("bunco/rtt/there", qos=1)
-    a.subscribe("bunco/rtt/back", qos=1)
+    a.subscribe("bunco/rtt/table/1/events", qos=1)
     time.sleep(0.5)
     out = []
     for _ in range(count):
@@ -348,12 +351,12 @@ def raw_ingest(broker: Broker, count: int) -> float:
     got = threading.Semaphore(0)
     sub = raw_client(broker, "head", "raw-ing-sub")
     sub.on_message = lambda c, u, m: got.release()
-    sub.subscribe("bunco/ing/x", qos=1)
-    pub = raw_client(broker, "head", "raw-ing-pub")
+    sub.subscribe("bunco/ing/table/1/events", qos=1)
+    pub = raw_client(broker, "table-1", "raw-ing-pub")
     time.sleep(0.5)
     t0 = time.perf_counter()
     for _ in range(count):
-        pub.publish("bunco/ing/x", b'{"round":0,"entry":["roll",[2,3,4]]}', qos=1)
+        pub.publish("bunco/ing/table/1/events", b'{"round":0,"entry":["roll",[2,3,4]]}', qos=1)
     n = 0
     while n < count and got.acquire(timeout=5):
         n += 1
@@ -369,7 +372,9 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=600)
     args = parser.parse_args()
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, Broker(Path(tmp) / "broker", tables=4) as broker:
+    readers = [f"reader-{n}" for n in range(1, 51)]  # a user per bare subscriber
+    with tempfile.TemporaryDirectory() as tmp, \
+            Broker(Path(tmp) / "broker", tables=4, readers=readers) as broker:
         data = Path(tmp)
         for tables in (3, 50):
             ours, base = bell_latency(broker, tables, args.rounds, data)

@@ -10,7 +10,7 @@ from gpiozero import Device
 from gpiozero.pins.mock import MockFactory, MockPWMPin
 
 from bunco_pi.errors import UserError
-from bunco_pi.hardware.bell import PATTERNS, BellButton, BellBuzzer, BellPressed
+from bunco_pi.hardware.bell import PATTERNS, BellButton, BellBuzzer, BellHeld, BellPressed
 
 
 @pytest.fixture
@@ -30,6 +30,35 @@ def test_a_press_reaches_the_queue_and_nothing_else(mock_factory):
     pin.drive_low()
     pin.drive_high()
     assert inbox.get(timeout=1) == BellPressed()
+    assert inbox.empty()
+    bell.close()
+
+
+def test_a_hold_is_the_way_out_and_never_also_a_press(mock_factory):
+    inbox: queue.Queue = queue.Queue()
+    bell = BellButton(16, inbox, hold_time=0.2)
+    pin = mock_factory.pin(16)
+    pin.drive_low()
+    assert inbox.get(timeout=5) == BellHeld()  # while still down: the host hears it at once
+    time.sleep(0.3)  # kept down longer: still one hold
+    pin.drive_high()
+    time.sleep(0.2)
+    assert inbox.empty()  # the release after a hold is not a press
+    pin.drive_low()  # the next short press is a press again
+    pin.drive_high()
+    assert inbox.get(timeout=1) == BellPressed()
+    assert inbox.empty()
+    bell.close()
+
+
+def test_a_press_shorter_than_the_hold_time_is_only_a_press(mock_factory):
+    inbox: queue.Queue = queue.Queue()
+    bell = BellButton(16, inbox, hold_time=5.0)
+    pin = mock_factory.pin(16)
+    pin.drive_low()
+    pin.drive_high()
+    assert inbox.get(timeout=1) == BellPressed()
+    time.sleep(0.2)
     assert inbox.empty()
     bell.close()
 

@@ -23,6 +23,7 @@ from bunco_pi.net.broker import (
     with_users,
 )
 from bunco_pi.net.link import Message
+from bunco_pi.net.mqtt import MqttLink
 from tests.conftest import collect
 
 # --- files ---------------------------------------------------------------------------------
@@ -111,6 +112,9 @@ def test_config_has_the_measured_settings_and_no_secret(tmp_path):
     for needed in ("persistence true", "set_tcp_nodelay true", "allow_anonymous false",
                    "autosave_interval 2", "listener 1883 127.0.0.1"):
         assert needed in lines
+    # A listener setting: above the first listener line mosquitto would open 1883 for it.
+    assert lines.index("use_username_as_clientid true") > lines.index("listener 1883 127.0.0.1")
+    assert "log_type debug" in lines  # where mosquitto 2.0 logs a denied PUBLISH
     every = mosquitto_conf(host=None, port=1884, password_file=tmp_path / "pw",
                            acl_file=tmp_path / "acl", data_dir=tmp_path)
     assert "listener 1884" in every.splitlines()
@@ -205,3 +209,95 @@ def test_retained_messages_survive_a_broker_restart(make_private_link, private_b
     got = [e for e in collect(reader.inbox, 0.5) if isinstance(e, Message)]
     assert [(m.topic, m.retain) for m in got] == [(topics.state(), True)]
     assert envelope.decode(got[0].topic, got[0].payload).payload == {"phase": "ready"}
+
+
+# --- client ids are bound to user names ----------------------------------------------------
+
+
+class _Impostor:
+    """A raw paho client holding table-1's password but asking for another node's client id,
+    resuming that id's persistent session if the broker let it."""
+
+    def __init__(self, b: Broker, client_id: str) -> None:
+        import queue
+
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        self.got: queue.Queue = queue.Queue()
+        self.connack: queue.Queue = queue.Queue()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
+                                  protocol=mqtt.MQTTv5)
+        self.client.username_pw_set("table-1", b.credentials.password("table-1"))
+        self.client.on_message = lambda c, u, msg: self.got.put(msg.topic)
+        self.client.on_connect = lambda c, u, flags, reason, props: self.connack.put(
+            (reason, flags.session_present, props))
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = 3600
+        self.client.connect(b.host, b.port, keepalive=5, clean_start=False, properties=props)
+        self.client.loop_start()
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+@pytest.mark.parametrize("victim", ["head", "table-2"])
+def test_a_password_cannot_take_another_nodes_client_id(private_broker, make_private_link,
+                                                         topics, victim):
+    """table-1's password asking for the client id ``head`` (or ``table-2``) gets table-1's own
+    session: the real node stays connected, and the messages queued in its session while it
+    was away reach the real node, not the impostor."""
+    import queue
+
+    # The victim's persistent session, subscribed, then away: QoS 1 messages queue for it.
+    real = MqttLink(victim, private_broker.host, private_broker.port, username=victim,
+                    password=private_broker.credentials.password(victim), client_id=victim,
+                    keepalive=5, reconnect_delay=(0.05, 0.5))
+    queued_topic = topics.events(3) if victim == "head" else topics.view(2)
+    real.subscribe(queued_topic)
+    real.start()
+    try:
+        assert real.wait_subscribed(5)
+        real.stop()
+        sender = make_private_link("head" if victim == "table-2" else "table-3")
+        payload = (envelope.event("table-3", 3, 1, {"n": 1}) if victim == "head"
+                   else envelope.message("head", {"view": 1}))
+        assert sender.publish(queued_topic, payload).wait(3)
+
+        impostor = _Impostor(private_broker, victim)
+        try:
+            reason, session_present, props = impostor.connack.get(timeout=5)
+            assert not reason.is_failure
+            # Renamed: the broker gave it the client id of its own user, so no session of the
+            # victim's, and nothing queued for the victim.
+            assert getattr(props, "AssignedClientIdentifier", "table-1") == "table-1"
+            with pytest.raises(queue.Empty):
+                impostor.got.get(timeout=1.0)
+
+            # The real node comes back while the impostor is still connected: it gets its
+            # queued message and is not kicked off by the impostor.
+            real = MqttLink(victim, private_broker.host, private_broker.port, username=victim,
+                            password=private_broker.credentials.password(victim), client_id=victim,
+                            keepalive=5, reconnect_delay=(0.05, 0.5))
+            real.start()
+            assert real.wait_connected(5)
+            got = [e for e in collect(real.inbox, 1.0) if isinstance(e, Message)]
+            assert [m.topic for m in got] == [queued_topic]
+            again = _Impostor(private_broker, victim)  # a second try while the real node is online
+            try:
+                assert not again.connack.get(timeout=5)[0].is_failure
+                assert real.connected
+                assert not [e for e in collect(real.inbox, 1.0)
+                            if not isinstance(e, Message)], "the real node was disturbed"
+                with pytest.raises(queue.Empty):
+                    again.got.get(timeout=0.2)
+            finally:
+                again.close()
+        finally:
+            impostor.close()
+        log = private_broker.log_text()
+        assert "as table-1 (p5, c0, k5, u'table-1')" in log
+    finally:
+        real.stop()

@@ -40,3 +40,58 @@ def test_bad_options_are_one_line_user_errors(tmp_path, argv, problem):
     args = parse(["--dir", str(tmp_path), *argv])
     with pytest.raises(UserError, match=problem):
         args.func(args)
+
+
+def test_the_printed_start_command_runs_the_broker_as_printed(capsys):
+    """Run exactly what ``bunco-pi broker`` prints, as whoever runs the tests (root included),
+    then log in as a table over MQTT."""
+    import os
+    import shlex
+    import signal
+    import subprocess
+    import tempfile
+    import time
+    from pathlib import Path
+
+    import paho.mqtt.client as mqtt
+
+    from bunco_pi.net.broker import free_port, load_credentials
+
+    # Where an installer would put it: a directory the broker's own user can walk into.
+    with tempfile.TemporaryDirectory(prefix="bunco-broker-cmd-") as where:
+        os.chmod(where, 0o755)
+        port = free_port()
+        args = parse(["--dir", where, "--tables", "2", "--host", "127.0.0.1",
+                      "--port", str(port)])
+        assert args.func(args) == 0
+        printed = [line for line in capsys.readouterr().out.splitlines()
+                   if line.startswith("start it with: ")]
+        assert len(printed) == 1
+        argv = shlex.split(printed[0].removeprefix("start it with: "))
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        try:
+            password = load_credentials(Path(where) / "credentials.json").password("table-1")
+            answers = []
+            client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="table-1",
+                                 protocol=mqtt.MQTTv5)
+            client.username_pw_set("table-1", password)
+            client.on_connect = lambda c, u, flags, reason, props: answers.append(reason)
+            deadline = time.monotonic() + 10
+            while not answers and time.monotonic() < deadline:
+                assert proc.poll() is None, proc.stderr.read().decode(errors="replace")
+                try:
+                    client.connect("127.0.0.1", port, keepalive=5)
+                except OSError:
+                    time.sleep(0.1)
+                    continue
+                client.loop_start()
+                while not answers and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                client.loop_stop()
+            client.disconnect()
+            assert answers and not answers[0].is_failure, answers
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(5)
+            proc.stderr.close()

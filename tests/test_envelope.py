@@ -52,7 +52,7 @@ def good_event(**changes):
     (b'{"v":1,"sender":"table-3","table":3,"payload":{}}', "missing envelope field(s) seq"),
     (b'{"v":1,"sender":"table-3","table":3,"seq":1,"payload":{"x":NaN}}', "NaN is not allowed"),
     (b'{"v":1,"sender":"table-3","table":3,"seq":1,"payload":{"x":1e999}}', "too large"),
-    (b"[" * 5000 + b"]" * 5000, "not a JSON envelope"),
+    (b"[" * 2000 + b"]" * 2000, "not a JSON envelope"),
 ])
 def test_malformed_events_are_rejected_with_one_line_naming_the_topic(data, problem):
     with pytest.raises(EnvelopeError) as err:
@@ -69,7 +69,18 @@ def test_a_plain_topic_refuses_event_fields():
 def test_oversized_message_is_rejected_before_parsing():
     data = good_event(payload={"pad": "x" * MAX_BYTES})
     with pytest.raises(EnvelopeError, match=f"over the {MAX_BYTES}-byte limit"):
+        decode("bunco/n1/state", data)
+
+
+def test_an_event_is_held_to_its_own_smaller_limit_both_ways():
+    from bunco_pi.net.envelope import MAX_EVENT_BYTES
+
+    data = good_event(payload={"pad": "x" * MAX_EVENT_BYTES})
+    with pytest.raises(EnvelopeError, match=f"over the {MAX_EVENT_BYTES}-byte limit"):
         decode(EVENTS, data)
+    with pytest.raises(EnvelopeError, match=f"over the {MAX_EVENT_BYTES}-byte limit"):
+        envelope.event("table-3", 3, 1, {"pad": "x" * MAX_EVENT_BYTES})
+    assert decode(EVENTS, good_event(payload={"pad": "x" * (MAX_EVENT_BYTES - 200)}))
 
 
 def test_encode_refuses_what_a_reader_would_refuse():
@@ -102,3 +113,24 @@ def test_garbage_on_every_topic_is_one_line_naming_that_topic(topic, data):
     with pytest.raises(EnvelopeError) as err:
         decode(topic, data)
     assert str(err.value).startswith(topic + ": ") and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("doc", [
+    {"v": 1, "sender": "x" * 60_000, "payload": {}},
+    {"v": 1, "sender": [0] * 20_000, "payload": {}},
+    {"v": 1, "sender": "head", "payload": {}, "k" * 60_000: 1},
+    {"v": "é" * 20_000, "sender": "head", "payload": {}},
+])
+def test_a_log_line_quotes_at_most_200_bytes_of_a_bad_message(doc, caplog):
+    import json
+    import logging
+
+    from bunco_pi.net.envelope import MAX_QUOTE, try_decode
+
+    caplog.set_level(logging.WARNING)
+    topic = "bunco/n1/state"  # a state may be 64 KB: an event is refused for its size first
+    assert try_decode(topic, json.dumps(doc, ensure_ascii=False).encode()) is None
+    [line] = [r.getMessage() for r in caplog.records]
+    assert line.startswith(f"rejected message: {topic}: ")
+    assert "more bytes)" in line
+    assert len(line.encode()) <= len(topic) + MAX_QUOTE + 80

@@ -131,3 +131,24 @@ def test_wait_subscribed_means_the_next_message_is_received(make_link, topics):
         got: list = []
         assert pump(table.inbox, got.append, lambda g=got: messages(g), timeout=5)
         assert envelope.decode(topics.view(n), messages(got)[0].payload).payload == {"n": n}
+
+
+def test_a_node_with_a_packet_limit_never_receives_a_bigger_message(private_broker,
+                                                                     make_private_link, topics):
+    """The head declares MQTT v5's Maximum Packet Size: the broker drops a bigger message for
+    it (a hostile 60 KB "event" never reaches its memory) and goes on delivering the rest."""
+    small = MqttLink("head", private_broker.host, private_broker.port, username="head",
+                     password=private_broker.credentials.password("head"),
+                     max_packet_size=2048, keepalive=5, reconnect_delay=(0.05, 0.5))
+    small.subscribe(topics.events(2))
+    small.start()
+    try:
+        assert small.wait_subscribed(5)
+        table = make_private_link("table-2")
+        for size in (100, 60_000, 100):
+            assert table.publish(topics.events(2), b"x" * size).wait(5)
+        got = [e for e in collect(small.inbox, 1.5) if isinstance(e, Message)]
+        assert [len(m.payload) for m in got] == [100, 100]
+        assert small.connected
+    finally:
+        small.stop()

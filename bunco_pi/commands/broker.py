@@ -11,11 +11,28 @@ from __future__ import annotations
 import argparse
 import os
 import pwd
+import shlex
 from pathlib import Path
 
 from bunco_pi.errors import UserError
-from bunco_pi.net.broker import ensure_credentials, node_users, write_broker_files
+from bunco_pi.net.broker import (
+    DEFAULT_EXE,
+    ensure_credentials,
+    find_mosquitto,
+    node_users,
+    write_broker_files,
+)
 from bunco_pi.net.topics import MAX_TABLE
+
+DAEMON_USER = "mosquitto"  # Debian's mosquitto package creates it
+
+
+def _mosquitto_exe() -> str:
+    # The full path: /usr/sbin is not on an ordinary user's PATH.
+    try:
+        return find_mosquitto()
+    except UserError:
+        return DEFAULT_EXE
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--autosave", default=2, type=int,
                         help="seconds between saves of the broker's state, 1..5 (default 2)")
     parser.add_argument("--owner", help="user that runs mosquitto and must read the files "
-                                        "(e.g. mosquitto; needs root)")
+                                        f"(needs root; as root the default is {DAEMON_USER})")
     parser.set_defaults(func=run)
 
 
@@ -43,16 +60,22 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--port {args.port}: must be 1..65535")
     if not 1 <= args.autosave <= 5:
         raise UserError(f"--autosave {args.autosave}: must be 1..5 seconds")
+    # mosquitto started as root drops to a user ("mosquitto" unless the config names one),
+    # who must be able to read the 0600 files: so as root they always get an owner, named in
+    # the config too, and the printed command works as printed.
+    owner_name = args.owner or (DAEMON_USER if os.geteuid() == 0 else None)
     owner = None
-    if args.owner:
+    if owner_name:
         try:
-            owner = pwd.getpwnam(args.owner)
+            owner = pwd.getpwnam(owner_name)
         except KeyError:
-            raise UserError(f"--owner {args.owner}: no such user on this machine") from None
+            flag = "--owner" if args.owner else f"--owner (default {DAEMON_USER} as root)"
+            raise UserError(f"{flag} {owner_name}: no such user on this machine") from None
     try:
         credentials = ensure_credentials(args.dir / "credentials.json", node_users(args.tables))
         files = write_broker_files(args.dir / "broker", credentials, host=args.host,
-                                   port=args.port, autosave_interval=args.autosave)
+                                   port=args.port, autosave_interval=args.autosave,
+                                   run_as=owner_name)
         if owner is not None:
             for path in (files.conf, files.password_file, files.acl_file, files.data_dir):
                 os.chown(path, owner.pw_uid, owner.pw_gid)
@@ -61,5 +84,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"credentials: {args.dir / 'credentials.json'} ({len(credentials.passwords)} nodes, "
           f"mode 0600)")
     print(f"broker config: {files.conf}")
-    print(f"start it with: mosquitto -c {files.conf}")
+    print(f"start it with: {shlex.join([_mosquitto_exe(), '-c', str(files.conf)])}")
     return 0

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from bunco_pi.net.broker import Broker
 
     try:
-        broker = Broker(workdir / "broker", tables=args.tables)
+        broker = Broker(workdir / "broker", tables=args.tables, readers=["viewer"])
         broker.start()
     except UserError as exc:
         print(f"bunco-pi demo: {exc}; playing the night inside this one process over an "
@@ -168,8 +168,8 @@ class Viewer:
         self.views: dict[int, dict[str, Any]] = {}
         self.offline: set[str] = set()
         self.last_line = ""
-        self.link = MqttLink("viewer", broker.host, broker.port, username="head",
-                             password=broker.credentials.password("head"),
+        self.link = MqttLink("viewer", broker.host, broker.port, username="viewer",
+                             password=broker.credentials.password("viewer"),
                              client_id=f"demo-viewer-{os.getpid()}", session_expiry=0)
         self.link.subscribe(self.topics.everything())
 

@@ -14,12 +14,27 @@ from bunco_pi.head.coordinator import Coordinator
 from bunco_pi.head.eventlog import EventLog
 from bunco_pi.head.service import HEAD_NAME, HeadService, HostAutomation, default_entropy, make_players
 from bunco_pi.net.broker import load_credentials
+from bunco_pi.net.envelope import MAX_EVENT_BYTES
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import TopicError, Topics
 from bunco_pi.rules.house import PRESET_NAMES, preset_text, resolve_rules
 from bunco_pi.rules.night import MAX_TABLES
 
 log = logging.getLogger("bunco_pi.head")
+
+
+# The head hears only table events and node statuses: an event's envelope is at most
+# MAX_EVENT_BYTES, plus room for the topic and the packet's properties.
+HEAD_MAX_PACKET = MAX_EVENT_BYTES + 1024
+
+
+def _host_automation(args: argparse.Namespace) -> HostAutomation | None:
+    if args.auto_hold is not None and not args.auto_hold > 0:
+        raise UserError(f"--auto-hold {args.auto_hold:g}: must be a number of seconds above 0")
+    if args.auto_host is None and args.auto_hold is None:
+        return None
+    return HostAutomation(float("inf") if args.auto_host is None else args.auto_host,
+                          hold_after=args.auto_hold)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-gpio", action="store_true", help="no bell button or buzzer")
     p.add_argument("--auto-host", type=float, metavar="SECONDS",
                    help="demo: press the bell by itself after each pause of SECONDS")
+    p.add_argument("--auto-hold", type=float, metavar="SECONDS",
+                   help="demo: hold the bell by itself once a round has waited SECONDS for "
+                        "tables that are all offline (see round.held_table)")
     p.add_argument("--exit-after-end", type=float, metavar="SECONDS",
                    help="exit SECONDS after the prizes are settled (default: keep serving)")
     p.add_argument("--advertise", action="store_true",
@@ -161,13 +179,12 @@ def run(args: argparse.Namespace) -> int:
     entropy = random.Random(args.seed) if args.seed is not None else default_entropy()
     coordinator = Coordinator(rules, rules_toml, args.night, args.tables, entropy=entropy)
     link = MqttLink(HEAD_NAME, host, port, username=HEAD_NAME, password=password,
-                    status_topic=topics.status(HEAD_NAME))
+                    status_topic=topics.status(HEAD_NAME), max_packet_size=HEAD_MAX_PACKET)
     bell = buzzer = advertiser = None
     with EventLog(data_dir / f"night-{args.night}.sqlite") as eventlog:
         service = HeadService(coordinator, link, eventlog, topics, players,
                               record_path=args.record,
-                              host=HostAutomation(args.auto_host) if args.auto_host is not None
-                              else None)
+                              host=_host_automation(args))
         if not args.no_gpio:
             from bunco_pi.hardware.bell import BellButton, BellBuzzer
 

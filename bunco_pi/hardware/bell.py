@@ -1,15 +1,18 @@
 """The head box's bell button and buzzer (gpiozero).
 
-The button's callback runs on gpiozero's thread: it only puts a ``BellPressed`` on the queue
-it was given. The buzzer plays each pattern in the background (gpiozero's own ``beep`` thread
-for a plain ``Buzzer``; the ``source`` machinery for a ``TonalBuzzer``), so the head's loop never
-waits for a sound to finish.
+The button's callbacks run on gpiozero's threads: they only put a ``BellPressed`` (a press,
+counted on release) or a ``BellHeld`` (kept down for ``HOLD_TIME``: the host's way out of a
+round a dead table holds up) on the queue they were given. A press waits for the release so
+that a hold is never also a press. The buzzer plays each pattern in the background
+(gpiozero's own ``beep`` thread for a plain ``Buzzer``; the ``source`` machinery for a
+``TonalBuzzer``), so the head's loop never waits for a sound to finish.
 """
 
 from __future__ import annotations
 
 import math
 import queue
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,21 +36,34 @@ NO_GPIO = ("no GPIO on this machine (not a Raspberry Pi, or lgpio missing): run 
            "or GPIOZERO_PIN_FACTORY=mock to try it without hardware")
 
 
+HOLD_TIME = 2.0  # seconds: long enough that no ordinary press is taken for the way out
+
+
 @dataclass(frozen=True)
 class BellPressed:
     """The host pressed the bell button."""
 
 
+@dataclass(frozen=True)
+class BellHeld:
+    """The host held the bell button down: close the round that unfinished tables hold up."""
+
+
 class BellButton:
     """The host's bell: a button from a GPIO pin to ground, using the internal pull-up."""
 
-    def __init__(self, pin: int, sink: Callable[[Any], None] | queue.Queue) -> None:
+    def __init__(self, pin: int, sink: Callable[[Any], None] | queue.Queue,
+                 hold_time: float = HOLD_TIME) -> None:
         from gpiozero import Button
         from gpiozero.exc import BadPinFactory, GPIOPinInUse, PinInvalidPin
 
-        put = sink.put if isinstance(sink, queue.Queue) else sink
+        self._put = sink.put if isinstance(sink, queue.Queue) else sink
+        # gpiozero calls "held" from its hold thread and "released" from its pin thread: the
+        # lock makes a press either a tap or a hold, never both.
+        self._lock = threading.Lock()
+        self._down = self._was_held = False
         try:
-            self._button = Button(pin, pull_up=True)
+            self._button = Button(pin, pull_up=True, hold_time=hold_time)
         except BadPinFactory:
             raise UserError(NO_GPIO) from None
         except GPIOPinInUse:
@@ -55,7 +71,26 @@ class BellButton:
                             "(stop it, or choose another pin with --bell-pin)") from None
         except (PinInvalidPin, ValueError) as exc:
             raise UserError(f"bell button: GPIO{pin} is not a usable pin: {exc}") from None
-        self._button.when_pressed = lambda: put(BellPressed())
+        self._button.when_pressed = self._pressed
+        self._button.when_held = self._held
+        self._button.when_released = self._released
+
+    def _pressed(self) -> None:
+        with self._lock:
+            self._down, self._was_held = True, False
+
+    def _held(self) -> None:
+        with self._lock:
+            if self._down and not self._was_held:
+                self._was_held = True
+                self._put(BellHeld())
+
+    def _released(self) -> None:
+        with self._lock:
+            tap = self._down and not self._was_held
+            self._down = False
+        if tap:
+            self._put(BellPressed())
 
     def close(self) -> None:
         self._button.close()

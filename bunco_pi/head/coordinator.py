@@ -25,6 +25,7 @@ from bunco_pi.rules.night import (
     PLAYING,
     READY,
     RESULTS,
+    CloseHeldRound,
     CloseRound,
     EndBreak,
     NextRound,
@@ -234,6 +235,26 @@ class Coordinator:
         elif any(isinstance(e, RingBell) for e in events):
             effects.append(Buzz("round-end"))
         return effects + after + self._announce_all()
+
+    def close_held_round(self) -> list[Effect]:
+        """The host held the bell: close a round that tables which will not finish (a dead
+        box) hold up. They count by ``round.held_table``; their later entries are logged but
+        refused, since the round they belong to is over."""
+        night = self.night
+        if night is None or night.phase not in (PLAYING, "finishing"):
+            phase = night.phase if night is not None else "lobby"
+            return [Note(f"holding the bell closes a round being played; the night is '{phase}'")]
+        if night.all_tables_done:
+            return [Note("every table has finished: the round closes by itself")]
+        held = [t.setup.table for t in night.tables if not t.done]
+        self._apply(CloseHeldRound())
+        records = [{"kind": "night", "event": encode_event(CloseHeldRound())}]
+        more_records, after = self._progress()
+        rule = night.rules.round.held_table
+        return [Commit(tuple(records + more_records)),
+                Note(f"the host closed the round; table{'s' if len(held) > 1 else ''} "
+                     f"{', '.join(map(str, held))} counted as {rule}"),
+                Buzz("round-end"), *after, *self._announce_all()]
 
     # --- the night moving on by itself -----------------------------------------------------
 

@@ -96,7 +96,7 @@ class HeadIngest:
             try:
                 event = replace(event, decoded=self.check(event))
             except (ValueError, KeyError, TypeError) as exc:
-                reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+                reason = envelope.clip((str(exc).splitlines() or [type(exc).__name__])[0])
                 log.warning("%s: table %d seq %d refused by the protocol check: %s",
                             msg.topic, env.table, env.seq, reason)
                 self.stats.rejected += 1

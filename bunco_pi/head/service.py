@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bunco_pi.errors import UserError
-from bunco_pi.hardware.bell import BellPressed
+from bunco_pi.hardware.bell import BellHeld, BellPressed
 from bunco_pi.head.coordinator import (
     Buzz,
     Commit,
@@ -78,10 +78,13 @@ class UndoRequested:
 
 @dataclass
 class HostAutomation:
-    """A simulated host for demos: presses the bell once a phase has lasted ``delay`` seconds."""
+    """A simulated host for demos: presses the bell once a phase has lasted ``delay`` seconds;
+    with ``hold_after``, holds it once a round has waited that long for tables that are all
+    offline (their boxes died)."""
 
     delay: float
     phases: tuple[str, ...] = ("lobby", "ready", "results", "break")
+    hold_after: float | None = None
 
 
 @dataclass
@@ -151,6 +154,8 @@ class HeadService:
                 self.press_bell()
             elif isinstance(item, UndoRequested):
                 self.request_undo(item.table)
+            elif isinstance(item, BellHeld):
+                self._close_held_round()
             elif isinstance(item, Message):
                 self._status(item)
             elif isinstance(item, Connected):
@@ -205,6 +210,16 @@ class HeadService:
         log.info("undo: asked table %d to undo its latest change (command %d)", table,
                  command.id)
         return True
+    def close_held_round(self) -> None:
+        """The host's way out of a round that a dead table holds up: the same input as
+        holding the bell button. Safe from any thread (a web console's, gpiozero's): it only
+        queues the request for the service's own loop."""
+        self.link.inbox.put(BellHeld())  # type: ignore[arg-type]
+
+    def _close_held_round(self) -> None:
+        log.info("bell held: closing the round for the tables that have not finished")
+        self.carry_out(self.coordinator.close_held_round())
+        self._note_phase()
 
     def _status(self, msg: Message) -> None:
         try:
@@ -231,13 +246,27 @@ class HeadService:
     def _automate(self) -> None:
         self._note_phase()
         host = self.host
-        if host is None or self._phase not in host.phases:
+        if host is None:
+            return
+        if host.hold_after is not None and self._phase in ("playing", "finishing") \
+                and self.clock() - self._phase_since >= host.hold_after \
+                and self._held_up_by_offline_tables():
+            self._phase_since = self.clock()  # one hold per stuck stretch, like a real host
+            self.close_held_round()
+            return
+        if self._phase not in host.phases:
             return
         if self._phase == "lobby" and len(self.coordinator.online) < self.coordinator.table_count:
             return  # a real host waits for every table to come online
         if self.clock() - self._phase_since >= host.delay:
             self.press_bell()
             self._note_phase()
+
+    def _held_up_by_offline_tables(self) -> bool:
+        """Every table the round waits for is offline: what a host sees before holding."""
+        night = self.coordinator.night
+        waiting = [t.setup.table for t in night.tables if not t.done] if night else []
+        return bool(waiting) and not set(waiting) & self.coordinator.online
 
     def _note_phase(self) -> None:
         night = self.coordinator.night

@@ -63,6 +63,8 @@ def table_view(night: Night | None, table: int) -> dict[str, Any]:
         view["result"] = {"winners": [names[p] for p in last.winners],
                           "losers": [names[p] for p in last.losers],
                           "score": list(last.team_scores)}
+        if last.held:  # the host closed the round while this table had not finished
+            view["result"]["held"] = last.held
         view["moves"] = [
             {"name": names[m.player], "to_table": m.to_table, "to_seat": m.to_seat}
             for m in night.history[-1].moves if m.from_table == table

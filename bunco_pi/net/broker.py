@@ -36,6 +36,7 @@ INSTALL_HINT = "install it with `apt-get install mosquitto`"
 # mosquitto 2.0's own password format: $7$<iterations>$<base64 salt>$<base64 PBKDF2-SHA512>.
 _PBKDF2_ITERATIONS = 101
 _SALT_BYTES = 12
+_LOG_TYPES = ("error", "warning", "notice", "information", "debug")
 
 
 # --- credentials ---------------------------------------------------------------------------
@@ -209,11 +210,20 @@ def mosquitto_conf(*, host: str | None, port: int, password_file: Path, acl_file
         "max_queued_messages 100000",
         "max_packet_size 262144",
         f"listener {port} {host}" if host else f"listener {port}",
+        # The broker names every session after the user that logged in, whatever client id the
+        # client asked for: a password then reaches only its own node's session, and cannot kick
+        # the head (or another table) off and take the messages queued for it. A listener
+        # setting: above the listener line mosquitto would open a default one on 1883 for it.
+        "use_username_as_clientid true",
     ]
     if run_as:
         lines.append(f"user {run_as}")
     if log_file is not None:
-        lines += [f"log_dest file {log_file}", "log_type all", "connection_messages true"]
+        lines.append(f"log_dest file {log_file}")
+    # mosquitto 2.0 logs a publish the ACL denies ("Denied PUBLISH from ...") only at debug
+    # level, so debug is on: a forged write must leave a trace on the head.
+    lines += [f"log_type {kind}" for kind in _LOG_TYPES]
+    lines.append("connection_messages true")
     return "\n".join(lines) + "\n"
 
 
@@ -282,7 +292,7 @@ class Broker:
 
     def __init__(self, workdir: Path | None = None, *, tables: int = 3, host: str = "127.0.0.1",
                  port: int | None = None, autosave_interval: int = 1,
-                 start_timeout: float = 10.0) -> None:
+                 start_timeout: float = 10.0, readers: Iterable[str] = ()) -> None:
         self.exe = find_mosquitto()
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
@@ -292,7 +302,10 @@ class Broker:
         self.host = host
         self.port = port or free_port(host)
         self.start_timeout = start_timeout
-        self.credentials = ensure_credentials(workdir / "credentials.json", node_users(tables))
+        # ``readers``: extra users who may only read the night (a demo's viewer): each
+        # connection needs a user of its own, since the user name is the client id.
+        self.credentials = ensure_credentials(workdir / "credentials.json",
+                                              [*node_users(tables), *readers])
         # mosquitto started as root drops to user "mosquitto", who could not read our 0600 files.
         run_as = getpass.getuser() if os.geteuid() == 0 else None
         self.files = write_broker_files(

@@ -26,6 +26,10 @@ from bunco_pi.net.topics import MAX_TABLE, TopicError, parse_topic
 
 VERSION = 1
 MAX_BYTES = 64 * 1024  # a 50-table night state (200 names, the seating, the rules) fits
+# A table's event (one entry: well under 200 bytes) is held to far less, so the head can tell
+# the broker not to hand it anything bigger (see HEAD_MAX_PACKET): a hostile 64 KB "event"
+# then never reaches the head's memory.
+MAX_EVENT_BYTES = 4 * 1024
 MAX_SEQ = 2**53 - 1  # keeps seq exact in every JSON reader, JavaScript's included
 
 _SENDER_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
@@ -35,8 +39,20 @@ _PLAIN_KEYS = frozenset({"v", "sender", "payload"})
 log = logging.getLogger(__name__)
 
 
+MAX_QUOTE = 200  # bytes of a bad message that one log line may quote
+
+
+def clip(text: str, limit: int = MAX_QUOTE) -> str:
+    """``text`` cut to ``limit`` bytes of UTF-8 for a log line, saying how much was left out:
+    a hostile 60 KB payload must not become a 60 KB line in the head's log."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    return f"{data[:limit].decode('utf-8', 'ignore')}... ({len(data) - limit} more bytes)"
+
+
 class EnvelopeError(ValueError):
-    """A message that is not a valid envelope for its topic (one-line message)."""
+    """A message that is not a valid envelope for its topic (one-line message, clipped)."""
 
 
 @dataclass(frozen=True)
@@ -63,9 +79,10 @@ def encode(envelope: Envelope) -> bytes:
         data = json.dumps(doc, separators=(",", ":"), allow_nan=False).encode()
     except (TypeError, ValueError) as exc:
         raise EnvelopeError(f"envelope from {envelope.sender}: payload is not JSON: {exc}") from exc
-    if len(data) > MAX_BYTES:
+    limit = MAX_EVENT_BYTES if envelope.is_event else MAX_BYTES
+    if len(data) > limit:
         raise EnvelopeError(
-            f"envelope from {envelope.sender}: {len(data)} bytes, over the {MAX_BYTES}-byte limit"
+            f"envelope from {envelope.sender}: {len(data)} bytes, over the {limit}-byte limit"
         )
     return data
 
@@ -101,14 +118,15 @@ def decode(topic: str, data: bytes) -> Envelope:
     """Parse and check one message received on ``topic``."""
 
     def fail(problem: str) -> EnvelopeError:
-        return EnvelopeError(f"{topic}: {problem}")
+        return EnvelopeError(f"{clip(topic)}: {clip(problem)}")
 
     try:
         ref = parse_topic(topic)
     except TopicError as exc:
-        raise EnvelopeError(str(exc)) from None
-    if len(data) > MAX_BYTES:
-        raise fail(f"{len(data)} bytes, over the {MAX_BYTES}-byte limit")
+        raise EnvelopeError(clip(str(exc))) from None
+    limit = MAX_EVENT_BYTES if ref.kind == "events" else MAX_BYTES
+    if len(data) > limit:
+        raise fail(f"{len(data)} bytes, over the {limit}-byte limit")
     try:
         text = bytes(data).decode("utf-8")
         doc = json.loads(
@@ -176,5 +194,5 @@ def try_decode(topic: str, data: bytes, logger: logging.Logger | None = None) ->
         (logger or log).warning("rejected message: %s", exc)
         return None
     except Exception:  # a bug here must not take a network handler down
-        (logger or log).exception("rejected message on %s: envelope check failed", topic)
+        (logger or log).exception("rejected message on %s: envelope check failed", clip(topic))
         return None

@@ -91,7 +91,8 @@ class MqttLink:
                  password: str | None = None, status_topic: str | None = None,
                  sink: Sink | None = None, keepalive: int = 10,
                  reconnect_delay: tuple[float, float] = (0.1, 2.0),
-                 session_expiry: int = SESSION_EXPIRY_S, client_id: str | None = None) -> None:
+                 session_expiry: int = SESSION_EXPIRY_S, client_id: str | None = None,
+                 max_packet_size: int | None = None) -> None:
         self.name = name
         self.host, self.port = host, port
         self.status_topic = status_topic
@@ -105,6 +106,9 @@ class MqttLink:
         self._last_refusal = ""
         self._keepalive = keepalive
         self._session_expiry = session_expiry
+        # MQTT v5's Maximum Packet Size: the broker drops, rather than delivers, any message
+        # bigger than this for this node, so it never takes up the node's memory.
+        self._max_packet_size = max_packet_size
 
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id or name,
                              protocol=mqtt.MQTTv5)
@@ -131,6 +135,8 @@ class MqttLink:
     def start(self) -> None:
         props = Properties(PacketTypes.CONNECT)
         props.SessionExpiryInterval = self._session_expiry
+        if self._max_packet_size is not None:
+            props.MaximumPacketSize = self._max_packet_size
         self._client.connect_async(self.host, self.port, keepalive=self._keepalive,
                                    clean_start=False, properties=props)
         self._client.loop_start()

@@ -52,7 +52,8 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
             if card.get(stat, 0) != counts[pid][stat]:
                 problems.append(f"{pid}: card says {stat} {card.get(stat)}, rolls say "
                                 f"{counts[pid][stat]}")
-        played = sum(1 for rnd in rounds for t in rnd["tables"] if pid in t["seats"])
+        played = sum(1 for rnd in rounds for t in rnd["tables"]
+                     if pid in t["seats"] and _has_result(t))
         if card["wins"] + card["losses"] != played:
             problems.append(f"{pid}: {card['wins']} wins + {card['losses']} losses, "
                             f"but {played} rounds played")
@@ -75,6 +76,12 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     return problems
 
 
+def _has_result(t: dict[str, Any]) -> bool:
+    """A table the host closed (``held``) has a result only if its scores as they stood gave
+    winners; every other table always has one."""
+    return not t.get("held") or bool(t["winners"])
+
+
 def _rounds_rung_without_a_table(log: list[Any], rules: HouseRules) -> set[int]:
     """The round indexes (0-based) whose bell may have rung with no table ending the round: the
     host rang it, or a table that can end the round took back an entry (the bell had rung for a
@@ -87,7 +94,8 @@ def _rounds_rung_without_a_table(log: list[Any], rules: HouseRules) -> set[int]:
             continue
         if event[0] == "start":
             index += 1
-        elif event[0] == "ring" or (event[0] == "undo" and (any_table or event[1:2] == [1])):
+        elif event[0] in ("ring", "close-held") or (
+                event[0] == "undo" and (any_table or event[1:2] == [1])):
             rounds.add(index)
     return rounds
 
@@ -116,6 +124,14 @@ def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[
                  counts: dict[str, Counter[str]], travel_rolls: list, log: list[Any]) -> list[str]:
     problems = []
     seats = t["seats"]
+    held = t.get("held", "")
+    if held not in ("", "as-it-stands", "no-result"):
+        problems.append(f"{where}: held {held!r} is not a round.held_table rule")
+    if held and held != rules.round.held_table:
+        problems.append(f"{where}: closed by the host as {held!r}, rules say "
+                        f"{rules.round.held_table!r}")
+    if held == "no-result":
+        counts = {}  # the round counts for nothing on its players' cards
     seat_points = [0, 0, 0, 0]
     rolloff_points = [0, 0, 0, 0]
     ended_at: int | None = None
@@ -175,7 +191,9 @@ def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[
             if later and not rules.round.every_player_rolls:
                 problems.append(f"{where}: {len(later)} rolls after the round was won")
     # who won
-    if rules.team_play:
+    if held:
+        problems += _audit_held(t, score, seat_points, rules, ghosts, where)
+    elif rules.team_play:
         a, b = score
         if a == b:
             a, b = rolloff_points[0] + rolloff_points[2], rolloff_points[1] + rolloff_points[3]
@@ -194,6 +212,31 @@ def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[
         if pid in counts:
             counts[pid]["losses"] += 1
     return problems
+
+
+def _audit_held(t: dict[str, Any], score: list[int], seat_points: list[int], rules: HouseRules,
+                ghosts: set[str], where: str) -> list[str]:
+    """A table the host closed: no result, or the result of its scores as they stood (a tie,
+    which needs a roll-off nobody rolled, is no result)."""
+    seats = t["seats"]
+    winners: set[str] = set()
+    if t["held"] == "as-it-stands":
+        if rules.team_play:
+            a, b = score
+            if a != b:
+                winners = {seats[0], seats[2]} if a > b else {seats[1], seats[3]}
+        else:
+            table_ghosts = [p for p in seats if p in ghosts]
+            lowest = [seats[s] for s in range(4) if seat_points[s] == min(seat_points)]
+            if table_ghosts and rules.ghost.moves_instead:
+                winners = set(seats) - {table_ghosts[0]}
+            elif len(lowest) == 1:
+                winners = set(seats) - set(lowest)
+    losers = (set(seats) - winners) if winners else set()
+    if set(t["winners"]) != winners or set(t["losers"]) != losers:
+        return [f"{where}: closed by the host ({t['held']}), winners {t['winners']} do not "
+                "match the scores as they stood"]
+    return []
 
 
 def _audit_individual(t: dict[str, Any], seat_points: list[int], rolloff_points: list[int],
@@ -261,8 +304,9 @@ def _audit_moves(rnds: list[dict[str, Any]], index: int, rules: HouseRules, wher
     rnd, nxt = rnds[index], rnds[index + 1]
     outcomes = [TableOutcome(tuple(t["seats"]), tuple(t["winners"]), tuple(t["losers"]))
                 for t in rnd["tables"]]
+    sitting_out = frozenset(i for i, t in enumerate(rnd["tables"]) if not _has_result(t))
     try:
-        expected, _ = next_seating(rules, outcomes)
+        expected, _ = next_seating(rules, outcomes, sitting_out=sitting_out)
     except (ValueError, IndexError, KeyError):
         # seats that do not match the winners and losers (reported with the table)
         return [f"{where}: the seats and results do not give a next seating to check against"]
@@ -271,8 +315,9 @@ def _audit_moves(rnds: list[dict[str, Any]], index: int, rules: HouseRules, wher
     if actual != list(expected):
         problems.append(f"{where}: next seating {actual} is not the rotation's {list(expected)}")
     if rules.team_play and rules.rotation.split_partners:
+        # a table that sat out the rotation (no result) keeps its partners, rightly
         partners = {frozenset((t["seats"][i], t["seats"][i + 2])) for t in rnd["tables"]
-                    for i in (0, 1)}
+                    for i in (0, 1) if _has_result(t)}
         for t in nxt["tables"]:
             for i in (0, 1):
                 if frozenset((t["seats"][i], t["seats"][i + 2])) in partners:

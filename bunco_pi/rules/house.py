@@ -64,6 +64,7 @@ class RoundRules:
     bunco_ends_round: bool = True
     after_bell: str = "finish-turn"
     every_player_rolls: bool = False
+    held_table: str = "as-it-stands"
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +208,9 @@ _SCHEMA: dict[str, dict[str, tuple[type, Check | None, str]]] = {
                        "after the bell the current roller finishes her turn (only if her last roll "
                        "showed the target, for finish-if-target), or everyone stops"),
         "every_player_rolls": (bool, None, "after the bell, players who have not rolled get one roll"),
+        "held_table": (str, _choice("as-it-stands", "no-result"),
+                       "when the host closes a round a table holds up (its box died): its "
+                       "scores count as they stand, or its four players get no result"),
     },
     "traveler": {
         "enabled": (bool, None, "play with the traveling fuzzy die"),

@@ -67,6 +67,12 @@ class CloseRound:
 
 
 @dataclass(frozen=True, slots=True)
+class CloseHeldRound:
+    """The host held the bell: close the round now, though some tables have not finished (a
+    box died, or its players left). Each of those counts by ``round.held_table``."""
+
+
+@dataclass(frozen=True, slots=True)
 class NextRound:
     """Everyone has moved: go on to the next round (or the break, or the prizes)."""
 
@@ -81,7 +87,8 @@ class SettlePrizes:
     seed: int  # drives the virtual dice or draw of any prize tie-break
 
 
-NightEvent = StartRound | TableEntry | RingBell | CloseRound | NextRound | EndBreak | SettlePrizes
+NightEvent = (StartRound | TableEntry | RingBell | CloseRound | CloseHeldRound | NextRound
+              | EndBreak | SettlePrizes)
 
 
 # --- what a finished round leaves behind -----------------------------------------------------
@@ -98,6 +105,9 @@ class TableRecord:
     losers: tuple[str, ...]
     rolloff_sessions: int
     ended_round: bool
+    # "" for a table that finished; else the ``round.held_table`` rule by which the host's
+    # close counted it. A held table with no winners and losers had no result.
+    held: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,20 +340,42 @@ class Night:
         if not self.all_tables_done:
             waiting = [str(t.setup.table) for t in self.tables if not t.done]
             raise RuleViolation(f"tables {', '.join(waiting)} have not finished the round")
+        return self._close()
+
+    def _close_held_round(self, event: CloseHeldRound) -> Night:
+        self._expect(PLAYING, FINISHING, event=event)
+        if self.all_tables_done:
+            raise RuleViolation("every table has finished: the round closes by itself")
+        return self._close()
+
+    def _close(self) -> Night:
+        """Record the round: every finished table by its result, every other one (held up by
+        a dead box) by ``round.held_table``."""
+        rule = self.rules.round.held_table
         cards = dict(self.cards)
         outcomes = []
         records = []
-        for t in self.tables:
-            assert t.result is not None
-            add_round(cards, t.setup, t.rolls, t.result.winners, t.result.losers, self.rules)
-            outcomes.append(TableOutcome(t.setup.seats, t.result.winners, t.result.losers))
+        sitting_out = set()
+        for index, t in enumerate(self.tables):
+            if t.done:
+                assert t.result is not None
+                winners, losers = t.result.winners, t.result.losers
+                rolloffs, held = t.result.rolloff_sessions, ""
+            else:
+                winners, losers = standing_result(t) if rule == "as-it-stands" else ((), ())
+                rolloffs, held = t.rolloff_sessions, rule
+                if not winners:
+                    sitting_out.add(index)
+            if held != "no-result":
+                add_round(cards, t.setup, t.rolls, winners, losers, self.rules)
+            outcomes.append(TableOutcome(t.setup.seats, winners, losers))
             records.append(TableRecord(
                 table=t.setup.table, seats=t.setup.seats, rolls=t.rolls,
                 team_scores=t.team_scores, seat_scores=t.seat_points,
-                winners=t.result.winners, losers=t.result.losers,
-                rolloff_sessions=t.result.rolloff_sessions, ended_round=t.ended_round,
+                winners=winners, losers=losers, rolloff_sessions=rolloffs,
+                ended_round=t.ended_round, held=held,
             ))
-        seating, moves = next_seating(self.rules, outcomes)
+        seating, moves = next_seating(self.rules, outcomes, sitting_out=frozenset(sitting_out))
         record = RoundRecord(self.set_number, self.round_number, self.target, tuple(records),
                              moves)
         return self._with(phase=RESULTS, cards=cards, history=self.history + (record,),
@@ -372,11 +404,36 @@ class Night:
         return self._with(phase=ENDED, prizes=prizes, prize_seed=event.seed)
 
 
+def standing_result(table: TableRound) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Winners and losers of an unfinished table by its scores as they stand, the way the
+    table itself would decide at the end of play; ``((), ())`` for a tie, which only a roll-off
+    nobody is left to roll could settle."""
+    seats, setup = table.setup.seats, table.setup
+    if setup.rules.team_play:
+        a, b = table.team_scores
+        if a == b:
+            return (), ()
+        losing = (1, 3) if a > b else (0, 2)
+    else:
+        ghost_seats = [s for s, p in enumerate(seats) if p in setup.ghosts]
+        points = table.seat_points
+        if ghost_seats and setup.rules.ghost.moves_instead:
+            losing = (ghost_seats[0],)
+        else:
+            lowest = tuple(s for s in range(4) if points[s] == min(points))
+            if len(lowest) != 1:
+                return (), ()
+            losing = lowest
+    return (tuple(seats[s] for s in range(4) if s not in losing),
+            tuple(seats[s] for s in losing))
+
+
 _HANDLERS = {
     StartRound: Night._start_round,
     TableEntry: Night._table_entry,
     RingBell: Night._ring_bell,
     CloseRound: Night._close_round,
+    CloseHeldRound: Night._close_held_round,
     NextRound: Night._next_round,
     EndBreak: Night._end_break,
     SettlePrizes: Night._settle_prizes,

@@ -19,6 +19,7 @@ from bunco_pi.rules.entries import (
 )
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.night import (
+    CloseHeldRound,
     CloseRound,
     EndBreak,
     NextRound,
@@ -44,7 +45,7 @@ def encode_event(event: NightEvent) -> list[Any]:
     if isinstance(event, TableEntry):
         return with_table(encode_entry(event.entry), event.table)
     simple = {StartRound: "start", RingBell: "ring", CloseRound: "close", NextRound: "next",
-              EndBreak: "end-break"}
+              EndBreak: "end-break", CloseHeldRound: "close-held"}
     if type(event) in simple:
         return [simple[type(event)]]
     if isinstance(event, SettlePrizes):
@@ -53,7 +54,7 @@ def encode_event(event: NightEvent) -> list[Any]:
 
 
 _NIGHT_KINDS = {"start": StartRound, "ring": RingBell, "close": CloseRound, "next": NextRound,
-                "end-break": EndBreak}
+                "end-break": EndBreak, "close-held": CloseHeldRound}
 
 
 def decode_event(item: Any) -> NightEvent:
@@ -116,6 +117,7 @@ def build_record(night: Night, log: Sequence[NightEvent], *, seed: int | None = 
                     "losers": list(t.losers),
                     "rolloffs": t.rolloff_sessions,
                     "ended_round": t.ended_round,
+                    **({"held": t.held} if t.held else {}),
                 }
                 for t in r.tables
             ],

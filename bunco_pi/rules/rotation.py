@@ -97,21 +97,34 @@ def _seat_table(staying: Sequence[tuple[str, ...]], arriving: Sequence[tuple[str
 
 
 def next_seating(
-    rules: HouseRules, outcomes: Sequence[TableOutcome], ghosts: frozenset[str] = frozenset()
+    rules: HouseRules, outcomes: Sequence[TableOutcome], ghosts: frozenset[str] = frozenset(),
+    sitting_out: frozenset[int] = frozenset(),
 ) -> tuple[tuple[Seats, ...], tuple[Move, ...]]:
-    """The seating of the next round and the moves that lead to it."""
-    count = len(outcomes)
+    """The seating of the next round and the moves that lead to it.
+
+    ``sitting_out``: tables (0 = head) whose round had no result (the host closed it while the
+    table's box was dead): their four stay where they are, and the other tables rotate among
+    themselves as if it were not there.
+    """
+    live = [t for t in range(len(outcomes)) if t not in sitting_out]
+    rotating = [outcomes[t] for t in live]
+    seating = [o.seats for o in outcomes]
+    if rotating:
+        for t, seats in zip(live, _rotate(rules, rotating), strict=True):
+            seating[t] = seats
+    moves = _moves(outcomes, seating)
+    return tuple(seating), moves
+
+
+def _rotate(rules: HouseRules, outcomes: Sequence[TableOutcome]) -> tuple[Seats, ...]:
     scheme = rules.rotation.scheme
     if scheme == "lowest-moves":
-        seating = _individual_seating(outcomes)
-    else:
-        plan = _team_plan(scheme, count, outcomes)
-        seating = tuple(
-            _seat_table(staying, arriving, outcomes[t].seats, rules.rotation.split_partners)
-            for t, (staying, arriving) in enumerate(plan)
-        )
-    moves = _moves(outcomes, seating)
-    return seating, moves
+        return _individual_seating(outcomes)
+    plan = _team_plan(scheme, len(outcomes), outcomes)
+    return tuple(
+        _seat_table(staying, arriving, outcomes[t].seats, rules.rotation.split_partners)
+        for t, (staying, arriving) in enumerate(plan)
+    )
 
 
 def _individual_seating(outcomes: Sequence[TableOutcome]) -> tuple[Seats, ...]:

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from bunco_pi.net.durable import open_durable, transaction
-from bunco_pi.net.envelope import MAX_BYTES, EnvelopeError
+from bunco_pi.net.envelope import MAX_EVENT_BYTES, EnvelopeError
 
 log = logging.getLogger(__name__)
 
 # Room left in an envelope for everything around the payload.
-MAX_PAYLOAD_BYTES = MAX_BYTES - 256
+MAX_PAYLOAD_BYTES = MAX_EVENT_BYTES - 256
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS outbox (
