@@ -23,6 +23,7 @@ from bunco_pi.rules.night import (
     BREAK,
     ENDED,
     PLAYING,
+    PRIZES,
     READY,
     RESULTS,
     CloseRound,
@@ -276,6 +277,19 @@ class Coordinator:
         elif any(isinstance(e, RingBell) for e in events):
             effects.append(Buzz("round-end"))
         return effects + after + self._announce_all()
+
+    def host_event(self, event: NightEvent) -> list[Effect]:
+        """A host's decision from the console (a late arrival, someone leaving, the night ended
+        early): applied, logged like the bell's records, announced. RuleViolation if refused."""
+        if self.night is None:
+            return [Note("the night has not started")]
+        self._apply(event)
+        records = [{"kind": "night", "event": encode_event(event)}]
+        if self.night.phase == PRIZES:  # type: ignore[union-attr]
+            settle = SettlePrizes(self.entropy.getrandbits(32))
+            self._apply(settle)
+            records.append({"kind": "night", "event": encode_event(settle)})
+        return [Commit(tuple(records)), *self._announce_all()]
 
     # --- the night moving on by itself -----------------------------------------------------
 

@@ -15,6 +15,7 @@ import queue
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +63,23 @@ def _check_table_payload(event: Any) -> None:
     if isinstance(round_index, bool) or not isinstance(round_index, int) or round_index < 0:
         raise ValueError(f"'round' must be a whole number >= 0, got {round_index!r}")
     decode_entry(payload["entry"])
+
+
+@dataclass(frozen=True)
+class HeadTask:
+    """Work another thread (the web console) hands to the owner thread: ``work(service)`` runs
+    there, between two batches, and its result or exception settles ``done``."""
+
+    work: Callable[[HeadService], Any]
+    done: Future = field(default_factory=Future)
+
+    def perform(self, service: HeadService) -> None:
+        if not self.done.set_running_or_notify_cancel():
+            return
+        try:
+            self.done.set_result(self.work(service))
+        except Exception as exc:  # the caller decides what a refusal means; the loop goes on
+            self.done.set_exception(exc)
 
 
 @dataclass
@@ -143,6 +161,8 @@ class HeadService:
                 self.carry_out([PublishState(self.coordinator.state())])
             elif isinstance(item, Disconnected):
                 log.warning("head: lost the broker (%s); reconnecting", item.reason)
+            elif isinstance(item, HeadTask):
+                item.perform(self)
         self._automate()
         return len(batch)
 
