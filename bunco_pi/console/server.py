@@ -111,6 +111,7 @@ class ConsoleServer:
         r = app.router
         r.add_get("/", self._page)
         r.add_get("/static/{name}", self._static)
+        r.add_get("/favicon.ico", self._no_icon)
         r.add_get("/events", self._events)
         r.add_get("/api/snapshot", self._snapshot)
         r.add_get("/api/session", self._session)
@@ -137,6 +138,9 @@ class ConsoleServer:
 
     async def _page(self, request: web.Request) -> web.StreamResponse:
         return self._file("index.html")
+
+    async def _no_icon(self, request: web.Request) -> web.Response:
+        return web.Response(status=204)
 
     async def _static(self, request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]

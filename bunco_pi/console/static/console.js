@@ -45,7 +45,7 @@ function renderBoard() {
     if (t.ended_round) tags.push(el("span", {class: "tag bell"}, "rang the bell"));
     const seats = el("ul", {class: "seats"});
     t.seats.forEach((s, i) => seats.append(el("li", {class: (s.name === t.roller ? "roller " : "") + (s.ghost ? "ghost" : "")},
-      `${i + 1}. ${s.name}${s.name === t.roller ? " 🎲" : ""}`)));
+      `${i + 1}. ${s.name}${s.name === t.roller ? " ◀ rolls" : ""}`)));
     const score = t.last_score && snap.phase !== "playing" && snap.phase !== "finishing" ? t.last_score : t.score;
     tables.append(el("div", {class: "table" + (t.waiting ? " waiting" : "") + (t.online ? "" : " offline"), id: `table-${t.table}`},
       el("h2", {}, t.table === 1 ? "Head table" : `Table ${t.table}`, el("span", {}, ...tags)),
@@ -75,7 +75,7 @@ function renderStandings() {
     "As they stand now; the prizes column is what each player would take if the night ended now.";
   const body = $("standings").tBodies[0];
   body.replaceChildren();
-  for (const r of snap.standings) body.append(el("tr", {}, el("td", {}, r.name + (r.traveler ? " 🧸" : "")),
+  for (const r of snap.standings) body.append(el("tr", {}, el("td", {}, r.name + (r.traveler ? " (fuzzy die)" : "")),
     el("td", {}, r.wins), el("td", {}, r.losses), el("td", {}, r.buncos), el("td", {}, r.baby_buncos),
     el("td", {}, r.points), el("td", {class: "prizes"}, r.prizes.join(", "))));
   const prizes = $("prizes").tBodies[0];
@@ -174,7 +174,10 @@ document.addEventListener("DOMContentLoaded", () => {
     renderHost();
   });
   document.querySelectorAll("button[data-act]").forEach((b) => b.addEventListener("click", () => act(b.dataset.act)));
-  $("logout").addEventListener("click", async () => { await act("../logout"); csrf = null; renderHost(); });
+  $("logout").addEventListener("click", async () => {
+    await fetch("/api/logout", {method: "POST", credentials: "same-origin", headers: {"X-CSRF-Token": csrf || ""}});
+    csrf = null; say("Logged out"); renderHost();
+  });
   $("add-name").addEventListener("click", () => {
     const name = $("new-name").value.trim();
     if (name) { roster.push({name, here: true}); $("new-name").value = ""; renderRoster(); }
