@@ -91,10 +91,11 @@ def console_snapshot(night: Night | None, *, name: str, table_count: int, online
         waiting_for=[t["table"] for t in tables if t["waiting"]],
         offline=[t["table"] for t in tables if not t["online"]],
         prizes=_prizes(awards, names), final=not preview,
-        players=[_player(p) for p in night.players],
+        players=[_player(p, night) for p in night.players],
     )
     return snap
 
 
-def _player(p: Player) -> dict[str, Any]:
-    return {"id": p.id, "name": p.name, "ghost": p.ghost}
+def _player(p: Player, night: Night) -> dict[str, Any]:
+    # a ghost with a score card is someone who left: her seat cannot take a late arrival
+    return {"id": p.id, "name": p.name, "ghost": p.ghost, "left": p.ghost and p.id in night.cards}

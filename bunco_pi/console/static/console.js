@@ -97,13 +97,15 @@ function renderHost() {
   $("seats-card").classList.toggle("hidden", lobby);
   for (const p of snap.players || []) {
     const cell = el("td");
-    if (p.ghost) {
+    if (p.left) {
+      cell.append("left (a ghost plays her seat)");
+    } else if (p.ghost) {
       const name = el("input", {placeholder: "late arrival's name", id: `arrive-name-${p.id}`, maxLength: 40});
       cell.append(name, el("button", {id: `arrive-${p.id}`, onclick: () => act("arrive", {player: p.id, name: name.value})}, "Seat"));
     } else {
       cell.append(el("button", {id: `leave-${p.id}`, onclick: () => act("leave", {player: p.id})}, "Leaves"));
     }
-    seats.append(el("tr", {}, el("td", {}, p.ghost ? `${p.name} (ghost)` : p.name), cell));
+    seats.append(el("tr", {}, el("td", {}, p.ghost && !p.left ? `${p.name} (ghost)` : p.name), cell));
   }
   const undo = $("undo-buttons");
   undo.replaceChildren();
