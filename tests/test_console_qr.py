@@ -37,3 +37,39 @@ def test_the_words_beside_the_code_are_drawn() -> None:
 
 def test_a_different_address_draws_a_different_code() -> None:
     assert qr_screen(URL).tobytes() != qr_screen("http://10.0.0.2:8080/").tobytes()
+
+
+def test_the_head_table_turns_between_its_waiting_screen_and_the_code(mock_factory, tmp_path):
+    """A real box (mock pins, dummy OLED) before its round: every QR_SECONDS the screen turns."""
+    import io
+
+    from pressing_hands import FakeClock
+
+    from bunco_pi.rules.house import preset
+    from bunco_pi.table.box import TableBox
+    from bunco_pi.table.config import TableConfig
+    from bunco_pi.table.link import InProcessLink
+    from bunco_pi.table.node import QR_SECONDS
+    from bunco_pi.table.screens import QrView, WaitingView, render
+
+    clock = FakeClock()
+    clock.t = 0.0
+    device = dummy(width=128, height=64, mode="1")
+    box = TableBox(TableConfig(players=("Ann", "Bea", "Cat", "Dot")), preset("classic"),
+                   InProcessLink(), tmp_path / "j.db", device=device, clock=clock,
+                   log=io.StringIO())
+    box.node.console_url = URL
+    box.start()
+    try:
+        assert box.node.sync(5.0)
+        assert isinstance(box.node.view(), WaitingView)
+        clock.t = QR_SECONDS + 0.1
+        assert box.node.view() == QrView(URL)
+        assert render(QrView(URL)).tobytes() == qr_screen(URL).tobytes()
+        clock.t = 2 * QR_SECONDS + 0.1
+        assert isinstance(box.node.view(), WaitingView)
+        box.node.console_url = None
+        clock.t = QR_SECONDS + 0.1
+        assert isinstance(box.node.view(), WaitingView)  # an ordinary table never shows it
+    finally:
+        box.stop()

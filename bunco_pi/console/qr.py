@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from PIL import Image, ImageDraw
 
-from bunco_pi.table.screens import HEIGHT, WIDTH, _font
+from bunco_pi.table.screens import HEIGHT, WIDTH, _font  # one font on every screen
 
 QUIET = 2  # modules of quiet zone: 4 is the standard, 2 reads fine off a lit OLED
 
@@ -25,14 +25,23 @@ def qr_matrix(url: str) -> list[list[bool]]:
     return [[bool(m) for m in row] for row in code.matrix]
 
 
-def qr_screen(url: str, lines: Sequence[str] = ("Scores on", "your phone:", "scan me")) -> Image.Image:
+CAPTION = ("Scores on", "your phone:", "scan me")
+
+
+def qr_screen(url: str, lines: Sequence[str] = CAPTION) -> Image.Image:
+    image = Image.new("1", (WIDTH, HEIGHT), 0)
+    draw_qr(image, url, lines)
+    return image
+
+
+def draw_qr(image: Image.Image, url: str, lines: Sequence[str] = CAPTION) -> None:
+    """Draw the code and ``lines`` onto a blank 128x64 1-bit ``image``."""
     matrix = qr_matrix(url)
     modules = len(matrix) + 2 * QUIET
     scale = HEIGHT // modules
     if scale < 1:
         raise ValueError(f"{url!r} is too long for a QR code on a {WIDTH}x{HEIGHT} screen")
     side = modules * scale
-    image = Image.new("1", (WIDTH, HEIGHT), 0)
     left = WIDTH - side
     top = (HEIGHT - side) // 2
     draw = ImageDraw.Draw(image)
@@ -45,4 +54,3 @@ def qr_screen(url: str, lines: Sequence[str] = ("Scores on", "your phone:", "sca
     font = _font()
     for i, text in enumerate(lines[:5]):
         draw.text((0, 4 + 12 * i), text[: max(1, left // 6)], font=font, fill=1)
-    return image
