@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import queue
 import subprocess
@@ -88,10 +89,8 @@ async def _viewers(port: int, total: int) -> None:
 
 
 def run_viewers(port: int, total: int) -> int:
-    try:
+    with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         asyncio.run(_viewers(port, total))
-    except (KeyboardInterrupt, BrokenPipeError):
-        pass
     return 0
 
 
@@ -221,8 +220,9 @@ def rss_kib(pid: int) -> int:
 
 
 def head_process(broker: Broker, tables: int, viewers: int, data: Path, console: bool
-                 ) -> tuple[float, int, int]:
-    """(seconds to ready, RSS at ready, RSS with the viewers connected) of `bunco-pi head`."""
+                 ) -> tuple[float, int, int, float]:
+    """(seconds to ready, RSS at ready, RSS with the viewers connected, seconds until the
+    console answers) of `bunco-pi head`."""
     port = free_port()
     night = f"proc{'c' if console else 'n'}{tables}"
     log_path = data / f"{night}.log"
@@ -243,17 +243,26 @@ def head_process(broker: Broker, tables: int, viewers: int, data: Path, console:
                 raise RuntimeError(f"the head did not start: {log_path.read_text()[-500:]}")
             time.sleep(0.01)
         ready = time.monotonic() - t0
+        answered = ready
+        while console:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/snapshot", timeout=5).read()
+                answered = time.monotonic() - t0
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the console never answered") from None
+                time.sleep(0.01)
         time.sleep(1.0)
         at_ready = rss_kib(proc.pid)
         with_viewers = at_ready
         if console:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/snapshot", timeout=5).read()
             viewer_proc, _ = spawn_viewers(port, viewers)
             time.sleep(1.0)
             with_viewers = rss_kib(proc.pid)
             viewer_proc.terminate()
             viewer_proc.wait(10)
-        return ready, at_ready, with_viewers
+        return ready, at_ready, with_viewers, answered
     finally:
         proc.terminate()
         proc.wait(15)
@@ -294,6 +303,8 @@ def main() -> int:
               tables_ms))
     print(row("head start-up to ready (baseline: --no-console)",
               [w[0] * 1000 for w in with_console], [w[0] * 1000 for w in without]))
+    print(row("head start-up to the console answering (baseline: head start-up, no console)",
+              [w[3] * 1000 for w in with_console], [w[0] * 1000 for w in without]))
     mib = 1024
     print(row("head RSS at ready (baseline: --no-console)",
               [w[1] / mib for w in with_console], [w[1] / mib for w in without], "MiB"))

@@ -45,8 +45,10 @@ class ConsoleBridge:
         # the roster before the night: owner thread only
         self.roster: list[dict[str, Any]] = [{"name": p.name, "here": True}
                                              for p in service.players if not p.ghost]
+        self._dirty = True
         self._chained = service.on_effects
         service.on_effects = self._after
+        service.after_step = self.publish_if_changed
 
     # --- owner thread ------------------------------------------------------------------------
 
@@ -58,9 +60,14 @@ class ConsoleBridge:
     def _after(self, effects: list[Effect]) -> None:
         if self._chained is not None:
             self._chained(effects)
-        self.publish(json.dumps(self.snapshot(), separators=(",", ":")))
+        self._dirty = True  # drawn once per batch of the head's loop, however many changes
         if any(isinstance(e, PublishState) and e.state.get("phase") == ENDED for e in effects):
             self.keep_night()
+
+    def publish_if_changed(self) -> None:
+        if self._dirty:
+            self._dirty = False
+            self.publish(json.dumps(self.snapshot(), separators=(",", ":")))
 
     def keep_night(self) -> Path | None:
         """The finished night's record into the season folder, once per night name."""
@@ -89,8 +96,6 @@ class ConsoleBridge:
         self.service.link.inbox.put(task)
         return task
 
-    def refresh(self) -> HeadTask:
-        return self.task(lambda s: self._after([]))
 
 
 # --- the host's requests: each runs on the owner thread -----------------------------------------
@@ -133,7 +138,7 @@ def set_roster(bridge: ConsoleBridge, entries: Sequence[dict[str, Any]]) -> Call
             raise Refused(str(exc)) from None
         service.players = players
         bridge.roster = rows
-        bridge._after([])
+        bridge._after([])  # the roster is not the night's: say it changed
         here = sum(r["here"] for r in rows)
         return f"{here} checked in, {len(players) - here} ghosts"
     return work

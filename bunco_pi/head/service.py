@@ -102,6 +102,7 @@ class HeadService:
     host: HostAutomation | None = None
     clock: Callable[[], float] = time.monotonic
     on_effects: Callable[[list[Effect]], None] | None = None
+    after_step: Callable[[], None] | None = None  # once per batch, e.g. the console's snapshot
     offline: set[str] = field(default_factory=set)
     _phase_since: float = 0.0
     _phase: str = ""
@@ -164,6 +165,8 @@ class HeadService:
             elif isinstance(item, HeadTask):
                 item.perform(self)
         self._automate()
+        if self.after_step is not None:
+            self.after_step()
         return len(batch)
 
     # --- inputs ---------------------------------------------------------------------------

@@ -78,6 +78,7 @@ function renderStandings() {
   for (const r of snap.standings) body.append(el("tr", {}, el("td", {}, r.name + (r.traveler ? " (fuzzy die)" : "")),
     el("td", {}, r.wins), el("td", {}, r.losses), el("td", {}, r.buncos), el("td", {}, r.baby_buncos),
     el("td", {}, r.points), el("td", {class: "prizes"}, r.prizes.join(", "))));
+  $("prizes-final").classList.toggle("hidden", !snap.final);
   const prizes = $("prizes").tBodies[0];
   prizes.replaceChildren();
   if (snap.final) for (const row of prizeTable().tBodies[0].rows) prizes.append(row.cloneNode(true));
