@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from bunco_pi.rules.audit import audit_record
 from bunco_pi.rules.house import preset
 from bunco_pi.rules.night import (
     ENDED,
@@ -134,3 +135,15 @@ def test_a_night_with_host_events_replays_from_its_record() -> None:
     assert again == d.night
     assert build_record(again, d.log, source="head") == record
     assert ["arrive", "ghost1", "Zoe"] in record["log"] and ["leave", "p3"] in record["log"]
+    assert audit_record(record, RULES) == []  # who was a ghost when, round by round
+
+
+def test_the_audit_catches_a_leavers_card_credited_with_a_ghosts_round() -> None:
+    d = Driver()
+    d.play_round()
+    d(Leave("p3"), NextRound())
+    d.play_round()
+    d(EndNight(), SettlePrizes(5))
+    record = json.loads(json.dumps(build_record(d.night, d.log, source="head")))
+    record["cards"]["p3"]["losses"] += 1
+    assert any(p.startswith("p3:") for p in audit_record(record, RULES))
