@@ -218,6 +218,8 @@ def run(args: argparse.Namespace) -> int:
         notifier.ready(f"night {args.night}: {args.tables} tables")
         log.info("head: night '%s', %d tables, rules '%s', broker %s:%d, log %s (pid %d)",
                  args.night, args.tables, rules.name, host, port, eventlog.path, os.getpid())
+        if console is not None:
+            console.serve()  # after the tables have their head: the web server takes a while
         ended_at: float | None = None
         last_dog = 0.0
 

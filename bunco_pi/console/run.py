@@ -49,17 +49,26 @@ class LatestSnapshot:
 
 
 class Console:
-    """The running console: ``stop()`` it when the head stops."""
+    """The console of a head: ``serve()`` once the head is serving, ``stop()`` when it stops."""
 
-    def __init__(self, bridge: ConsoleBridge) -> None:
+    def __init__(self, bridge: ConsoleBridge, start: Callable[[], None]) -> None:
         self.bridge = bridge
         self.server: Any = None
         self.started = threading.Event()
         self._stopping = threading.Event()
+        self._start = start
+        self._serving = False
+
+    def serve(self) -> None:
+        """Start the web server on its own thread; the head goes on at once."""
+        if not self._serving:
+            self._serving = True
+            threading.Thread(target=self._start, name="console-start", daemon=True).start()
 
     def stop(self) -> None:
         self._stopping.set()
-        self.started.wait(30)
+        if self._serving:
+            self.started.wait(30)
         if self.server is not None:
             self.server.stop()
 
@@ -67,11 +76,11 @@ class Console:
 def serve_console(service: HeadService, *, port: int, password_file: str | Path | None,
                   season_dir: str | Path | None, bind: str = "0.0.0.0",
                   url: str | None = None) -> Console:
-    """Attach the console to ``service`` now and start its web server in the background."""
+    """Attach the console to ``service`` now (before ``service.start()``); call ``serve()`` on
+    the result once the head is serving."""
     latest = LatestSnapshot()
     bridge = ConsoleBridge(service, latest.publish, url=url or console_url(port),
                            season_dir=season_dir)
-    console = Console(bridge)
 
     def start() -> None:
         try:
@@ -99,5 +108,5 @@ def serve_console(service: HeadService, *, port: int, password_file: str | Path 
         finally:
             console.started.set()
 
-    threading.Thread(target=start, name="console-start", daemon=True).start()
+    console = Console(bridge, start)
     return console
