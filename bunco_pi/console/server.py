@@ -91,9 +91,10 @@ class ConsoleServer:
         asyncio.set_event_loop(loop)
         try:
             self._changed = asyncio.Condition()
-            self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+            self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False,
+                                         shutdown_timeout=1.0)
             loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, self.host, self.port, shutdown_timeout=1.0)
+            site = web.TCPSite(self._runner, self.host, self.port)
             loop.run_until_complete(site.start())
         except OSError as exc:
             self._error = exc
