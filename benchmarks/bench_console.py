@@ -230,7 +230,8 @@ def head_process(broker: Broker, tables: int, viewers: int, data: Path, console:
             str(tables), "--broker", f"{broker.host}:{broker.port}", "--credentials",
             str(broker.workdir / "credentials.json"), "--data-dir", str(data / night),
             "--no-gpio", "--seed", "1"]
-    argv += ["--console-port", str(port), "--console-password", str(data / "none")] if console \
+    argv += ["--console-port", str(port), "--console-bind", "127.0.0.1", "--console-password",
+             str(data / "none")] if console \
         else ["--no-console"]
     t0 = time.monotonic()
     with log_path.open("w") as log:

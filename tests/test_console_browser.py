@@ -81,7 +81,7 @@ class ConsoleNight:
         self.head = self._spawn("head", [
             "head", *self.common(), "--tables", "2", "--roster", str(self.tmp / "roster.txt"),
             "--data-dir", str(self.tmp / "data"), "--record", str(self.tmp / "night.json"),
-            "--no-gpio", "--seed", "3", "--console-port", str(self.port),
+            "--no-gpio", "--seed", "3", "--console-port", str(self.port), "--console-bind", "127.0.0.1",
             "--console-password", str(self.password_file)])
         self.wait(lambda: self.snapshot().get("night") == NIGHT, "the console to serve")
 

@@ -13,7 +13,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -107,12 +106,11 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
                           "--data-dir", str(workdir), "--record", str(record),
                           "--auto-host", pause, "--exit-after-end", "2", "--seed",
                           str(args.seed),
-                          *(["--console-port", str(args.console_port), "--console-password",
-                             str(workdir / "no-host-password")] if args.console_port
-                            else ["--no-console"])])
+                          *(["--console-port", str(args.console_port), "--console-bind",
+                             "127.0.0.1", "--console-password", str(workdir / "no-host-password")]
+                            if args.console_port else ["--no-console"])])
     if args.console_port:
-        print(f"Watch the night in a browser: http://127.0.0.1:{args.console_port}/ "
-              f"(on the LAN: http://{socket.gethostname()}.local:{args.console_port}/)", flush=True)
+        print(f"Watch the night in a browser: http://127.0.0.1:{args.console_port}/", flush=True)
     frames = [workdir / f"table-{n}.frame" for n in range(1, args.tables + 1)]
     for n in range(1, args.tables + 1):
         spawn(f"table-{n}", ["table", "--table", str(n), "--night", night, *common,

@@ -57,6 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the web console's port (default 8080; head.toml [console] port)")
     p.add_argument("--console-password", metavar="FILE",
                    help="the host password's hash (default /etc/bunco-pi/secrets/console-password)")
+    p.add_argument("--console-bind", metavar="ADDRESS", default="0.0.0.0",
+                   help="where the console listens (default 0.0.0.0: the whole LAN)")
     p.add_argument("--no-console", action="store_true", help="do not serve the web console")
     p.add_argument("--set-host-password", metavar="FILE",
                    help="read the host password from standard input, store its hash in FILE, exit")
@@ -198,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
 
             console = serve_console(service, port=args.console_port,
                                     password_file=args.console_password,
-                                    season_dir=data_dir / "nights")
+                                    season_dir=data_dir / "nights", bind=args.console_bind)
         if args.advertise:
             from bunco_pi.net.discovery import Advertiser
 
