@@ -32,8 +32,8 @@ function renderBoard() {
   let status = PHASES[snap.phase] || snap.phase;
   if (snap.round) status = `Set ${snap.set}, round ${snap.round} (target ${snap.target}) · ${status}`;
   if (snap.waiting_for && snap.waiting_for.length && snap.phase !== "lobby")
-    status += snap.phase === "finishing" ? ` · the round waits for table ${snap.waiting_for.join(", ")}`
-      : ` · still playing: table ${snap.waiting_for.join(", ")}`;
+    status = snap.phase === "finishing" ? `${status} · the round waits for table ${snap.waiting_for.join(", ")}`
+      : status.replace(/playing$/, `playing at table ${snap.waiting_for.join(", ")}`);
   if (snap.phase === "lobby") status += ` · online: ${snap.online.length} of ${snap.tables}`;
   if (snap.traveler) status += ` · fuzzy die: ${snap.traveler}`;
   $("status").textContent = status;
