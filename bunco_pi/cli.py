@@ -11,7 +11,7 @@ from bunco_pi import __version__
 from bunco_pi.errors import UserError
 
 # Each module exposes ``register(subparsers)``, which adds its parser and sets ``func``.
-COMMANDS = ("rules", "sim", "dice", "doctor", "table", "broker", "head", "demo")
+COMMANDS = ("rules", "sim", "dice", "doctor", "table", "broker", "head", "demo", "season")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -189,7 +189,9 @@ fi
 
 # --- the program: a venv that also sees Debian's lgpio and picamera2 -------------------------
 run python3 -m venv --system-site-packages "$VENV"
-run "$VENV/bin/pip" install --quiet --upgrade "$REPO_DIR[discovery]"
+EXTRAS=discovery
+[ "$ROLE" = head ] && EXTRAS=discovery,console   # the head serves the web console
+run "$VENV/bin/pip" install --quiet --upgrade "$REPO_DIR[$EXTRAS]"
 
 # --- configs and secrets ------------------------------------------------------------------------
 mkdir_owned "$ETC" 0755 root:root
@@ -226,6 +228,18 @@ if [ "$ROLE" = head ]; then
     PASSWD="$ETC/mosquitto/passwd"
     HASHES="$(provision passwd --credentials "$CREDENTIALS_FILE" --previous "$PASSWD")"
     printf '%s\n' "$HASHES" | put "$PASSWD" 0640 root:mosquitto
+
+    # The host's password for the web console: made once, shown once, kept only as a hash.
+    HOST_HASH_FILE="$ETC/secrets/console-password"
+    if [ ! -s "$HOST_HASH_FILE" ]; then
+        HOST_PASSWORD="$(python3 -S -c 'import secrets; print(secrets.token_urlsafe(9))')"
+        HOST_HASH="$(printf '%s\n' "$HOST_PASSWORD" | PYTHONPATH="$REPO_DIR" python3 -S -c \
+            'import sys; from bunco_pi.console.auth import hash_password; print(hash_password(sys.stdin.readline().strip()))')"
+        secret "$HOST_HASH_FILE" 0640 root:bunco "$HOST_HASH"
+        echo "Host password for the web console (stored only hashed; write it down): $HOST_PASSWORD"
+        echo "  change it with: sudo -u bunco $VENV/bin/bunco-pi head --set-host-password $HOST_HASH_FILE"
+        unset HOST_PASSWORD HOST_HASH
+    fi
 fi
 
 # --- services --------------------------------------------------------------------------------

@@ -4,11 +4,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
 # System packages the tests use: the broker, systemd-analyze for the unit files, openscad for
-# the enclosure. Each test skips cleanly where its tool is missing.
+# the enclosure, Chromium for the console. Each test skips cleanly where its tool is missing.
 need=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 command -v openscad >/dev/null 2>&1 || need+=(openscad)
+# The console's browser tests drive Debian's Chromium through its chromedriver (Selenium).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 if [ ${#need[@]} -gt 0 ]; then
     apt_install "${need[@]}" \
         || echo "could not install ${need[*]} (needs root or sudo): their tests will skip" >&2

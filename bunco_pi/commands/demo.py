@@ -40,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--fast", action="store_true", help="full speed: no pauses for people")
     p.add_argument("--record", metavar="FILE", help="write the night record here")
     p.add_argument("--seed", type=int, default=1, help="seed of the virtual dice")
+    p.add_argument("--console-port", type=int, default=8080,
+                   help="serve the head's web console here (default 8080; 0: none)")
     p.add_argument("--workdir", metavar="DIR", help="keep the broker, logs and outboxes here")
     p.add_argument("--no-screens", action="store_true",
                    help="print the night's progress as lines instead of drawing the screens")
@@ -103,7 +105,12 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
                           "--rules", args.rules, "--roster", str(roster), *common,
                           "--data-dir", str(workdir), "--record", str(record),
                           "--auto-host", pause, "--exit-after-end", "2", "--seed",
-                          str(args.seed)])
+                          str(args.seed),
+                          *(["--console-port", str(args.console_port), "--console-bind",
+                             "127.0.0.1", "--console-password", str(workdir / "no-host-password")]
+                            if args.console_port else ["--no-console"])])
+    if args.console_port:
+        print(f"Watch the night in a browser: http://127.0.0.1:{args.console_port}/", flush=True)
     frames = [workdir / f"table-{n}.frame" for n in range(1, args.tables + 1)]
     for n in range(1, args.tables + 1):
         spawn(f"table-{n}", ["table", "--table", str(n), "--night", night, *common,

@@ -72,6 +72,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="exit SECONDS after the prizes are settled (default: keep serving)")
     p.add_argument("--advertise", action="store_true",
                    help="announce the broker by mDNS so tables find it without an address")
+    p.add_argument("--console-port", type=int, metavar="PORT",
+                   help="the web console's port (default 8080; head.toml [console] port)")
+    p.add_argument("--console-password", metavar="FILE",
+                   help="the host password's hash (default /etc/bunco-pi/secrets/console-password)")
+    p.add_argument("--console-bind", metavar="ADDRESS", default="0.0.0.0",
+                   help="where the console listens (default 0.0.0.0: the whole LAN)")
+    p.add_argument("--no-console", action="store_true", help="do not serve the web console")
+    p.add_argument("--set-host-password", metavar="FILE",
+                   help="read the host password from standard input, store its hash in FILE, exit")
     p.add_argument("--seed", type=int, help="seed the seating draw and prize tie-breaks (tests)")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=run)
@@ -121,7 +130,9 @@ def _settings(args: argparse.Namespace) -> argparse.Namespace:
               "credentials": "/etc/bunco-pi/secrets/credentials.json",
               "data_dir": "/var/lib/bunco-pi", "bell_pin": pins["bell"],
               "buzzer_pin": pins["buzzer"], "buzzer": _default_buzzer(), "roster": None,
-              "players": None, "record": None, "advertise": False}
+              "players": None, "record": None, "advertise": False,
+              "console_port": 8080, "console_password": "/etc/bunco-pi/secrets/console-password",
+              "no_console": False}
     if args.config:
         from bunco_pi.head.config import load_head_config
 
@@ -134,6 +145,8 @@ def _settings(args: argparse.Namespace) -> argparse.Namespace:
             bell_pin=cfg.bell_pin, buzzer_pin=cfg.buzzer_pin, buzzer=cfg.buzzer_mode,
             roster=str(cfg.roster) if cfg.roster else None, players=cfg.players,
             record=str(cfg.record), advertise=cfg.advertise,
+            console_port=cfg.console_port, console_password=str(cfg.console_password),
+            no_console=not cfg.console_enabled,
         )
     for key, value in vars(args).items():
         if key in values and value not in (None, False):
@@ -145,7 +158,22 @@ def _settings(args: argparse.Namespace) -> argparse.Namespace:
     return argparse.Namespace(**{**vars(args), **values})
 
 
+def _set_host_password(path: str) -> int:
+    import getpass
+    import sys
+
+    from bunco_pi.console.auth import write_password_file
+
+    password = getpass.getpass("Host password: ") if sys.stdin.isatty() \
+        else sys.stdin.readline().rstrip("\n")
+    write_password_file(path, password)
+    print(f"host password hash written to {path}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.set_host_password:
+        return _set_host_password(args.set_host_password)
     args = _settings(args)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s head %(levelname)s %(message)s")
@@ -191,6 +219,13 @@ def run(args: argparse.Namespace) -> int:
             bell = BellButton(args.bell_pin, link.inbox)
             buzzer = BellBuzzer(args.buzzer_pin, args.buzzer)
             service.buzz = buzzer.play
+        console = None
+        if not args.no_console:
+            from bunco_pi.console.run import serve_console
+
+            console = serve_console(service, port=args.console_port,
+                                    password_file=args.console_password,
+                                    season_dir=data_dir / "nights", bind=args.console_bind)
         if args.advertise:
             from bunco_pi.net.discovery import Advertiser
 
@@ -210,6 +245,8 @@ def run(args: argparse.Namespace) -> int:
         notifier.ready(f"night {args.night}: {args.tables} tables")
         log.info("head: night '%s', %d tables, rules '%s', broker %s:%d, log %s (pid %d)",
                  args.night, args.tables, rules.name, host, port, eventlog.path, os.getpid())
+        if console is not None:
+            console.serve()  # after the tables have their head: the web server takes a while
         ended_at: float | None = None
         last_dog = 0.0
 
@@ -230,6 +267,8 @@ def run(args: argparse.Namespace) -> int:
             notifier.stopping()
             service.write_record()
             link.stop()
+            if console is not None:
+                console.stop()
             for device in (bell, buzzer, advertiser):
                 if device is not None:
                     device.close()

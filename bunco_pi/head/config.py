@@ -40,7 +40,12 @@ The file (every key shown; all but ``[night] name`` have the default shown)::
     kind = "TonalBuzzer"     # gpiozero class: "TonalBuzzer" (passive, PWM) or "Buzzer" (active)
 
     [data]
-    dir = "/var/lib/bunco-pi"   # the night's event log lives here
+    dir = "/var/lib/bunco-pi"   # the night's event log lives here; finished nights in nights/
+
+    [console]
+    enabled = true           # the web console on the LAN (docs/console.md)
+    port = 8080              # http://<the head's mDNS name>.local:8080/
+    password = "/etc/bunco-pi/secrets/console-password"   # the host password's scrypt hash
 
 A relative path is taken from the config file's directory. Every mistake is one line that
 names the file, the line and the key.
@@ -78,7 +83,10 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "bell": ("pin",),
     "buzzer": ("pin", "kind"),
     "data": ("dir",),
+    "console": ("enabled", "port", "password"),
 }
+DEFAULT_CONSOLE_PORT = 8080
+DEFAULT_CONSOLE_PASSWORD = "/etc/bunco-pi/secrets/console-password"
 _MAX_GPIO = 27
 
 
@@ -100,6 +108,9 @@ class HeadConfig:
     buzzer_pin: int
     buzzer_kind: Literal["TonalBuzzer", "Buzzer"]
     data_dir: Path
+    console_enabled: bool = True
+    console_port: int = DEFAULT_CONSOLE_PORT
+    console_password: Path = Path(DEFAULT_CONSOLE_PASSWORD)
 
     @property
     def username(self) -> str:
@@ -183,6 +194,9 @@ def parse_head_config(data: dict, text: str, source: str, base: Path) -> HeadCon
         buzzer_pin=buzzer_pin,
         buzzer_kind=kind,  # type: ignore[arg-type]
         data_dir=data_dir,
+        console_enabled=sec["console"].boolean("enabled", True),
+        console_port=sec["console"].integer("port", DEFAULT_CONSOLE_PORT, 1, 65535, "a TCP port"),
+        console_password=sec["console"].path("password", Path(DEFAULT_CONSOLE_PASSWORD), base),
     )
 
 

@@ -23,6 +23,7 @@ from bunco_pi.rules.night import (
     BREAK,
     ENDED,
     PLAYING,
+    PRIZES,
     READY,
     RESULTS,
     CloseHeldRound,
@@ -255,6 +256,19 @@ class Coordinator:
                 Note(f"the host closed the round; table{'s' if len(held) > 1 else ''} "
                      f"{', '.join(map(str, held))} counted as {rule}"),
                 Buzz("round-end"), *after, *self._announce_all()]
+
+    def host_event(self, event: NightEvent) -> list[Effect]:
+        """A host's decision from the console (a late arrival, someone leaving, the night ended
+        early): applied, logged like the bell's records, announced. RuleViolation if refused."""
+        if self.night is None:
+            return [Note("the night has not started")]
+        self._apply(event)
+        records = [{"kind": "night", "event": encode_event(event)}]
+        if self.night.phase == PRIZES:  # type: ignore[union-attr]
+            settle = SettlePrizes(self.entropy.getrandbits(32))
+            self._apply(settle)
+            records.append({"kind": "night", "event": encode_event(settle)})
+        return [Commit(tuple(records)), *self._announce_all()]
 
     # --- the night moving on by itself -----------------------------------------------------
 

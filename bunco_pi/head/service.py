@@ -15,6 +15,7 @@ import queue
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +77,23 @@ class UndoRequested:
     table: int
 
 
+@dataclass(frozen=True)
+class HeadTask:
+    """Work another thread (the web console) hands to the owner thread: ``work(service)`` runs
+    there, between two batches, and its result or exception settles ``done``."""
+
+    work: Callable[[HeadService], Any]
+    done: Future = field(default_factory=Future)
+
+    def perform(self, service: HeadService) -> None:
+        if not self.done.set_running_or_notify_cancel():
+            return
+        try:
+            self.done.set_result(self.work(service))
+        except Exception as exc:  # the caller decides what a refusal means; the loop goes on
+            self.done.set_exception(exc)
+
+
 @dataclass
 class HostAutomation:
     """A simulated host for demos: presses the bell once a phase has lasted ``delay`` seconds;
@@ -99,6 +117,7 @@ class HeadService:
     host: HostAutomation | None = None
     clock: Callable[[], float] = time.monotonic
     on_effects: Callable[[list[Effect]], None] | None = None
+    after_step: Callable[[], None] | None = None  # once per batch, e.g. the console's snapshot
     offline: set[str] = field(default_factory=set)
     _phase_since: float = 0.0
     _phase: str = ""
@@ -165,7 +184,11 @@ class HeadService:
                 self.carry_out(self.coordinator.announce())
             elif isinstance(item, Disconnected):
                 log.warning("head: lost the broker (%s); reconnecting", item.reason)
+            elif isinstance(item, HeadTask):
+                item.perform(self)
         self._automate()
+        if self.after_step is not None:
+            self.after_step()
         return len(batch)
 
     # --- inputs ---------------------------------------------------------------------------

@@ -20,12 +20,14 @@ from bunco_pi.rules.scoring import score_roll, score_tally
 def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     problems: list[str] = []
     players = {p["id"]: p for p in record["players"]}
-    ghosts = {pid for pid, p in players.items() if p["ghost"]}
     rounds = record["rounds"]
-    counts: dict[str, Counter[str]] = {pid: Counter() for pid in players if pid not in ghosts}
+    log = record.get("log", [])
+    ghosts_in = _ghosts_by_round(players, log, len(rounds))
+    ever_played = {pid for pid in players if any(pid not in g for g in ghosts_in)} \
+        if rounds else {pid for pid, p in players.items() if not p["ghost"]}
+    counts: dict[str, Counter[str]] = {pid: Counter() for pid in players if pid in ever_played}
     travel_rolls: list[tuple[int, str | None]] = []
 
-    log = record.get("log", [])
     rung = _rounds_rung_without_a_table(log, rules)
     for r_index, rnd in enumerate(rounds):
         where = f"set {rnd['set']} round {rnd['round']}"
@@ -39,7 +41,8 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
         if sorted(seen) != sorted(players):
             problems.append(f"{where}: not every player sits exactly once")
         for t in rnd["tables"]:
-            problems += _audit_table(t, rnd["target"], rules, ghosts, f"{where} table {t['table']}",
+            problems += _audit_table(t, rnd["target"], rules, ghosts_in[r_index],
+                                     f"{where} table {t['table']}",
                                      counts, travel_rolls, log)
         problems += _audit_moves(rnds=rounds, index=r_index, rules=rules, where=where)
 
@@ -52,8 +55,8 @@ def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
             if card.get(stat, 0) != counts[pid][stat]:
                 problems.append(f"{pid}: card says {stat} {card.get(stat)}, rolls say "
                                 f"{counts[pid][stat]}")
-        played = sum(1 for rnd in rounds for t in rnd["tables"]
-                     if pid in t["seats"] and _has_result(t))
+        played = sum(1 for r, rnd in enumerate(rounds) for t in rnd["tables"]
+                     if pid in t["seats"] and pid not in ghosts_in[r] and _has_result(t))
         if card["wins"] + card["losses"] != played:
             problems.append(f"{pid}: {card['wins']} wins + {card['losses']} losses, "
                             f"but {played} rounds played")
@@ -80,6 +83,29 @@ def _has_result(t: dict[str, Any]) -> bool:
     """A table the host closed (``held``) has a result only if its scores as they stood gave
     winners; every other table always has one."""
     return not t.get("held") or bool(t["winners"])
+
+
+def _ghosts_by_round(players: dict[str, Any], log: list[Any], count: int) -> list[set[str]]:
+    """Who sat as a ghost in each round: a late arrival's seat was a ghost's until she came,
+    and someone who left was a player until then (the seat changes happen between rounds)."""
+    arrivals = [e for e in log if isinstance(e, list) and e[:1] == ["arrive"]]
+    leavings = [e for e in log if isinstance(e, list) and e[:1] == ["leave"]]
+    ghosts = {pid for pid, p in players.items() if p["ghost"]}
+    ghosts = (ghosts | {e[1] for e in arrivals}) - {e[1] for e in leavings}
+    by_round: list[set[str]] = []
+    closed = 0
+    for event in log:
+        if not isinstance(event, list) or not event:
+            continue
+        if event[0] in ("close", "close-held"):  # either ends a round
+            closed += 1
+        elif event[0] in ("arrive", "leave"):
+            while len(by_round) < min(closed, count):
+                by_round.append(set(ghosts))
+            ghosts = ghosts - {event[1]} if event[0] == "arrive" else ghosts | {event[1]}
+    while len(by_round) < count:
+        by_round.append(set(ghosts))
+    return by_round
 
 
 def _rounds_rung_without_a_table(log: list[Any], rules: HouseRules) -> set[int]:
@@ -163,7 +189,7 @@ def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[
         pool[seat] += roll["points"]
         if outcome.bunco:
             who = _credited(t, roll, rules, ghosts)
-            if who in counts:
+            if who in counts and who not in ghosts:
                 counts[who]["buncos"] += 1
         if not ghost and player in counts:
             counts[player]["baby_buncos"] += outcome.baby_bunco
@@ -206,10 +232,10 @@ def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[
     else:
         problems += _audit_individual(t, seat_points, rolloff_points, rules, ghosts, where)
     for pid in t["winners"]:
-        if pid in counts:
+        if pid in counts and pid not in ghosts:
             counts[pid]["wins"] += 1
     for pid in t["losers"]:
-        if pid in counts:
+        if pid in counts and pid not in ghosts:
             counts[pid]["losses"] += 1
     return problems
 

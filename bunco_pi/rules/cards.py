@@ -48,7 +48,9 @@ def add_round(
     """Add one finished table's round to ``cards`` (a fresh dict owned by the caller)."""
     weighted = rules.score_card.weighted_head and setup.table == 1
     weight = rules.score_card.head_weight if weighted else 1
-    delta: dict[str, dict[str, int]] = {p: {} for p in setup.seats if p in cards}
+    # a ghost's seat scores for nobody, even the seat of someone who left and kept her card
+    delta: dict[str, dict[str, int]] = {p: {} for p in setup.seats
+                                        if p in cards and p not in setup.ghosts}
 
     def add(player: str | None, stat: str, amount: int = 1) -> None:
         if player in delta:

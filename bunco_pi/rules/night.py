@@ -87,8 +87,30 @@ class SettlePrizes:
     seed: int  # drives the virtual dice or draw of any prize tie-break
 
 
+@dataclass(frozen=True, slots=True)
+class Arrive:
+    """Between rounds, a late arrival takes a ghost's seat: that seat's id is hers from now on
+    (her own score card starts empty; what the ghost rolled before stays uncredited)."""
+
+    player: str  # the ghost's id
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """Between rounds, someone leaves: a ghost plays her seat from now on; her card stays."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class EndNight:
+    """Between rounds, the host ends the night early: the prizes are settled on the rounds played."""
+
+
 NightEvent = (StartRound | TableEntry | RingBell | CloseRound | CloseHeldRound | NextRound
-              | EndBreak | SettlePrizes)
+              | EndBreak | SettlePrizes | Arrive | Leave | EndNight)
+BETWEEN_ROUNDS = (READY, RESULTS, BREAK)
 
 
 # --- what a finished round leaves behind -----------------------------------------------------
@@ -428,7 +450,49 @@ def standing_result(table: TableRound) -> tuple[tuple[str, ...], tuple[str, ...]
             tuple(seats[s] for s in losing))
 
 
+def _arrive(night: Night, event: Arrive) -> Night:
+    night._expect(*BETWEEN_ROUNDS, event=event)
+    name = event.name.strip()
+    if not name:
+        raise RuleViolation("a late arrival needs a name")
+    if any(p.name == name and not p.ghost for p in night.players):
+        raise RuleViolation(f"'{name}' is already playing tonight")
+    old = _seated_player(night, event.player)
+    if not old.ghost:
+        raise RuleViolation(f"{event.player} is not a ghost's seat")
+    if old.id in night.cards:  # whoever left this seat keeps her card: never overwrite it
+        raise RuleViolation(f"{old.name} left that seat; seat a late arrival at a ghost's seat")
+    players = tuple(Player(p.id, name) if p.id == old.id else p for p in night.players)
+    return night._with(players=players, cards={**night.cards, old.id: ScoreCard()})
+
+
+def _leave(night: Night, event: Leave) -> Night:
+    night._expect(*BETWEEN_ROUNDS, event=event)
+    old = _seated_player(night, event.player)
+    if old.ghost:
+        raise RuleViolation(f"{event.player} is already a ghost")
+    players = tuple(Player(p.id, p.name, True) if p.id == old.id else p for p in night.players)
+    return night._with(players=players)
+
+
+def _end_night(night: Night, event: EndNight) -> Night:
+    night._expect(*BETWEEN_ROUNDS, event=event)
+    if night.phase == RESULTS:
+        night = night._with(seating=night.next_seats, next_seats=())
+    return night._with(phase=PRIZES, tables=(), bell_rung=False)
+
+
+def _seated_player(night: Night, player_id: str) -> Player:
+    try:
+        return night.player(player_id)
+    except KeyError:
+        raise RuleViolation(f"no player '{player_id}' tonight") from None
+
+
 _HANDLERS = {
+    Arrive: _arrive,
+    Leave: _leave,
+    EndNight: _end_night,
     StartRound: Night._start_round,
     TableEntry: Night._table_entry,
     RingBell: Night._ring_bell,

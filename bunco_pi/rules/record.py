@@ -19,9 +19,12 @@ from bunco_pi.rules.entries import (
 )
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.night import (
+    Arrive,
     CloseHeldRound,
     CloseRound,
     EndBreak,
+    EndNight,
+    Leave,
     NextRound,
     Night,
     NightEvent,
@@ -45,16 +48,20 @@ def encode_event(event: NightEvent) -> list[Any]:
     if isinstance(event, TableEntry):
         return with_table(encode_entry(event.entry), event.table)
     simple = {StartRound: "start", RingBell: "ring", CloseRound: "close", NextRound: "next",
-              EndBreak: "end-break", CloseHeldRound: "close-held"}
+              EndBreak: "end-break", CloseHeldRound: "close-held", EndNight: "end-night"}
     if type(event) in simple:
         return [simple[type(event)]]
     if isinstance(event, SettlePrizes):
         return ["prizes", event.seed]
+    if isinstance(event, Arrive):
+        return ["arrive", event.player, event.name]
+    if isinstance(event, Leave):
+        return ["leave", event.player]
     raise ValueError(f"cannot encode {event!r}")
 
 
 _NIGHT_KINDS = {"start": StartRound, "ring": RingBell, "close": CloseRound, "next": NextRound,
-                "end-break": EndBreak, "close-held": CloseHeldRound}
+                "end-break": EndBreak, "close-held": CloseHeldRound, "end-night": EndNight}
 
 
 def decode_event(item: Any) -> NightEvent:
@@ -66,6 +73,10 @@ def decode_event(item: Any) -> NightEvent:
         return _NIGHT_KINDS[kind]()
     if kind == "prizes" and len(args) == 1 and isinstance(args[0], int):
         return SettlePrizes(args[0])
+    if kind == "arrive" and len(args) == 2 and all(isinstance(a, str) for a in args):
+        return Arrive(args[0], args[1])
+    if kind == "leave" and len(args) == 1 and isinstance(args[0], str):
+        return Leave(args[0])
     try:
         table, code = without_table(item)
         return TableEntry(table, decode_entry(code))
@@ -161,7 +172,7 @@ def _roll_positions(night: Night, first_seating: tuple, log: Sequence[NightEvent
                     ) -> dict[tuple[int, int], list[int]]:
     """(round index, table) -> the log position of each of that table's rolls: the one order
     that holds across tables (the traveler goes to whoever triggered it last in the log)."""
-    state = Night.start(night.rules, night.players, first_seating)
+    state = Night.start(night.rules, first_players(night.players, log), first_seating)
     positions: dict[tuple[int, int], list[int]] = {}
     for i, event in enumerate(log):
         after = state.apply(event)
@@ -175,6 +186,16 @@ def _roll_positions(night: Night, first_seating: tuple, log: Sequence[NightEvent
     return positions
 
 
+def first_players(players: Sequence[Player], log: Sequence[NightEvent]) -> list[Player]:
+    """The players as they checked in, before any late arrival or leaving in ``log``: a late
+    arrival's seat was a ghost's (named by its id: nothing shows that name), and someone who
+    left was a player until then."""
+    arrived = {e.player for e in log if isinstance(e, Arrive)}
+    left = {e.player for e in log if isinstance(e, Leave)}
+    return [Player(p.id, p.id, True) if p.id in arrived
+            else Player(p.id, p.name, False) if p.id in left else p for p in players]
+
+
 def replay(record: dict[str, Any], rules: HouseRules) -> Night:
     """Rebuild the night a record describes from its log."""
     try:
@@ -183,4 +204,4 @@ def replay(record: dict[str, Any], rules: HouseRules) -> Night:
         events = [decode_event(item) for item in record["log"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise RuleViolation(f"not a replayable night record: {exc}") from None
-    return Night.replay(rules, players, seating, events)
+    return Night.replay(rules, first_players(players, events), seating, events)

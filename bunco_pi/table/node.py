@@ -59,6 +59,7 @@ from bunco_pi.table.journal import Journal
 from bunco_pi.table.link import RoundSummary, TableLink
 
 HOLD_ROLES = frozenset({"pass", "undo"})
+QR_SECONDS = 4.0  # between rounds the head table turns between its screen and the console's QR
 
 
 def hold_roles(rules: HouseRules | None) -> frozenset[str]:
@@ -108,6 +109,7 @@ class TableNode:
         self.clock = clock
         self.on_round_over = on_round_over
         self.on_frame = on_frame
+        self.console_url: str | None = None  # the head table shows it as a QR code between rounds
         # Called on the node's thread with a NodeSnapshot after every event (a simulated
         # scorekeeper watches the game this way without sharing any mutable state).
         self.watchers: list[Callable[[NodeSnapshot], None]] = []
@@ -523,6 +525,9 @@ class TableNode:
                 warning=self.dice_warning or net,
                 seat_scores=None if self.rules.team_play else state.seat_points,
                 roller_seat=seat)
+        if self.console_url and self.mode != "ended" and not self.flash \
+                and int(self.clock() // QR_SECONDS) % 2:
+            return screens.QrView(self.console_url)  # turn about with the waiting screens
         hint = self.flash or net or self.link.results_hint
         head = self.head_result
         if self.mode == "results" and head is not None and head.score is not None:

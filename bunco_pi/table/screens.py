@@ -79,7 +79,14 @@ class ErrorView:
     lines: tuple[str, ...] = ()
 
 
-View = Union[WaitingView, PlayingView, ResultsView, BreakView, EndView, ErrorView]  # noqa: UP007
+@dataclass(frozen=True)
+class QrView:
+    """The head's web console as a QR code (the head table, while nobody needs the scores)."""
+
+    url: str
+
+
+View = Union[WaitingView, PlayingView, ResultsView, BreakView, EndView, ErrorView, QrView]  # noqa: UP007
 
 
 def render(view: View) -> Image.Image:
@@ -223,7 +230,14 @@ def _error(image: Image.Image, draw: ImageDraw.ImageDraw, view: ErrorView) -> No
         _text(image, (3, LINE + 5 + i * 10), _fit(line, MAX_CHARS - 1))
 
 
+def _qr(image: Image.Image, draw: ImageDraw.ImageDraw, view: QrView) -> None:
+    from bunco_pi.console.qr import draw_qr  # segno: only the head's box has the console extra
+
+    draw_qr(image, view.url)
+
+
 _DRAWERS = {
+    QrView: _qr,
     WaitingView: _waiting,
     PlayingView: _playing,
     ResultsView: _results,

@@ -1,0 +1,209 @@
+"""The console's link to the head: snapshots out, the host's requests in, on the head's thread.
+
+``ConsoleBridge.attach(service)`` hooks the head's effects: after each change the owner thread
+builds the snapshot (pure) and hands the server an immutable JSON string. The host's requests
+travel the other way as ``HeadTask`` items on the head's one queue, so only the owner thread
+ever touches the night. The head also keeps each finished night for the season here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bunco_pi.console.snapshot import console_snapshot
+from bunco_pi.head.coordinator import Effect, PublishState
+from bunco_pi.head.service import HeadService, HeadTask, make_players
+from bunco_pi.recordfile import write_record
+from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, Arrive, EndNight, Leave
+from bunco_pi.rules.table_round import RuleViolation
+
+log = logging.getLogger("bunco_pi.console")
+
+
+class Refused(Exception):
+    """A host request the night cannot take now; its text is shown to the host as it is."""
+
+
+class ConsoleBridge:
+    def __init__(self, service: HeadService, publish: Callable[[str], None], *,
+                 url: str = "", season_dir: str | Path | None = None,
+                 today: Callable[[], str] = lambda: time.strftime("%Y-%m-%d")) -> None:
+        self.service = service
+        self.publish = publish
+        self.url = url
+        self.season_dir = Path(season_dir) if season_dir else None
+        self.today = today
+        # the roster before the night: owner thread only
+        self.roster: list[dict[str, Any]] = [{"name": p.name, "here": True}
+                                             for p in service.players if not p.ghost]
+        self._dirty = True
+        self._chained = service.on_effects
+        service.on_effects = self._after
+        service.after_step = self.publish_if_changed
+
+    # --- owner thread ------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        c = self.service.coordinator
+        return console_snapshot(c.night, name=c.name, table_count=c.table_count,
+                                online=set(c.online), roster=self.roster, console_url=self.url)
+
+    def _after(self, effects: list[Effect]) -> None:
+        if self._chained is not None:
+            self._chained(effects)
+        self._dirty = True  # drawn once per batch of the head's loop, however many changes
+        if any(isinstance(e, PublishState) and e.state.get("phase") == ENDED for e in effects):
+            self.keep_night()
+
+    def publish_if_changed(self) -> None:
+        if self._dirty:
+            self._dirty = False
+            self.publish(json.dumps(self.snapshot(), separators=(",", ":")))
+
+    def keep_night(self) -> Path | None:
+        """The finished night's record into the season folder, once per night name."""
+        if self.season_dir is None:
+            return None
+        record = self.service.coordinator.record(source="head")
+        if record is None or not record["complete"]:
+            return None
+        name = self.service.coordinator.name
+        if any(self.season_dir.glob(f"*-{name}.json")):
+            return None
+        path = self.season_dir / f"{self.today()}-{name}.json"
+        try:
+            self.season_dir.mkdir(parents=True, exist_ok=True)
+            write_record(str(path), record)
+        except Exception as exc:  # a full disk must not stop the night: the log has it all
+            log.error("cannot keep the night for the season: %s", exc)
+            return None
+        return path
+
+    # --- any thread ------------------------------------------------------------------------
+
+    def task(self, work: Callable[[HeadService], Any]) -> HeadTask:
+        """Queue ``work`` for the owner thread; await or wait on ``.done``."""
+        task = HeadTask(work)
+        self.service.link.inbox.put(task)
+        return task
+
+
+
+# --- the host's requests: each runs on the owner thread -----------------------------------------
+
+
+def _night(service: HeadService):
+    night = service.coordinator.night
+    if night is None:
+        raise Refused("the night has not started")
+    return night
+
+
+def _host_event(service: HeadService, event: Any) -> str:
+    try:
+        service.carry_out(service.coordinator.host_event(event))
+    except RuleViolation as exc:
+        raise Refused(str(exc)) from None
+    return "done"
+
+
+def set_roster(bridge: ConsoleBridge, entries: Sequence[dict[str, Any]]) -> Callable[[HeadService], str]:
+    rows = []
+    for i, e in enumerate(entries, start=1):
+        name = str(e.get("name", "")).strip() if isinstance(e, dict) else ""
+        if not name or len(name) > 40:
+            raise Refused(f"roster line {i}: a name of 1 to 40 characters, please")
+        rows.append({"name": name, "here": bool(e.get("here", True))})
+    names = [r["name"] for r in rows]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup:
+        raise Refused(f"'{dup}' is on the roster twice")
+
+    def work(service: HeadService) -> str:
+        if service.coordinator.night is not None:
+            raise Refused("the night has started: seat late arrivals in a ghost's seat instead")
+        try:
+            players = make_players([r["name"] for r in rows if r["here"]], None,
+                                   service.coordinator.table_count)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        service.players = players
+        bridge.roster = rows
+        bridge._after([])  # the roster is not the night's: say it changed
+        here = sum(r["here"] for r in rows)
+        return f"{here} checked in, {len(players) - here} ghosts"
+    return work
+
+
+def start_night(service: HeadService) -> str:
+    if service.coordinator.night is not None:
+        raise Refused("the night has already started")
+    service.press_bell()
+    return "the night has started: seats drawn"
+
+
+def ring_bell(service: HeadService) -> str:
+    _night(service)
+    before = service.coordinator.night
+    service.press_bell()
+    if service.coordinator.night is before:
+        raise Refused("the bell did nothing (a round that has just started cannot end yet)")
+    return "bell rung"
+
+
+def arrive(ghost: str, name: str) -> Callable[[HeadService], str]:
+    def work(service: HeadService) -> str:
+        _night(service)
+        _host_event(service, Arrive(ghost, name))
+        return f"{name.strip()} takes the seat"
+    return work
+
+
+def leave(player: str) -> Callable[[HeadService], str]:
+    def work(service: HeadService) -> str:
+        _night(service)
+        _host_event(service, Leave(player))
+        return "a ghost takes her seat"
+    return work
+
+
+def end_night(service: HeadService) -> str:
+    night = _night(service)
+    if night.phase in (PLAYING, FINISHING):
+        raise Refused("a round is being played: ring the bell and let it close first")
+    if night.phase == ENDED:
+        raise Refused("the night has already ended")
+    _host_event(service, EndNight())
+    return "the night has ended: prizes settled"
+
+
+def undo_last(table: int) -> Callable[[HeadService], str]:
+    def work(service: HeadService) -> str:
+        if not 1 <= table <= service.coordinator.table_count:
+            raise Refused(f"there is no table {table}")
+        if not service.request_undo(table):
+            raise Refused(f"table {table} is not playing a round: nothing to undo")
+        return f"table {table}: undo asked"
+    return work
+
+
+def close_held_round(service: HeadService) -> str:
+    night = _night(service)
+    if night.phase not in (PLAYING, FINISHING):
+        raise Refused("no round is being played")
+    if night.all_tables_done:
+        raise Refused("every table has finished: the round closes by itself")
+    service.close_held_round()
+    return "round closed"
+
+
+def night_record(service: HeadService) -> dict[str, Any]:
+    record = service.coordinator.record(source="head")
+    if record is None:
+        raise Refused("the night has not started")
+    return record

@@ -1,0 +1,112 @@
+"""Starting the console beside a head service (``bunco-pi head`` and ``bunco-pi demo``).
+
+The web server (aiohttp, seconds to import on a busy Pi) starts on its own thread after the
+head is serving, so tables never wait for the console: until it listens, the newest snapshot
+waits in ``LatestSnapshot``.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bunco_pi.console.desk import ConsoleBridge
+from bunco_pi.errors import UserError
+from bunco_pi.head.service import HeadService
+
+log = logging.getLogger("bunco_pi.console")
+
+
+def console_url(port: int, host: str | None = None) -> str:
+    """The address people type or scan: the Pi's mDNS name (``bunco-head.local``)."""
+    name = host or f"{socket.gethostname()}.local"
+    return f"http://{name}:{port}/"
+
+
+class LatestSnapshot:
+    """The newest snapshot, from the head's thread to the server whenever the server is up."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._latest: str | None = None
+        self._sink: Callable[[str], None] | None = None
+
+    def publish(self, snapshot_json: str) -> None:
+        with self._lock:
+            self._latest, sink = snapshot_json, self._sink
+        if sink is not None:
+            sink(snapshot_json)
+
+    def connect(self, sink: Callable[[str], None]) -> None:
+        with self._lock:
+            self._sink, latest = sink, self._latest
+        if latest is not None:
+            sink(latest)
+
+
+class Console:
+    """The console of a head: ``serve()`` once the head is serving, ``stop()`` when it stops."""
+
+    def __init__(self, bridge: ConsoleBridge, start: Callable[[], None]) -> None:
+        self.bridge = bridge
+        self.server: Any = None
+        self.started = threading.Event()
+        self._stopping = threading.Event()
+        self._start = start
+        self._serving = False
+
+    def serve(self) -> None:
+        """Start the web server on its own thread; the head goes on at once."""
+        if not self._serving:
+            self._serving = True
+            threading.Thread(target=self._start, name="console-start", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._serving:
+            self.started.wait(30)
+        if self.server is not None:
+            self.server.stop()
+
+
+def serve_console(service: HeadService, *, port: int, password_file: str | Path | None,
+                  season_dir: str | Path | None, bind: str = "0.0.0.0",
+                  url: str | None = None) -> Console:
+    """Attach the console to ``service`` now (before ``service.start()``); call ``serve()`` on
+    the result once the head is serving."""
+    latest = LatestSnapshot()
+    bridge = ConsoleBridge(service, latest.publish, url=url or console_url(port),
+                           season_dir=season_dir)
+
+    def start() -> None:
+        try:
+            from bunco_pi.console.auth import read_password_file
+            from bunco_pi.console.server import ConsoleServer
+
+            password_hash = None
+            if password_file is not None:
+                try:
+                    password_hash = read_password_file(password_file)
+                except UserError as exc:
+                    log.warning("console: %s; the host's desk stays locked, the board is open",
+                                exc)
+            server = ConsoleServer(bind, port, password_hash=password_hash,
+                                   season_dir=season_dir)
+            server.bridge = bridge
+            if console._stopping.is_set():
+                return
+            server.start()
+            console.server = server
+            latest.connect(server.publish)
+            log.info("console: %s", bridge.url)
+        except (UserError, ImportError) as exc:  # the night goes on without its console
+            log.error("console: %s", exc)
+        finally:
+            console.started.set()
+
+    console = Console(bridge, start)
+    return console

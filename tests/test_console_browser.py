@@ -1,0 +1,446 @@
+"""The console end to end in a real browser: headless Chromium (Selenium) against a real head
+process serving it, two table boxes as processes driven by key presses (their gpiozero mock pins,
+as ``bunco-pi table --emulate`` does), and a real mosquitto.
+
+The tests run in order on one night: the lobby, refusals, the host's desk, a press on the board,
+a late arrival, the head killed and restarted, the end of the night, the season. They write the
+screenshots docs/console.md shows (docs/console/*.png) at a phone's and a laptop's size.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from bunco_pi.console.auth import write_password_file
+from bunco_pi.net.broker import Broker
+from bunco_pi.recordfile import write_record
+from bunco_pi.rules.house import preset
+from bunco_pi.rules.record import build_record
+from bunco_pi.sim.players import simulate_night
+from tests.browser import LAPTOP, PHONE, chrome, resize
+from tests.conftest import _require_mosquitto
+
+pytestmark = pytest.mark.slow
+
+NIGHT = "console"
+PASSWORD = "tables-and-dice"
+ROSTER = ["Ann", "Bea", "Cat", "Dot", "Eve", "Fay", "Gus"]  # 7 names: one ghost at 2 tables
+SHOTS = Path(__file__).resolve().parent.parent / "docs" / "console"
+WAIT = 30.0  # generous upper bound for anything the night does by itself
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ConsoleNight:
+    """A head with its console, two key-driven tables, and helpers to act and look."""
+
+    def __init__(self, broker: Broker, tmp: Path) -> None:
+        self.broker, self.tmp = broker, tmp
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock",
+                        GPIOZERO_MOCK_PIN_CLASS="mockpwmpin", PYTHONUNBUFFERED="1")
+        self.logs = tmp / "logs"
+        self.logs.mkdir()
+        self.password_file = tmp / "console-password"
+        write_password_file(self.password_file, PASSWORD)
+        (tmp / "roster.txt").write_text("\n".join(ROSTER) + "\n")
+        self.nights = tmp / "data" / "nights"
+        self.nights.mkdir(parents=True)
+        self.head: subprocess.Popen | None = None
+        self.tables: dict[int, subprocess.Popen] = {}
+
+    def _spawn(self, name: str, argv: list[str], stdin=subprocess.DEVNULL) -> subprocess.Popen:
+        out = (self.logs / f"{name}.log").open("a")
+        return subprocess.Popen([sys.executable, "-m", "bunco_pi.cli", *argv], env=self.env,
+                                stdout=out, stderr=subprocess.STDOUT, stdin=stdin)
+
+    def common(self) -> list[str]:
+        return ["--night", NIGHT, "--broker", f"{self.broker.host}:{self.broker.port}",
+                "--credentials", str(self.broker.workdir / "credentials.json")]
+
+    def start_head(self) -> None:
+        self.head = self._spawn("head", [
+            "head", *self.common(), "--tables", "2", "--roster", str(self.tmp / "roster.txt"),
+            "--data-dir", str(self.tmp / "data"), "--record", str(self.tmp / "night.json"),
+            "--no-gpio", "--seed", "3", "--console-port", str(self.port), "--console-bind", "127.0.0.1",
+            "--console-password", str(self.password_file)])
+        self.wait(lambda: self.snapshot().get("night") == NIGHT, "the console to serve")
+
+    def start_table(self, n: int) -> None:
+        self.tables[n] = self._spawn(f"table-{n}", [
+            "table", "--emulate", "--table", str(n), *self.common(),
+            "--data-dir", str(self.tmp / f"t{n}")], stdin=subprocess.PIPE)
+
+    def press(self, table: int, keys: str) -> None:
+        proc = self.tables[table]
+        assert proc.stdin is not None
+        proc.stdin.write(keys.encode())
+        proc.stdin.flush()
+
+    def snapshot(self) -> dict:
+        try:
+            with urllib.request.urlopen(f"{self.base}/api/snapshot", timeout=2) as r:
+                return json.loads(r.read())
+        except (OSError, ValueError):
+            return {}
+
+    def wait(self, predicate, what: str, seconds: float = WAIT) -> None:
+        deadline = time.monotonic() + seconds
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; logs in {self.logs}")
+            if self.head is not None and self.head.poll() not in (None, -9):
+                raise AssertionError("the head died: " + (self.logs / "head.log").read_text()[-2000:])
+            time.sleep(0.05)
+
+    def phase(self) -> str:
+        return self.snapshot().get("phase", "")
+
+    def stop(self) -> None:
+        procs = [p for p in [self.head, *self.tables.values()] if p is not None]
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+class Http:
+    """A host's HTTP client with its own cookie jar (the browser's twin, for refusals)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+    def request(self, method: str, path: str, body: dict | None = None,
+                headers: dict | None = None) -> tuple[int, dict | str]:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(f"{self.base}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with self.opener.open(req, timeout=10) as r:
+                status, text = r.status, r.read().decode()
+        except urllib.error.HTTPError as exc:
+            status, text = exc.code, exc.read().decode()
+        try:
+            return status, json.loads(text)
+        except ValueError:
+            return status, text
+
+
+@pytest.fixture(scope="module")
+def night(tmp_path_factory):
+    _require_mosquitto()
+    tmp = tmp_path_factory.mktemp("console-night")
+    with Broker(tmp / "broker", tables=2) as broker:
+        n = ConsoleNight(broker, tmp)
+        _season_of_three(n.nights)
+        try:
+            n.start_head()
+            for t in (1, 2):
+                n.start_table(t)
+            yield n
+        finally:
+            n.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chrome(PHONE) as b:
+        yield b
+
+
+def _season_of_three(folder: Path) -> None:
+    """Three earlier nights of the group, as the head keeps them."""
+    rules = preset("classic")
+    for i in range(3):
+        sim = simulate_night(rules, 8, seed=40 + i)
+        write_record(str(folder / f"2026-0{i + 1}-10-club.json"),
+                     build_record(sim.night, sim.log, seed=40 + i, source="sim"))
+
+
+def shoot(browser, name: str, size: tuple[int, int]) -> None:
+    resize(browser, size)
+    time.sleep(0.3)  # one frame after the resize
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    kind = "phone" if size == PHONE else "laptop"
+    browser.save_screenshot(str(SHOTS / f"{name}-{kind}.png"))
+
+
+def text_of(browser, css: str) -> str:
+    return browser.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.textContent : '';", css)
+
+
+def wait_page(browser, predicate, what: str, seconds: float = WAIT) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the page never showed {what}")
+        time.sleep(0.02)
+
+
+def host_login(browser, night: ConsoleNight, password: str = PASSWORD) -> None:
+    browser.get(f"{night.base}/#host")
+    wait_page(browser, lambda: browser.execute_script(
+        "return !document.getElementById('login').classList.contains('hidden')"), "the login")
+    browser.find_element("id", "password").send_keys(password)
+    browser.find_element("css selector", "#login button").click()
+
+
+def click(browser, element_id: str) -> None:
+    browser.execute_script("document.getElementById(arguments[0]).click()", element_id)
+
+
+def message(browser) -> str:
+    return text_of(browser, "#message")
+
+
+HOST_ACTIONS = [("roster", {"roster": [{"name": "Mallory", "here": True}]}), ("start", {}),
+                ("bell", {}), ("arrive", {"player": "ghost1", "name": "Mallory"}),
+                ("leave", {"player": "p1"}), ("undo", {"table": 2}), ("close-held", {}),
+                ("end", {})]
+
+
+# --- the night, in order --------------------------------------------------------------------
+
+
+def test_the_board_shows_the_lobby_and_which_tables_are_online(night, browser):
+    night.wait(lambda: night.snapshot().get("online") == [1, 2], "both tables online")
+    browser.get(night.base + "/")
+    wait_page(browser, lambda: "online: 2 of 2" in text_of(browser, "#status"), "both tables online")
+    assert "Head table" in text_of(browser, "#table-1")
+
+
+def test_every_host_action_is_refused_without_a_session_a_password_or_the_csrf_token(night):
+    stranger = Http(night.base)
+    for action, body in HOST_ACTIONS:
+        status, reply = stranger.request("POST", f"/api/host/{action}", body)
+        assert status == 401, (action, reply)
+    for path in ("/host/night.json", "/host/cards.csv", "/host/cards.html"):
+        assert stranger.request("GET", path)[0] == 401, path
+    assert stranger.request("POST", "/api/login", {"password": "wrong-password"})[0] == 403
+    for action, body in HOST_ACTIONS:  # a wrong password gave no session
+        assert stranger.request("POST", f"/api/host/{action}", body)[0] == 401, action
+    host = Http(night.base)
+    status, reply = host.request("POST", "/api/login", {"password": PASSWORD})
+    assert status == 200 and reply["csrf"]
+    for action, body in HOST_ACTIONS:
+        assert host.request("POST", f"/api/host/{action}", body)[0] == 403, action
+        assert host.request("POST", f"/api/host/{action}", body,
+                            {"X-CSRF-Token": "forged"})[0] == 403, action
+    # the session works with its token, and none of the refused requests changed anything
+    snap = night.snapshot()
+    assert snap["phase"] == "lobby"
+    assert [r["name"] for r in snap["roster"]] == ROSTER
+    status, reply = host.request("POST", "/api/host/bell", {}, {"X-CSRF-Token": reply["csrf"]})
+    assert status == 409 and "not started" in reply["error"]
+
+
+def test_a_wrong_password_in_the_browser_is_refused(night, browser):
+    host_login(browser, night, "not-the-password")
+    wait_page(browser, lambda: "wrong password" in message(browser), "the refusal")
+    assert browser.execute_script("return document.getElementById('desk').classList.contains('hidden')")
+
+
+def test_the_host_checks_players_in_and_starts_the_night(night, browser):
+    host_login(browser, night)
+    wait_page(browser, lambda: "Logged in" in message(browser), "the login")
+    wait_page(browser, lambda: "Gus" in text_of(browser, "#roster"), "the roster")
+    click(browser, "here-6")  # Gus has not come
+    browser.find_element("id", "new-name").send_keys("Hal")
+    click(browser, "add-name")
+    shoot(browser, "host-roster", PHONE)
+    click(browser, "save-roster")
+    wait_page(browser, lambda: "7 checked in, 1 ghosts" in message(browser), "the saved roster")
+    click(browser, "act-start")
+    night.wait(lambda: night.phase() == "ready", "the night to start")
+    names = {p["name"] for p in night.snapshot()["players"]}
+    assert "Hal" in names and "Gus" not in names and "Ghost 1" in names
+    time.sleep(0.6)  # the bell takes one press per half second, like the button
+    click(browser, "act-bell")
+    night.wait(lambda: night.phase() == "playing", "the round to start")
+
+
+def test_the_board_shows_a_press_within_one_second(night, browser):
+    browser.get(night.base + "/#board")
+    wait_page(browser, lambda: "playing" in text_of(browser, "#status"), "the round")
+    delays = []
+    for _ in range(3):
+        before = browser.execute_script(
+            "return document.querySelector('#table-2 .score').dataset.score")
+        pressed = time.monotonic()
+        night.press(2, "p")
+        wait_page(browser, lambda b=before: browser.execute_script(
+            "return document.querySelector('#table-2 .score').dataset.score") != b,
+            "the press", seconds=10)
+        delays.append(time.monotonic() - pressed)
+        time.sleep(0.3)
+    print(f"press to board: {', '.join(f'{d * 1000:.0f} ms' for d in delays)}")
+    assert sorted(delays)[1] < 1.0, delays  # the median of three presses
+    night.press(1, "p")
+    night.wait(lambda: sum(night.snapshot()["board"][0]["score"]) == 1, "table 1's point")
+    shoot(browser, "board", PHONE)
+    shoot(browser, "board", LAPTOP)
+
+
+def _finish_round(night: ConsoleNight, browser) -> None:
+    """The host rings the bell; each table's roller passes: the round closes."""
+    browser.get(night.base + "/#host")
+    wait_page(browser, lambda: browser.execute_script(
+        "return !document.getElementById('desk').classList.contains('hidden')"), "the desk")
+    for table in (1, 2):  # a point each, so no table ties and needs a roll-off
+        night.press(table, "p")
+    time.sleep(3.2)  # a round cannot be ended by the bell in its first seconds
+    click(browser, "act-bell")
+    night.wait(lambda: night.snapshot().get("bell"), "the bell")
+    night.press(1, " ")
+    night.press(2, " ")
+    night.wait(lambda: night.phase() == "results", "the round to close")
+
+
+def test_a_late_arrival_takes_the_ghost_seat_and_someone_leaves(night, browser):
+    _finish_round(night, browser)
+    browser.get(night.base + "/#standings")
+    wait_page(browser, lambda: "Ann" in text_of(browser, "#standings"), "the standings")
+    wins = browser.execute_script(
+        "return [...document.querySelectorAll('#standings tbody tr')]"
+        ".map(r => +r.cells[1].textContent).reduce((a, b) => a + b, 0)")
+    ghost_won = 4 - sum(r["wins"] for r in night.snapshot()["standings"])
+    assert ghost_won in (0, 1) and wins == 4 - ghost_won  # two winners a table; a ghost's is nobody's
+    shoot(browser, "standings", PHONE)
+    shoot(browser, "standings", LAPTOP)
+    browser.get(night.base + "/#host")
+    ghost = next(p for p in night.snapshot()["players"] if p["ghost"])
+    wait_page(browser, lambda: browser.execute_script(
+        "return !!document.getElementById(arguments[0])", f"arrive-{ghost['id']}"), "the seats")
+    browser.find_element("id", f"arrive-name-{ghost['id']}").send_keys("Ivy")
+    click(browser, f"arrive-{ghost['id']}")
+    night.wait(lambda: any(p["name"] == "Ivy" and not p["ghost"]
+                           for p in night.snapshot().get("players", [])), "Ivy seated")
+    ann = next(p for p in night.snapshot()["players"] if p["name"] == "Ann")
+    wait_page(browser, lambda: browser.execute_script(
+        "return !!document.getElementById(arguments[0])", f"leave-{ann['id']}"), "Ann's row")
+    click(browser, f"leave-{ann['id']}")
+    night.wait(lambda: any(p["name"] == "Ann" and p["ghost"]
+                           for p in night.snapshot().get("players", [])), "Ann left")
+    shoot(browser, "host", PHONE)
+    shoot(browser, "host", LAPTOP)
+    standings = {r["name"] for r in night.snapshot()["standings"]}
+    assert {"Ivy", "Ann"} <= standings  # Ivy's card starts now; Ann keeps hers
+
+
+def _to_playing(night: ConsoleNight, browser) -> None:
+    if night.phase() == "results":
+        time.sleep(0.6)
+        click(browser, "act-bell")
+    night.wait(lambda: night.phase() == "playing", "a round to play")
+
+
+def test_the_host_undoes_a_tables_last_entry(night, browser):
+    _to_playing(night, browser)
+    before = night.snapshot()["board"][1]["score"]
+    night.press(2, "p")
+    night.wait(lambda: night.snapshot()["board"][1]["score"] != before, "the point")
+    click(browser, "undo-2")
+    night.wait(lambda: night.snapshot()["board"][1]["score"] == before, "the undo")
+
+
+def test_the_host_closes_a_round_a_killed_table_holds_up(night, browser):
+    _to_playing(night, browser)
+    night.press(1, "p")
+    night.tables[2].send_signal(signal.SIGKILL)
+    night.tables[2].wait(10)
+    time.sleep(3.2)
+    click(browser, "act-bell")
+    night.press(1, " ")
+    night.wait(lambda: night.snapshot().get("waiting_for") == [2], "the round held by table 2")
+    click(browser, "act-close-held")
+    night.wait(lambda: night.phase() == "results", "the held round to close")
+    night.start_table(2)
+
+
+def test_the_page_comes_back_by_itself_after_the_head_is_killed_and_restarted(night, browser):
+    browser.get(night.base + "/#board")
+    wait_page(browser, lambda: "Set 1" in text_of(browser, "#status"), "the board")
+    phase_before = night.phase()
+    night.head.send_signal(signal.SIGKILL)
+    night.head.wait(10)
+    wait_page(browser, lambda: browser.execute_script(
+        "return document.getElementById('banner').classList.contains('show')"),
+        "that the head is gone")
+    browser.execute_script("document.getElementById('status').textContent = 'stale'")
+    night.start_head()
+    wait_page(browser, lambda: not browser.execute_script(
+        "return document.getElementById('banner').classList.contains('show')"),
+        "the head back")
+    wait_page(browser, lambda: "Set 1" in text_of(browser, "#status"), "the board redrawn")
+    assert night.phase() == phase_before  # the head resumed the night from its log
+    # and it is live again: the host (logged out by the restart) logs in and rings the bell
+    host_login(browser, night)
+    wait_page(browser, lambda: "Logged in" in message(browser), "the login")
+    _to_playing(night, browser)
+    browser.get(night.base + "/#board")
+    wait_page(browser, lambda: "playing" in text_of(browser, "#status"), "the new round")
+
+
+def test_the_host_ends_the_night_and_downloads_it(night, browser):
+    if night.phase() == "playing":
+        _finish_round(night, browser)
+    browser.get(night.base + "/#host")
+    wait_page(browser, lambda: browser.execute_script(
+        "return !document.getElementById('desk').classList.contains('hidden')"), "the desk")
+    click(browser, "act-end")
+    night.wait(lambda: night.phase() == "ended", "the end of the night")
+    browser.get(night.base + "/#board")
+    wait_page(browser, lambda: "Prizes" in text_of(browser, "#final"), "the prizes")
+    kept = sorted(night.nights.glob(f"*-{NIGHT}.json"))
+    assert len(kept) == 1, "the head keeps the finished night for the season"
+    host = Http(night.base)
+    assert host.request("POST", "/api/login", {"password": PASSWORD})[0] == 200
+    status, record = host.request("GET", "/host/night.json")
+    assert status == 200 and record["complete"] and ["leave", "p1"] in record["log"]
+    status, csv_text = host.request("GET", "/host/cards.csv")
+    assert status == 200 and csv_text.splitlines()[0].startswith("name,wins,losses")
+    assert any(line.startswith("Ivy,") for line in csv_text.splitlines())
+    status, cards = host.request("GET", "/host/cards.html")
+    assert status == 200 and cards.count('class="card"') == len(record["cards"])
+
+
+def test_the_season_page_shows_every_kept_night(night, browser):
+    browser.get(night.base + "/season")
+    wait_page(browser, lambda: "4 nights" in text_of(browser, "main"), "four nights")
+    assert "Ivy" in text_of(browser, "#season")
+    assert browser.execute_script("return document.querySelector('img.chart').naturalWidth") > 0
+    shoot(browser, "season", PHONE)
+    shoot(browser, "season", LAPTOP)
+
+
+def test_screenshots_are_in_docs():
+    if not shutil.which("chromium"):
+        pytest.skip("no browser, no screenshots")
+    for name in ("board", "standings", "host", "season"):
+        for kind in ("phone", "laptop"):
+            assert (SHOTS / f"{name}-{kind}.png").stat().st_size > 1000

@@ -1,0 +1,158 @@
+"""The host's desk over HTTP against a real head service (in-process link, real event log):
+each action reaches the head's owner thread through its queue, and the two actions that need
+the head's newer calls ask for exactly ``request_undo(table)`` and ``close_held_round()``."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from bunco_pi.console.auth import hash_password
+from bunco_pi.console.desk import ConsoleBridge
+from bunco_pi.console.server import CSRF_HEADER, ConsoleServer
+from bunco_pi.head.coordinator import Coordinator
+from bunco_pi.head.eventlog import EventLog
+from bunco_pi.head.service import HEAD_NAME, HeadService, HeadTask, make_players
+from bunco_pi.net.inproc import InprocBroker, InprocLink
+from bunco_pi.net.topics import Topics
+from bunco_pi.rules.house import preset, preset_text
+
+PASSWORD = "host password"
+
+
+def _head(service_class, tmp_path):
+    """Made on the owner thread: the event log's SQLite connection stays on its thread."""
+    topics = Topics("desk")
+    link = InprocLink(InprocBroker(), HEAD_NAME, status_topic=topics.status(HEAD_NAME))
+    coordinator = Coordinator(preset("classic"), preset_text("classic"), "desk", 2,
+                              entropy=random.Random(2))
+    log = EventLog(tmp_path / "night.sqlite")
+    service = service_class(coordinator, link, log, topics,
+                            make_players([f"N{i}" for i in range(7)], None, 2))
+    return service, log
+
+
+@pytest.fixture
+def desk(tmp_path):
+    made = {}
+    server = ConsoleServer("127.0.0.1", 0, password_hash=hash_password(PASSWORD),
+                           season_dir=tmp_path / "nights")
+    stop = threading.Event()
+    ready = threading.Event()
+
+    def owner() -> None:  # the head's one owner thread, as `bunco-pi head` runs it
+        service, log = _head(HeadService, tmp_path)
+        made["service"] = service
+        server.bridge = ConsoleBridge(service, server.publish, season_dir=tmp_path / "nights")
+        service.start()
+        ready.set()
+        try:
+            service.run(stop.is_set)
+        finally:
+            log.close()
+
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        server.port = s.getsockname()[1]
+    server.start()
+    thread = threading.Thread(target=owner, daemon=True)
+    thread.start()
+    ready.wait(10)
+    yield made["service"], f"http://127.0.0.1:{server.port}"
+    stop.set()
+    thread.join(10)
+    server.stop()
+
+
+def call(base, path, body=None, cookie=None, csrf=None):
+    headers = {"Content-Type": "application/json"}
+    if cookie:
+        headers["Cookie"] = cookie
+    if csrf:
+        headers[CSRF_HEADER] = csrf
+    req = urllib.request.Request(base + path, data=json.dumps(body or {}).encode(),
+                                 headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.status, json.loads(r.read()), r.headers.get("Set-Cookie", "")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read()), ""
+
+
+def login(base):
+    status, reply, cookie = call(base, "/api/login", {"password": PASSWORD})
+    assert status == 200 and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    return cookie.split(";")[0], reply["csrf"]
+
+
+def test_the_host_runs_the_night_from_the_desk(desk):
+    service, base = desk
+    cookie, csrf = login(base)
+
+    def act(action, body=None):
+        return call(base, f"/api/host/{action}", body, cookie, csrf)[:2]
+
+    status, reply = act("roster", {"roster": [{"name": "Ann", "here": True},
+                                              {"name": "Bea", "here": False},
+                                              {"name": "Ann", "here": True}]})
+    assert status == 409 and "twice" in reply["error"]
+    status, reply = act("roster", {"roster": [{"name": n, "here": n != "Bea"}
+                                              for n in ("Ann", "Bea", "Cat", "Dot", "Eve")]})
+    assert (status, reply["message"]) == (200, "4 checked in, 4 ghosts")
+    assert act("start")[0] == 200
+    assert act("start") == (409, {"ok": False, "error": "the night has already started"})
+    night = service.coordinator.night
+    assert [p.name for p in night.players if not p.ghost] == ["Ann", "Cat", "Dot", "Eve"]
+    assert act("arrive", {"player": "ghost1", "name": "Zoe"})[0] == 200
+    assert service.coordinator.night.player("ghost1").name == "Zoe"
+    assert act("leave", {"player": "p1"})[0] == 200
+    assert act("arrive", {"player": "p1", "name": "Yan"})[0] == 409  # Ann's card stays hers
+    assert act("end") == (200, {"ok": True, "message": "the night has ended: prizes settled"})
+    assert service.coordinator.ended
+    assert act("nonsense")[0] == 404
+    assert act("undo", {"table": "two"})[0] == 409
+
+
+def test_undo_and_closing_a_held_round_go_through_the_heads_own_calls(desk):
+    service, base = desk
+    cookie, csrf = login(base)
+
+    def act(action, body=None):
+        return call(base, f"/api/host/{action}", body, cookie, csrf)[:2]
+
+    assert act("undo", {"table": 2})[0] == 409  # no night yet: nothing to undo
+    assert act("close-held")[0] == 409
+    assert act("start")[0] == 200
+    time.sleep(0.6)  # the bell takes one press per half second, however long it chatters
+    assert act("bell")[0] == 200
+    wait_for(lambda: service.coordinator.night.phase == "playing", "the round to start")
+    assert act("undo", {"table": 2}) == (200, {"ok": True, "message": "table 2: undo asked"})
+    assert act("undo", {"table": 3})[0] == 409  # a night of 2 tables
+    logged = on_head(service, lambda s: [e.payload for e in s.eventlog.replay()
+                                         if e.payload.get("kind") == "command"])
+    assert [(p["command"], p["table"]) for p in logged] == [("undo", 2)]
+    assert act("close-held") == (200, {"ok": True, "message": "round closed"})
+    wait_for(lambda: service.coordinator.night.phase == "results", "the held round to close")
+    assert act("close-held")[0] == 409  # nothing is held now
+
+
+def on_head(service, work):
+    """``work(service)`` on the head's owner thread (its SQLite log lives there)."""
+    task = HeadTask(work)
+    service.link.inbox.put(task)
+    return task.done.result(15)
+
+
+def wait_for(predicate, what, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
