@@ -32,12 +32,12 @@ from bunco_pi.head.coordinator import (
     RestoreError,
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
+from bunco_pi.head.records import RecordWriter
 from bunco_pi.net import envelope
 from bunco_pi.net.delivery import HEAD_NAME, HeadIngest
 from bunco_pi.net.link import Connected, Disconnected, Link, Message
 from bunco_pi.net.topics import TopicError, Topics, parse_topic
 from bunco_pi.protocol import TableEvent, decode_entry
-from bunco_pi.recordfile import write_record
 from bunco_pi.rules.night import ENDED, RESULTS, Player
 
 log = logging.getLogger("bunco_pi.head")
@@ -85,6 +85,7 @@ class HeadService:
     clock: Callable[[], float] = time.monotonic
     on_effects: Callable[[list[Effect]], None] | None = None
     offline: set[str] = field(default_factory=set)
+    records: RecordWriter | None = None  # made from record_path when not given
     _phase_since: float = 0.0
     _phase: str = ""
     _phase_key: str = ""
@@ -95,6 +96,8 @@ class HeadService:
                                  check=_check_table_payload, name=HEAD_NAME,
                                  tables=self.coordinator.table_count)
         self.link.subscribe(self.topics.all_status())
+        if self.records is None and self.record_path:
+            self.records = RecordWriter(self.record_path)
 
     # --- life cycle -----------------------------------------------------------------------
 
@@ -221,7 +224,7 @@ class HeadService:
                                   retain=True)
                 phase = effect.state.get("phase")
                 if phase in (RESULTS, ENDED) and not wrote_record:
-                    self.write_record()
+                    self.record_soon()  # after the results are out, and off this thread
                     wrote_record = True
             elif isinstance(effect, PublishView):
                 self.link.publish(self.topics.view(effect.table),
@@ -236,16 +239,18 @@ class HeadService:
         if self.on_effects is not None:
             self.on_effects(effects)
 
-    def write_record(self) -> None:
-        if not self.record_path:
-            return
-        record = self.coordinator.record(source="head")
-        if record is None:
-            return
-        try:
-            write_record(self.record_path, record)
-        except UserError as exc:  # a full disk must not stop the night: the log has it all
-            log.error("%s (the event log still holds the whole night)", exc)
+    def record_soon(self) -> None:
+        """Have the night record written on its own thread; no table waits for it."""
+        night = self.coordinator.night
+        if self.records is not None and night is not None:
+            self.records.request(night, self.coordinator.log)
+
+    def write_record(self, timeout: float = 60.0) -> None:
+        """Write the night record and wait until it is on disk (at exit)."""
+        self.record_soon()
+        if self.records is not None and not self.records.flush(timeout):
+            log.error("%s: the night record was still being written after %.0f s",
+                      self.records.path, timeout)
 
 
 def make_players(names: Sequence[str] | None, count: int | None, tables: int) -> list[Player]:
