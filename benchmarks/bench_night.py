@@ -157,10 +157,11 @@ def play_tables(args: argparse.Namespace) -> int:
 # --- the night ---------------------------------------------------------------------------------
 
 
-def night(tables: int, sets: int, tmp: Path, limit: float) -> dict:
+def night(tables: int, sets: int, target: int, tmp: Path, limit: float) -> dict:
     rules = tmp / "rules.toml"
     rules.write_text(preset_text("classic").replace("sets = 4", f"sets = {sets}")
-                     .replace("break_after_sets = [2]", "break_after_sets = []"))
+                     .replace("break_after_sets = [2]", "break_after_sets = []")
+                     .replace("target_score = 21", f"target_score = {target}"))
     with Broker(tmp / "broker", tables=tables) as broker:
         topics = Topics(f"n{tables}")
         creds = broker.workdir / "credentials.json"
@@ -288,6 +289,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, nargs="+", default=[50, 100])
     parser.add_argument("--sets", type=int, default=1, help="sets of 6 rounds (default 1)")
+    parser.add_argument("--target", type=int, default=21,
+                        help="the head table's target score (lower: shorter rounds; default 21)")
     parser.add_argument("--limit", type=float, default=900, help="seconds per night at most")
     parser.add_argument("--play", type=int, help=argparse.SUPPRESS)  # the tables' process
     for name in ("broker", "credentials", "night", "data", "out"):
@@ -299,7 +302,7 @@ def main() -> int:
     figures = {}
     for tables in args.tables:
         with tempfile.TemporaryDirectory() as tmp:
-            figures[tables] = night(tables, args.sets, Path(tmp), args.limit)
+            figures[tables] = night(tables, args.sets, args.target, Path(tmp), args.limit)
     print(f"{'figure':50} {'bunco-pi':>10} {'raw':>10} {'ratio':>7}")
     print("-" * 80)
     for tables, f in figures.items():
