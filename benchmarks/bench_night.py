@@ -183,32 +183,32 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float) -> dict:
              "--play-out", str(sends_file), "--play-limit", str(limit)],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / "tables.log").open("w"))
         t_start = time.monotonic()
-        cpu_start = None
+        cpu: list[tuple[float, float]] = []  # (head's CPU seconds, wall) at each round start
         rss: list[tuple[int, float]] = []
         bell_at: dict[int, dict[int, float]] = {}     # round -> table -> first bell arrival
         results_at: dict[int, dict[int, float]] = {}
         seen_round = -1
+        size = 0
         deadline = t_start + limit
         while players.poll() is None and time.monotonic() < deadline:
             try:
                 n, t, payload = obs.arrivals.get(timeout=0.5)
             except queue.Empty:
                 continue
+            size = max(size, len(payload))  # the baseline relays the largest state seen
             state = json.loads(payload)["payload"]
             r, phase = state.get("round_index"), state.get("phase")
             if phase == "playing" and r is not None and r > seen_round:
                 seen_round = r
-                if cpu_start is None:
-                    cpu_start = (cpu_seconds(head.pid), time.monotonic())
                 if head.poll() is None:
                     rss.append((r + 1, rss_mib(head.pid)))
+                    cpu.append((cpu_seconds(head.pid), time.monotonic()))
             if state.get("bell") and phase in ("playing", "finishing"):
                 bell_at.setdefault(r, {}).setdefault(n, t)
             if phase == "results":
                 results_at.setdefault(r, {}).setdefault(n, t)
-        cpu = (cpu_seconds(head.pid) - cpu_start[0]) / (time.monotonic() - cpu_start[1]) \
-            if cpu_start and head.poll() is None else float("nan")
-        final_rss = rss_mib(head.pid) if head.poll() is None else float("nan")
+        busy = (cpu[-1][0] - cpu[0][0]) / (cpu[-1][1] - cpu[0][1]) if len(cpu) > 1 \
+            else float("nan")
         players.wait(30)
         head.wait(30)
         obs.close()
@@ -229,11 +229,10 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float) -> dict:
             if last_entry:
                 results.append((max(arrivals.values()) - max(last_entry)) * 1000)
         complete = record.exists() and json.loads(record.read_text()).get("complete")
-        size = max((len(p) for _, _, p in list(obs.arrivals.queue)), default=1500)
         base = raw_relay(broker, tables, max(len(bells), 5), size, tmp)
-        return {"bells": bells, "results": results, "base": base, "rss": rss,
-                "final_rss": final_rss, "cpu": cpu, "complete": complete,
-                "entries": len(sends), "seconds": time.monotonic() - t_start}
+        return {"bells": bells, "results": results, "base": base, "rss": rss, "cpu": busy,
+                "complete": complete, "entries": len(sends), "size": size,
+                "seconds": time.monotonic() - t_start}
 
 
 def raw_relay(broker: Broker, tables: int, count: int, size: int, tmp: Path) -> list[float]:
@@ -319,8 +318,9 @@ def main() -> int:
     for tables, f in figures.items():
         line = " ".join(f"{mib:.1f}" for _, mib in f["rss"])
         grow = (f["rss"][-1][1] - f["rss"][0][1]) / max(1, len(f["rss"]) - 1) if f["rss"] else 0
+        print(f"{tables} tables: the head's state is up to {f['size']} bytes")
         print(f"{tables} tables: head RSS at the start of rounds 1..{len(f['rss'])} (MiB): {line}")
-        print(f"  {grow:+.2f} MiB a round; head CPU while playing {100 * f['cpu']:.0f}% of one "
+        print(f"  {grow:+.2f} MiB a round; head CPU from round 1 to the last {100 * f['cpu']:.0f}% of one "
               f"core; {f['entries']} entries in {f['seconds']:.0f} s; record complete: "
               f"{bool(f['complete'])}")
     print("\nbaseline: a bare paho relay process committing each message to SQLite (WAL, FULL) "
