@@ -6,7 +6,9 @@ Needs mosquitto (``apt-get install mosquitto``). Starts its own broker on a free
 port, runs a few seconds, prints one table. Baselines:
 
 - round trip: two raw paho clients (TCP_NODELAY) ping-ponging QoS 1 messages, no storage;
-- fan-out: raw paho subscribers timing the message in their own on_message;
+- fan-out: the head's real state as the bell rings (its size at 3 and 50 tables) to raw paho
+  subscribers noting it in their own on_message, beside our links whose owner threads decode
+  and read it as a table does;
 - ingest: raw sqlite3 inserts (WAL, synchronous=FULL), one commit per event.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import queue
+import random
 import socket
 import sqlite3
 import sys
@@ -31,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import contextlib
 
+from bunco_pi.head.coordinator import Coordinator  # noqa: E402
 from bunco_pi.head.eventlog import EventLog, IncomingEvent  # noqa: E402
 from bunco_pi.head.ingest import HeadIngest  # noqa: E402
 from bunco_pi.net import envelope  # noqa: E402
@@ -38,6 +42,9 @@ from bunco_pi.net.broker import Broker  # noqa: E402
 from bunco_pi.net.link import Message  # noqa: E402
 from bunco_pi.net.mqtt import MqttLink  # noqa: E402
 from bunco_pi.net.topics import Topics  # noqa: E402
+from bunco_pi.protocol import NightPosition, split_state  # noqa: E402
+from bunco_pi.rules.house import preset, preset_text  # noqa: E402
+from bunco_pi.sim.players import make_players  # noqa: E402
 from bunco_pi.table.outbox import Outbox  # noqa: E402
 from bunco_pi.table.sender import TableSender  # noqa: E402
 
@@ -227,8 +234,11 @@ def fan_out(bench: Bench, subscribers: int, n: int, raw: bool) -> list[float]:
                     event = link.inbox.get()
                     if event is None:
                         return
-                    if isinstance(event, Message) and envelope.try_decode(
-                            event.topic, event.payload) is not None:
+                    if not isinstance(event, Message):
+                        continue
+                    env = envelope.try_decode(event.topic, event.payload)
+                    # what a table does with the head's state: read the phase, round and bell
+                    if env is not None and env.payload["bell"] and env.payload["round_index"] >= 0:
                         arrived()
 
             threading.Thread(target=consume, daemon=True).start()
@@ -238,7 +248,7 @@ def fan_out(bench: Bench, subscribers: int, n: int, raw: bool) -> list[float]:
             head.publish(topics.control(), data)
     time.sleep(0.3)
     out = []
-    data = envelope.message("head", {"kind": "bell", "round": 1})
+    data = bell_state(subscribers)
     for _ in range(n):
         with lock:
             state["count"] = 0
@@ -252,6 +262,20 @@ def fan_out(bench: Bench, subscribers: int, n: int, raw: bool) -> list[float]:
         for link in bench.links:
             link.inbox.put(None)  # type: ignore[arg-type]
     return out
+
+
+def bell_state(tables: int) -> bytes:
+    """The head's real retained state as the bell rings at ``tables`` tables: the small state
+    the bell travels in (the roster, seating and rules go on their own topics, and only when
+    they change), with the position and the parts' versions the head stamps on it."""
+    coord = Coordinator(preset("classic"), preset_text("classic"), "fan", tables,
+                        entropy=random.Random(1))
+    coord.start_night(make_players(tables * 4))
+    coord.press_bell()  # round 1 starts
+    coord.press_bell()  # the host's bell ends it
+    core, parts = split_state(coord.state())
+    core["parts"] = dict.fromkeys(parts, 123456)
+    return envelope.message("head", NightPosition("0123456789abcdef", 123456).stamp(core))
 
 
 def ingest_rate(tmp: Path, n: int, batch: int) -> float:
@@ -291,12 +315,13 @@ def main() -> int:
     rows: list[tuple[str, str, str, str]] = []
     with tempfile.TemporaryDirectory() as tmpdir, Broker(tables=50) as broker:
         tmp = Path(tmpdir)
-        def measured(measure: Callable[..., list[float]], *args: object) -> list[float]:
+        def measured(measure: Callable[..., list[float]], *args: object,
+                     **kwargs: object) -> list[float]:
             # Fresh clients per measure, closed after it: the broker binds each client id to
             # its user, so two live connections of one user would keep taking over each other.
             bench = Bench(broker)
             try:
-                return measure(bench, *args)
+                return measure(bench, *args, **kwargs)
             finally:
                 bench.close()
 
@@ -309,10 +334,11 @@ def main() -> int:
                 rows.append((f"{label}, p{p}", ms(pct(mine, p)), ms(pct(raw, p)),
                              f"{pct(mine, p) / pct(raw, p):.1f}x"))
         for subs, count in ((3, n // 2), (50, n // 4)):
-            base = measured(fan_out, subs, count, True)
-            mine = measured(fan_out, subs, count, False)
+            base = measured(fan_out, subs, count, raw=True)
+            mine = measured(fan_out, subs, count, raw=False)
             for p in (50, 99):
-                rows.append((f"fan-out head -> {subs} nodes (last one), p{p}",
+                rows.append((f"fan-out bell state ({len(bell_state(subs))} B) -> {subs} nodes "
+                             f"(last one), p{p}",
                              ms(pct(mine, p)), ms(pct(base, p)),
                              f"{pct(mine, p) / pct(base, p):.1f}x"))
         base_rate = raw_sqlite_rate(tmp, n)

@@ -15,8 +15,10 @@ import time
 from collections.abc import Callable
 from itertools import product
 
+from bunco_pi.rules.audit import audit_record
 from bunco_pi.rules.house import preset
 from bunco_pi.rules.night import TableEntry
+from bunco_pi.rules.record import build_record
 from bunco_pi.rules.scoring import score_roll
 from bunco_pi.rules.table_round import Roll, TableRound, TableSetup
 from bunco_pi.sim.players import simulate_night
@@ -77,6 +79,22 @@ def main() -> None:
         t = best_of(reps, lambda p=players: simulate_night(rules, p, 1))
         b = best_of(reps, dice_baseline(rolls_in_night))
         rows.append((f"{label} ({events} events)", rolls_in_night, t, b))
+
+    # Big nights (charity nights run to 100 tables and more): the whole of `bunco-pi sim
+    # --players N --check` beside the dice it draws: the night, its record, the audit.
+    for tables in (50, 100, 200):
+        players = tables * 4
+        result = simulate_night(rules, players, 1)
+        rolls_in_night = sum(1 for e in result.log
+                             if isinstance(e, TableEntry) and isinstance(e.entry, Roll))
+        b = best_of(1, dice_baseline(rolls_in_night))
+        t = best_of(1, lambda p=players: simulate_night(rules, p, 1))
+        rows.append((f"{tables} tables: simulate the night", rolls_in_night, t, b))
+        record = build_record(result.night, result.log, seed=1, source="sim")
+        t = best_of(1, lambda r=result: build_record(r.night, r.log, seed=1, source="sim"))
+        rows.append((f"{tables} tables: build its record", rolls_in_night, t, b))
+        t = best_of(1, lambda r=record: audit_record(r, rules))
+        rows.append((f"{tables} tables: audit the record", rolls_in_night, t, b))
 
     print(f"{'what':44} {'rolls':>7} {'ms':>9} {'per sec':>11} {'baseline ms':>12} {'ratio':>7}")
     for label, count, t, b in rows:

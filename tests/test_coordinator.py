@@ -229,3 +229,18 @@ def test_a_log_that_does_not_replay_is_one_clear_error():
     again = Coordinator(h.rules, preset_text("classic"), "test", 2)
     with pytest.raises(RestoreError, match="record 3 \\(night\\)"):
         again.restore(broken)
+
+
+def test_a_batch_publishes_one_view_a_table_the_latest():
+    """Views are retained: a burst from a table after a Wi-Fi cut publishes its last view only,
+    and it shows every entry of the batch."""
+    from bunco_pi.head.views import table_view
+
+    h = Harness()
+    h.bell()
+    batch = [h.event(2, Roll((2, 3, 4))) for _ in range(30)] + [h.event(3, Roll((1, 1, 2)))]
+    effects = h.coord.accept(batch)
+    views = [e for e in effects if isinstance(e, PublishView)]
+    assert [v.table for v in views] == [2, 3]
+    assert views[0].view == table_view(h.coord.night, 2)
+    assert len(h.coord.night.table(2).rolls) == 30

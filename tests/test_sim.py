@@ -205,11 +205,33 @@ def test_sim_with_a_rules_file_and_check(tmp_path, capsys) -> None:
     assert "Standings (rotate, 6 rounds, 3 tables)" in out and "Audit: the record agrees" in out
 
 
-@pytest.mark.parametrize("players", ["0", "201", "-4"])
+@pytest.mark.parametrize("players", ["0", "801", "-4"])
 def test_sim_refuses_impossible_player_counts_in_one_line(players, capsys) -> None:
     assert main(["sim", "--players", players]) == 2
     out, err = capsys.readouterr()
     assert len(err.splitlines()) == 1 and "--players" in err and out == ""
+
+
+@pytest.mark.slow
+def test_a_100_table_charity_night_plays_and_audits(capsys) -> None:
+    assert main(["sim", "--players", "400", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "Standings (classic, 24 rounds, 100 tables)" in out
+    assert "Audit: the record agrees" in out
+
+
+def test_a_night_has_up_to_200_tables() -> None:
+    from bunco_pi.rules.night import Night, Player
+    from bunco_pi.rules.table_round import RuleViolation
+
+    for tables, fits in ((200, True), (201, False)):
+        players = [Player(f"p{i}", f"P{i}") for i in range(tables * 4)]
+        seating = [tuple(f"p{i}" for i in range(t * 4, t * 4 + 4)) for t in range(tables)]
+        if fits:
+            assert len(Night.start(preset("classic"), players, seating).seating) == 200
+        else:
+            with pytest.raises(RuleViolation, match="1 to 200 tables, got 201"):
+                Night.start(preset("classic"), players, seating)
 
 
 def test_make_players_fills_the_last_table_with_ghosts() -> None:

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "separate processes, virtual scorekeepers pressing virtual buttons, and the "
                     "tables' screens drawn live.",
     )
-    p.add_argument("--tables", type=int, default=3, help="tables (1 to 50; default 3)")
+    p.add_argument("--tables", type=int, default=3, help=f"tables (1 to {MAX_TABLES}; default 3)")
     p.add_argument("--rules", default="classic", metavar="PRESET|FILE")
     p.add_argument("--players", type=int, help="real players (default: 4 a table)")
     p.add_argument("--fast", action="store_true", help="full speed: no pauses for people")

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--config", metavar="FILE", help="the head's config (/etc/bunco-pi/head.toml); "
                    "options given here override it")
     p.add_argument("--night", help="the night's name (topic prefix; default bunco)")
-    p.add_argument("--tables", type=int, help="how many tables (1 to 50; default 3)")
+    p.add_argument("--tables", type=int, help=f"how many tables (1 to {MAX_TABLES}; default 3)")
     p.add_argument("--rules", metavar="PRESET|FILE", help="house rules (default classic)")
     who = p.add_mutually_exclusive_group()
     who.add_argument("--players", type=int, help="anonymous players (ghosts fill the rest)")

@@ -79,6 +79,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bunco_pi.rules.house import resolve_rules
+    from bunco_pi.rules.night import MAX_TABLES
     from bunco_pi.table.box import TableBox
     from bunco_pi.table.config import load_config
     from bunco_pi.table.link import StandaloneLink
@@ -100,8 +101,8 @@ def run(args: argparse.Namespace) -> int:
                                 "head keeps the record and the table its outbox (--data-dir)")
     config = load_config(args.config)
     if args.table is not None:
-        if not 1 <= args.table <= 50:
-            raise UserError(f"--table {args.table}: a table number is 1 to 50")
+        if not 1 <= args.table <= MAX_TABLES:
+            raise UserError(f"--table {args.table}: a table number is 1 to {MAX_TABLES}")
         config = config.with_overrides(number=args.table)
     _one_dice_reader(args, config)
     device = pin_factory = None

@@ -18,7 +18,7 @@ The file (every key shown; all but ``[night] name`` have the default shown)::
 
     [night]
     name = "bunco-night"     # a topic level: letters, digits, '-', '_'
-    tables = 4               # tables of the night (1..50), the head's own (table 1) included
+    tables = 4               # tables of the night (1..200), the head's own (table 1) included
     rules = "/etc/bunco-pi/rules.toml"   # a house rules file, or a preset: classic, core, ...
     players = 16             # how many players (default 4 per table), or instead:
     # roster = "roster.txt"  # a file of the players (mutually exclusive with players)

@@ -43,6 +43,14 @@ from bunco_pi.rules.rotation import Seats, initial_seating
 from bunco_pi.rules.table_round import Bell, RuleViolation, Undo
 
 
+def _latest_views(effects: list[Effect]) -> list[Effect]:
+    """Only the last view of each table: views are retained, so a batch of 300 entries from a
+    table after a Wi-Fi cut need not publish 300 of them (the others are stale at once)."""
+    last = {e.table: i for i, e in enumerate(effects) if isinstance(e, PublishView)}
+    return [e for i, e in enumerate(effects)
+            if not isinstance(e, PublishView) or last[e.table] == i]
+
+
 class RestoreError(ValueError):
     """The log does not replay: one line naming the record (a log from another version or
     rules, or a damaged file)."""
@@ -176,7 +184,7 @@ class Coordinator:
             after += self._take(event)
         records, more_after = self._progress()
         head: list[Effect] = [Commit(tuple(records))] if records else []
-        return head + after + more_after
+        return head + _latest_views(after + more_after)
 
     def _take(self, event: TableEvent) -> list[Effect]:
         """Apply a table's entry if it belongs to the round being played; refuse it otherwise.

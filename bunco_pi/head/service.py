@@ -33,6 +33,7 @@ from bunco_pi.head.coordinator import (
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
 from bunco_pi.head.ingest import HeadIngest
+from bunco_pi.head.records import RecordWriter
 from bunco_pi.net import envelope
 from bunco_pi.net.delivery import HEAD_NAME
 from bunco_pi.net.link import Connected, Disconnected, Link, Message
@@ -45,7 +46,6 @@ from bunco_pi.protocol import (
     read_table_event,
     split_state,
 )
-from bunco_pi.recordfile import write_record
 from bunco_pi.rules.night import ENDED, RESULTS, Player
 
 log = logging.getLogger("bunco_pi.head")
@@ -119,6 +119,7 @@ class HeadService:
     on_effects: Callable[[list[Effect]], None] | None = None
     after_step: Callable[[], None] | None = None  # once per batch, e.g. the console's snapshot
     offline: set[str] = field(default_factory=set)
+    records: RecordWriter | None = None  # made from record_path when not given
     _phase_since: float = 0.0
     _phase: str = ""
     _phase_key: str = ""
@@ -131,6 +132,8 @@ class HeadService:
                                  check=_check_table_payload, name=HEAD_NAME,
                                  tables=self.coordinator.table_count)
         self.link.subscribe(self.topics.all_status())
+        if self.records is None and self.record_path:
+            self.records = RecordWriter(self.record_path)
 
     # --- life cycle -----------------------------------------------------------------------
 
@@ -304,11 +307,7 @@ class HeadService:
 
     def carry_out(self, effects: list[Effect]) -> None:
         wrote_record = False
-        # A table's view is retained and each one replaces the last: of a batch's views of a
-        # table only the last is sent (a burst of 300 entries is 50 views at 50 tables, not
-        # 300 queued ahead of the next state the tables wait for).
-        last_view = {e.table: i for i, e in enumerate(effects) if isinstance(e, PublishView)}
-        for i, effect in enumerate(effects):
+        for effect in effects:
             if isinstance(effect, Commit):
                 if effect.records:
                     self.eventlog.append_own(HEAD_NAME, *effect.records)
@@ -316,11 +315,9 @@ class HeadService:
                 self._publish_state(effect.state)
                 phase = effect.state.get("phase")
                 if phase in (RESULTS, ENDED) and not wrote_record:
-                    self.write_record()
+                    self.record_soon()  # after the results are out, and off this thread
                     wrote_record = True
             elif isinstance(effect, PublishView):
-                if last_view[effect.table] != i:
-                    continue
                 self.link.publish(self.topics.view(effect.table),
                                   envelope.message(HEAD_NAME, self._position().stamp(effect.view)),
                                   retain=True)
@@ -355,16 +352,18 @@ class HeadService:
         (each Commit is carried out before what follows it)."""
         return NightPosition(self.eventlog.epoch, self.eventlog.position)
 
-    def write_record(self) -> None:
-        if not self.record_path:
-            return
-        record = self.coordinator.record(source="head")
-        if record is None:
-            return
-        try:
-            write_record(self.record_path, record)
-        except UserError as exc:  # a full disk must not stop the night: the log has it all
-            log.error("%s (the event log still holds the whole night)", exc)
+    def record_soon(self) -> None:
+        """Have the night record written on its own thread; no table waits for it."""
+        night = self.coordinator.night
+        if self.records is not None and night is not None:
+            self.records.request(night, self.coordinator.log)
+
+    def write_record(self, timeout: float = 60.0) -> None:
+        """Write the night record and wait until it is on disk (at exit)."""
+        self.record_soon()
+        if self.records is not None and not self.records.flush(timeout):
+            log.error("%s: the night record was still being written after %.0f s",
+                      self.records.path, timeout)
 
 
 def make_players(names: Sequence[str] | None, count: int | None, tables: int) -> list[Player]:

@@ -1,0 +1,333 @@
+"""A whole networked night at 50 and 100 tables: the head's bell and results, its memory
+round by round, and its CPU, each process apart as on the night.
+
+Run from the repository root:  python3 benchmarks/bench_night.py [--tables 50 100] [--sets 1]
+
+Three kinds of process over one private mosquitto on loopback: the real ``bunco-pi head``
+(its event log, ``--record``, the host's bell pressed by ``--auto-host``); one process of
+scripted tables (each its own MQTT client and durable outbox, rolling seeded dice, entering
+the bell when it hears it: ``tests/scripted_tables.py``); and this process, with one bare
+paho subscriber per table that only notes when the head's state reaches it.
+
+- bell: from table 1 sending the roll that reaches its target (outbox fsync included) to the
+  last table holding the head's ``bell: true`` state;
+- results: from the entry that finished the last table to the last table holding the results;
+- baseline of both, in the same run and timed the same way: a bare paho relay in its own
+  process that commits each incoming message to SQLite (WAL, synchronous=FULL, one commit per
+  message) and publishes a payload of the head's state size to as many bare subscribers, the
+  sender committing to its own SQLite file first, with a gap between messages as between rounds;
+- the head's RSS at the start of every round (read from /proc), and its CPU over the night.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import paho.mqtt.client as mqtt  # noqa: E402
+from paho.mqtt.enums import CallbackAPIVersion  # noqa: E402
+
+from bunco_pi.net.broker import Broker  # noqa: E402
+from bunco_pi.net.topics import Topics, table_node  # noqa: E402
+from bunco_pi.rules.house import preset_text  # noqa: E402
+
+RELAY = r"""
+import sqlite3, sys, paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+host, port, password, db, size = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
+con = sqlite3.connect(db, isolation_level=None)
+con.execute("PRAGMA journal_mode=WAL"); con.execute("PRAGMA synchronous=FULL")
+con.execute("CREATE TABLE IF NOT EXISTS ev (seq INTEGER PRIMARY KEY, payload BLOB)")
+state = b"s" * size
+def on_message(c, u, m):
+    con.execute("BEGIN"); con.execute("INSERT INTO ev (payload) VALUES (?)", (m.payload,))
+    con.execute("COMMIT")
+    c.publish("bunco/raw/state", state, qos=1)
+c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="raw-relay", protocol=mqtt.MQTTv5)
+c.username_pw_set("head", password)
+c.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
+c.on_connect = lambda cl, u, f, rc, p: (cl.subscribe("bunco/raw/table/1/events", qos=1),
+                                        print("ready", flush=True))
+c.on_message = on_message
+c.connect(host, port)
+c.loop_forever()
+"""
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Observers:
+    """One bare paho client per table, as that table's user: notes when each state arrives."""
+
+    def __init__(self, broker: Broker, tables: int, topic: str, tag: str) -> None:
+        self.arrivals: queue.Queue[tuple[int, float, bytes]] = queue.Queue()
+        self.clients = []
+        for n in range(1, tables + 1):
+            c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"obs-{tag}-{n}",
+                            protocol=mqtt.MQTTv5)
+            user = table_node(n)
+            c.username_pw_set(user, broker.credentials.password(user))
+            c.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
+
+            def on_message(client, userdata, msg, n=n):  # paho's thread: note the time only
+                self.arrivals.put((n, time.monotonic(), msg.payload))
+            c.on_message = on_message
+            c.connect(broker.host, broker.port)
+            c.subscribe(topic, qos=1)
+            c.loop_start()
+            self.clients.append(c)
+
+    def close(self) -> None:
+        for c in self.clients:
+            c.loop_stop()
+            c.disconnect()
+
+
+# --- the tables' process ---------------------------------------------------------------------
+
+
+def play_tables(args: argparse.Namespace) -> int:
+    """Run as its own process: scripted tables play the night; write each send's time."""
+    from tests.scripted_tables import ScriptedTable
+
+    host, port = args.play_broker.rsplit(":", 1)
+
+    class Creds:  # what ScriptedTable reads of a Broker
+        def __init__(self, users: dict[str, str]) -> None:
+            self.users = users
+
+        def password(self, user: str) -> str:
+            return self.users[user]
+
+    broker = argparse.Namespace(host=host, port=int(port), credentials=Creds(
+        json.loads(Path(args.play_credentials).read_text())["users"]))
+    topics = Topics(args.play_night)
+    data = Path(args.play_data)
+    tables = [ScriptedTable(n, broker, topics, data).start()  # type: ignore[arg-type]
+              for n in range(1, args.play + 1)]
+    rng = random.Random(7)
+    sends: list[tuple[int, int, float]] = []  # (round index, table, monotonic time)
+    deadline = time.monotonic() + args.play_limit
+    while time.monotonic() < deadline:
+        for t in tables:
+            t.pump()
+        states = [t.state for t in tables]
+        if all(s is not None and s.get("phase") == "ended" for s in states):
+            break
+        live = [t for t in tables if t.playing]
+        for t in live:  # every live table rolls once a step, as tables do at once
+            sends.append((t.round_index, t.number, time.monotonic()))
+            t.roll(rng)
+        if not live:
+            time.sleep(0.005)
+    for t in tables:
+        t.stop()
+    Path(args.play_out).write_text(json.dumps(sends))
+    return 0
+
+
+# --- the night ---------------------------------------------------------------------------------
+
+
+def night(tables: int, sets: int, target: int, tmp: Path, limit: float) -> dict:
+    rules = tmp / "rules.toml"
+    rules.write_text(preset_text("classic").replace("sets = 4", f"sets = {sets}")
+                     .replace("break_after_sets = [2]", "break_after_sets = []")
+                     .replace("target_score = 21", f"target_score = {target}"))
+    with Broker(tmp / "broker", tables=tables) as broker:
+        topics = Topics(f"n{tables}")
+        creds = broker.workdir / "credentials.json"
+        obs = Observers(broker, tables, topics.state(), f"n{tables}")
+        record = tmp / "night.json"
+        head = subprocess.Popen(
+            [sys.executable, "-m", "bunco_pi.cli", "head", "--night", topics.night,
+             "--tables", str(tables), "--rules", str(rules),
+             "--broker", f"{broker.host}:{broker.port}", "--credentials", str(creds),
+             "--data-dir", str(tmp), "--record", str(record), "--no-gpio",
+             "--auto-host", "0.3", "--seed", "7", "--exit-after-end", "1"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / "head.log").open("w"))
+        sends_file = tmp / "sends.json"
+        (tmp / "outboxes").mkdir()
+        players = subprocess.Popen(
+            [sys.executable, __file__, "--play", str(tables),
+             "--play-broker", f"{broker.host}:{broker.port}", "--play-credentials", str(creds),
+             "--play-night", topics.night, "--play-data", str(tmp / "outboxes"),
+             "--play-out", str(sends_file), "--play-limit", str(limit)],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / "tables.log").open("w"))
+        t_start = time.monotonic()
+        cpu: list[tuple[float, float]] = []  # (head's CPU seconds, wall) at each round start
+        rss: list[tuple[int, float]] = []
+        bell_at: dict[int, dict[int, float]] = {}     # round -> table -> first bell arrival
+        results_at: dict[int, dict[int, float]] = {}
+        seen_round = -1
+        size = 0
+        deadline = t_start + limit
+        while players.poll() is None and time.monotonic() < deadline:
+            try:
+                n, t, payload = obs.arrivals.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            size = max(size, len(payload))  # the baseline relays the largest state seen
+            state = json.loads(payload)["payload"]
+            r, phase = state.get("round_index"), state.get("phase")
+            if phase == "playing" and r is not None and r > seen_round:
+                seen_round = r
+                if head.poll() is None:
+                    rss.append((r + 1, rss_mib(head.pid)))
+                    cpu.append((cpu_seconds(head.pid), time.monotonic()))
+            if state.get("bell") and phase in ("playing", "finishing"):
+                bell_at.setdefault(r, {}).setdefault(n, t)
+            if phase == "results":
+                results_at.setdefault(r, {}).setdefault(n, t)
+        busy = (cpu[-1][0] - cpu[0][0]) / (cpu[-1][1] - cpu[0][1]) if len(cpu) > 1 \
+            else float("nan")
+        players.wait(30)
+        head.wait(30)
+        obs.close()
+        sends = json.loads(sends_file.read_text()) if sends_file.exists() else []
+        bells, results = [], []
+        for r, arrivals in sorted(bell_at.items()):
+            if len(arrivals) < tables:
+                continue
+            first = min(arrivals.values())
+            trigger = [t for rr, tab, t in sends if rr == r and tab == 1 and t <= first]
+            if trigger:
+                bells.append((max(arrivals.values()) - max(trigger)) * 1000)
+        for r, arrivals in sorted(results_at.items()):
+            if len(arrivals) < tables:
+                continue
+            first = min(arrivals.values())
+            last_entry = [t for rr, _tab, t in sends if rr == r and t <= first]
+            if last_entry:
+                results.append((max(arrivals.values()) - max(last_entry)) * 1000)
+        complete = record.exists() and json.loads(record.read_text()).get("complete")
+        base = raw_relay(broker, tables, max(len(bells), 5), size, tmp)
+        return {"bells": bells, "results": results, "base": base, "rss": rss, "cpu": busy,
+                "complete": complete, "entries": len(sends), "size": size,
+                "seconds": time.monotonic() - t_start}
+
+
+def raw_relay(broker: Broker, tables: int, count: int, size: int, tmp: Path) -> list[float]:
+    relay = subprocess.Popen(
+        [sys.executable, "-c", RELAY, broker.host, str(broker.port),
+         broker.credentials.password("head"), str(tmp / "relay.sqlite"), str(size)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert relay.stdout is not None and relay.stdout.readline().strip() == "ready"
+        obs = Observers(broker, tables, "bunco/raw/state", f"raw{tables}")
+        import sqlite3
+        con = sqlite3.connect(tmp / "sender.sqlite", isolation_level=None)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=FULL")
+        con.execute("CREATE TABLE IF NOT EXISTS out (seq INTEGER PRIMARY KEY, payload BLOB)")
+        pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="raw-sender", protocol=mqtt.MQTTv5)
+        pub.username_pw_set("table-1", broker.credentials.password("table-1"))
+        pub.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
+        pub.connect(broker.host, broker.port)
+        pub.loop_start()
+        time.sleep(1.0)
+        entry = b'{"round":0,"entry":["roll",[6,6,6]]}'
+        out = []
+        for _ in range(count):
+            time.sleep(0.3)  # a gap, as between rounds
+            while not obs.arrivals.empty():
+                obs.arrivals.get()
+            t0 = time.monotonic()
+            con.execute("BEGIN")
+            con.execute("INSERT INTO out (payload) VALUES (?)", (entry,))
+            con.execute("COMMIT")
+            pub.publish("bunco/raw/table/1/events", entry, qos=1)
+            last, got = t0, 0
+            deadline = time.monotonic() + 10
+            while got < tables and time.monotonic() < deadline:
+                try:
+                    _, t, _ = obs.arrivals.get(timeout=1)
+                except queue.Empty:
+                    continue
+                last, got = max(last, t), got + 1
+            out.append((last - t0) * 1000)
+        pub.loop_stop()
+        pub.disconnect()
+        obs.close()
+        con.close()
+        return out
+    finally:
+        relay.terminate()
+        relay.wait(10)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, nargs="+", default=[50, 100])
+    parser.add_argument("--sets", type=int, default=1, help="sets of 6 rounds (default 1)")
+    parser.add_argument("--target", type=int, default=21,
+                        help="the head table's target score (lower: shorter rounds; default 21)")
+    parser.add_argument("--limit", type=float, default=900, help="seconds per night at most")
+    parser.add_argument("--play", type=int, help=argparse.SUPPRESS)  # the tables' process
+    for name in ("broker", "credentials", "night", "data", "out"):
+        parser.add_argument(f"--play-{name}", help=argparse.SUPPRESS)
+    parser.add_argument("--play-limit", type=float, default=900, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.play:
+        return play_tables(args)
+    figures = {}
+    for tables in args.tables:
+        with tempfile.TemporaryDirectory() as tmp:
+            figures[tables] = night(tables, args.sets, args.target, Path(tmp), args.limit)
+    print(f"{'figure':50} {'bunco-pi':>10} {'raw':>10} {'ratio':>7}")
+    print("-" * 80)
+    for tables, f in figures.items():
+        base = f["base"]
+        for label, ours in (("bell", f["bells"]), ("results", f["results"])):
+            if not ours:
+                print(f"{tables} tables: no complete {label} measured")
+                continue
+            for q, name in ((0.5, "p50"), (0.99, "p99")):
+                a, b = pct(ours, q), pct(base, q)
+                print(f"{f'{label} -> last of {tables} tables, {name} (ms)':50} {a:10.1f} "
+                      f"{b:10.1f} {a / b:7.2f}")
+    print()
+    for tables, f in figures.items():
+        line = " ".join(f"{mib:.1f}" for _, mib in f["rss"])
+        grow = (f["rss"][-1][1] - f["rss"][0][1]) / max(1, len(f["rss"]) - 1) if f["rss"] else 0
+        print(f"{tables} tables: the head's state is up to {f['size']} bytes")
+        print(f"{tables} tables: head RSS at the start of rounds 1..{len(f['rss'])} (MiB): {line}")
+        print(f"  {grow:+.2f} MiB a round; head CPU from round 1 to the last {100 * f['cpu']:.0f}% of one "
+              f"core; {f['entries']} entries in {f['seconds']:.0f} s; record complete: "
+              f"{bool(f['complete'])}")
+    print("\nbaseline: a bare paho relay process committing each message to SQLite (WAL, FULL) "
+          "and publishing\nthe head's state size to as many bare subscribers, the sender "
+          "committing first; 0.3 s between messages.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
