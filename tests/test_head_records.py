@@ -9,12 +9,13 @@ import threading
 from pathlib import Path
 
 from bunco_pi.head.coordinator import Coordinator
-from bunco_pi.head.eventlog import EventLog
+from bunco_pi.head.eventlog import EventLog, IncomingEvent
 from bunco_pi.head.records import RecordWriter
 from bunco_pi.head.service import HeadService, make_players
 from bunco_pi.net import envelope
 from bunco_pi.net.link import Message
-from bunco_pi.protocol import TableEvent
+from bunco_pi.net.topics import table_node
+from bunco_pi.protocol import TableEvent, table_event_payload
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.house import preset, preset_text
 from bunco_pi.rules.night import Night, Player, StartRound
@@ -60,9 +61,13 @@ def test_a_round_end_at_50_tables_publishes_results_before_the_record_is_written
         service.carry_out(coord.press_bell())  # round 1 starts
         service.carry_out(coord.press_bell())  # the host's bell ends it
         for table in range(1, TABLES + 1):  # each table finishes: the last one closes the round
-            for seq, entry in enumerate((Bell(), Tally("point"), Pass(), Pass(), Pass(), Pass()),
-                                        start=1):
-                service.carry_out(coord.handle(TableEvent(table, seq, 0, entry)))
+            # as the head's ingest hands them over: committed to the log, then accepted
+            events = [TableEvent(table, seq, 0, entry) for seq, entry in enumerate(
+                (Bell(), Tally("point"), Pass(), Pass(), Pass(), Pass()), start=1)]
+            eventlog.commit(IncomingEvent(e.table, e.seq, table_node(e.table),
+                                          table_event_payload(e.round_index, e.entry))
+                            for e in events)
+            service.carry_out(coord.accept(events))
         assert coord.night.phase == "results"
         # the loop came back at once: the record is being built or written, not yet on disk
         assert held.started.wait(10), "the round end never asked for the record"
