@@ -97,6 +97,7 @@ class _Table:
     can_end: bool
     ghosts: set[str]
     rules: HouseRules
+    problems: list[str]
     rolls: list[_Roll] = field(default_factory=list)
     points: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     rolloff_points: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
@@ -111,23 +112,25 @@ class _Table:
     group: list[int] = field(default_factory=list)
     sessions: int = 0
     losing: list[int] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    buttons: bool = False  # a tally or the pass button was used: a turn may leave no roll
 
     def team(self, pool: list[int]) -> tuple[int, int]:
         return pool[0] + pool[2], pool[1] + pool[3]
 
-    def entry(self, kind: str, args: list[Any], at: int, where: str) -> None:
+    def entry(self, kind: str, args: list[Any], at: int, where: str) -> bool:
+        """Apply one entry; False if it does not become one of the table's entries (a bell
+        already heard, or an entry that cannot happen here, which is reported)."""
         if kind == "bell":
-            self._bell()
-            return
+            return self._bell()
         if self.phase == "done":
             what = "a roll" if kind in ("roll", "tally") else f"a '{kind}'"
             self.problems.append(f"{where}: {what} (log entry {at}) after the table's finishing "
                                  "turn and roll-offs were over")
-            return
+            return False
         if kind == "pass":
+            self.buttons = True
             self._turn_over()
-            return
+            return True
         rules = self.rules
         try:
             if kind == "roll":
@@ -138,11 +141,12 @@ class _Table:
                 tally = None
             else:
                 dice, tally = None, args[0]
+                self.buttons = True
                 worth = _worth_of_tally(tally, args[1] if len(args) > 1 else None, self.target,
                                         rules)
         except (ValueError, TypeError, IndexError) as exc:
             self.problems.append(f"{where}: log entry {at} cannot be: {exc}")
-            return
+            return False
         seat = self.roller
         player = self.seats[seat]
         ghost = player in self.ghosts
@@ -178,6 +182,7 @@ class _Table:
                 over = True
             if over:
                 self._next_in_queue()
+        return True
 
     def _reaches_the_end(self, worth: _Worth, ghost: bool) -> bool:
         if not self.can_end or self.bell:
@@ -189,12 +194,12 @@ class _Table:
         best = max(self.team(self.points)) if rules.team_play else max(self.points)
         return best >= rules.round.target_score
 
-    def _bell(self) -> None:
+    def _bell(self) -> bool:
         if self.bell:
-            return
+            return False
         self.bell = True
         if self.phase != "playing":
-            return
+            return True
         after = self.rules.round.after_bell
         last_showed_target = bool(self.rolls) and self.rolls[-1].worth.target_dice > 0
         if after == "stop" or self.turn_rolls == 0 or (
@@ -202,6 +207,7 @@ class _Table:
             self._end_of_play()
         else:
             self.phase = "finishing"
+        return True
 
     def _turn_over(self) -> None:
         if self.phase == "playing":
@@ -380,23 +386,6 @@ def _split_log(log: list[Any]) -> tuple[list[list[tuple[int, list[Any]]]], bool]
     return rounds, current is not None
 
 
-def _effective(events: list[tuple[int, list[Any]]], table: int) -> list[tuple[int, list[Any]]]:
-    """A table's entries with the undone ones taken out (an undo takes back the last roll,
-    tally or pass; a bell stays heard)."""
-    kept: list[tuple[int, list[Any]]] = []
-    for at, event in events:
-        if len(event) < 2 or event[1] != table:
-            continue
-        if event[0] == "undo":
-            for i in range(len(kept) - 1, -1, -1):
-                if kept[i][1][0] in ("roll", "tally", "pass"):
-                    del kept[i]
-                    break
-        elif event[0] in ("roll", "tally", "pass", "bell"):
-            kept.append((at, event))
-    return kept
-
-
 class _Audit:
     def __init__(self, record: dict[str, Any], rules: HouseRules) -> None:
         self.record = record
@@ -460,31 +449,51 @@ class _Audit:
         rules = self.rules
         any_table = rules.round.ends_at == "any-table"
         tables = [_Table(self.numbers[t], list(seats), target, t == 0 or any_table,
-                         self.ghosts & set(seats), rules) for t, seats in enumerate(seating)]
-        by_number = {t.number: t for t in tables}
+                         self.ghosts & set(seats), rules, problems=self.problems)
+                  for t, seats in enumerate(seating)]
+        kept: dict[int, list[tuple[int, list[Any]]]] = {t.number: [] for t in tables}
+        index = {t.number: i for i, t in enumerate(tables)}
+        causes: list[int] = []  # where the bell may have latched: a ring, a table's end
         for at, event in events:
-            if event[0] in ("roll", "tally", "pass", "bell", "undo") and \
-                    (len(event) < 2 or event[1] not in by_number):
+            kind = event[0]
+            if kind == "ring":
+                causes.append(at)
+            if kind not in ("roll", "tally", "pass", "bell", "undo"):
+                continue
+            if len(event) < 2 or event[1] not in index:
                 self.say(f"{where}: log entry {at} is for a table that is not playing")
-        entries = sorted(
-            (at, event) for t in tables for at, event in _effective(events, t.number))
-        causes = [at for at, e in events if e[0] == "ring" or (
-            e[0] == "undo" and len(e) > 1 and e[1] in by_number and by_number[e[1]].can_end)]
-        for at, event in entries:
-            table = by_number[event[1]]
-            here = f"{where} table {table.number}"
-            if event[0] == "bell" and not table.bell:
-                ended = [t.ended_at for t in tables if t.ended_at is not None]
-                if not any(c < at for c in causes + ended):
-                    self.say(f"{here}: heard a bell (log entry {at}) before any table ended "
-                             "the round or the host rang it")
-            table.entry(event[0], event[2:], at, here)
+                continue
+            number = event[1]
+            table = tables[index[number]]
+            here = f"{where} table {number}"
+            if kind == "undo":
+                # the table's round is the fold of its entries but the last roll, tally or pass
+                entries = kept[number]
+                last = next((i for i in range(len(entries) - 1, -1, -1)
+                             if entries[i][1][0] != "bell"), None)
+                if last is None:
+                    self.say(f"{here}: an undo (log entry {at}) with nothing to take back")
+                    continue
+                del entries[last]
+                table = _Table(number, table.seats, target, table.can_end, table.ghosts, rules,
+                               problems=self.problems)
+                for old_at, old in entries:
+                    table.entry(old[0], old[2:], old_at, here)
+                tables[index[number]] = table
+                continue
+            if kind == "bell" and not table.bell and not causes:
+                self.say(f"{here}: heard a bell (log entry {at}) before any table ended "
+                         "the round or the host rang it")
+            ended = table.ended_round
+            if table.entry(kind, event[2:], at, here):
+                kept[number].append((at, event))
+            if table.ended_round and not ended:
+                causes.append(at)
         for table in tables:
-            self.problems += table.problems
             if table.phase != "done":
                 self.say(f"{where} table {table.number}: the round was closed before this "
                          f"table finished (it was in its '{table.phase}' phase)")
-        if not any(t.ended_round for t in tables) and not any(e[0] == "ring" for _, e in events):
+        if not causes:
             self.say(f"{where}: no table ended the round and the host did not ring the bell")
         return tables
 
@@ -536,7 +545,7 @@ class _Audit:
             if rules.team_play and table.team(table.points)[0] == table.team(table.points)[1] \
                     and not any(r["rolloff"] for r in rolls) and t["rolloffs"] == 0:
                 self.say(f"{where}: tied {score} but no roll-off")
-        if rules.round.every_player_rolls and all(r.dice is not None for r in table.rolls):
+        if rules.round.every_player_rolls and not table.buttons:
             rolled = {r.seat for r in table.rolls if not r.rolloff}
             for s in range(4):
                 if s not in rolled:
