@@ -587,14 +587,14 @@ class _Audit:
         if mine is not None and mine.get("moves") != expected:
             wrong = [m for m in mine.get("moves", []) if m not in expected]
             self.say(f"{where}: moves {wrong or mine.get('moves')} are not the rotation's")
+        actual = next_seating
         if index + 1 < len(rounds):
-            nxt = rounds[index + 1]
-            actual = [list(t["seats"]) for t in nxt["tables"]]
+            actual = [list(t["seats"]) for t in rounds[index + 1]["tables"]]
             if actual != next_seating:
                 self.say(f"{where}: next seating {actual} is not the rotation's {next_seating}")
-        if self.rules.team_play and self.rules.rotation.split_partners and len(tables) > 1:
+        if self.rules.team_play and self.rules.rotation.split_partners:
             partners = {frozenset((t.seats[i], t.seats[i + 2])) for t in tables for i in (0, 1)}
-            for seats in next_seating:
+            for seats in actual:
                 for i in (0, 1):
                     pair = frozenset((seats[i], seats[i + 2]))
                     if pair in partners and not pair & self.ghosts:
