@@ -74,7 +74,6 @@ def test_changing_a_rolls_points_is_caught(record) -> None:
     problems = audit_record(record, RULES)
     where = f"set {rnd['set']} round {rnd['round']} table {t['table']}"
     only(problems, where, f"roll {i + 1}", f"scored {roll['points']}", f"rules say {roll['points'] - 1}")
-    only(problems, where, "seat scores")
 
 
 def test_changing_a_rolls_dice_is_caught(record) -> None:
@@ -93,9 +92,7 @@ def test_swapping_a_winner_and_a_loser_is_caught(record) -> None:
     t = record["rounds"][5]["tables"][2]
     t["winners"], t["losers"] = t["losers"], t["winners"]
     problems = audit_record(record, RULES)
-    only(problems, "set 1 round 6 table 3", "winners", "do not match the scores")
-    # the cards no longer agree with the results either
-    only(problems, "card says wins")
+    only(problems, "set 1 round 6 table 3", "winners", "the rolls give winners")
 
 
 def test_changing_a_card_count_is_caught(record) -> None:
@@ -104,9 +101,7 @@ def test_changing_a_card_count_is_caught(record) -> None:
     only(audit_record(record, RULES), "p4: card says buncos")
     card["buncos"] -= 1
     card["wins"] += 1
-    problems = audit_record(record, RULES)
-    only(problems, "p4: card says wins")
-    only(problems, "p4", "rounds played")
+    only(audit_record(record, RULES), "p4: card says wins")
 
 
 def test_a_missing_card_is_caught(record) -> None:
@@ -131,7 +126,7 @@ def test_reordering_the_travelers_trigger_is_caught(record) -> None:
     last = buncos[-1][1]
     earlier = next(r for _, r in reversed(buncos) if r["player"] != last["player"])
     last["at"], earlier["at"] = earlier["at"], last["at"]
-    only(audit_record(record, RULES), "traveler is", "the last trigger was by")
+    only(audit_record(record, RULES), f"at {last['at']}, the log has it at {earlier['at']}")
 
 
 def test_changing_a_seat_in_the_next_round_is_caught(record) -> None:
@@ -139,9 +134,7 @@ def test_changing_a_seat_in_the_next_round_is_caught(record) -> None:
     nxt[0]["seats"][1], nxt[2]["seats"][3] = nxt[2]["seats"][3], nxt[0]["seats"][1]
     problems = audit_record(record, RULES)
     only(problems, "set 2 round 3: next seating", "is not the rotation's")
-    # the swapped players' rolls are now at tables they do not sit at, and their results too
-    only(problems, "set 2 round 4 table 1", "who does not sit at this table")
-    only(problems, "set 2 round 4: the seats and results do not give a next seating")
+    only(problems, "set 2 round 4 table 1: seats", "the rotation gives")
 
 
 def test_swapping_two_seats_at_one_table_is_caught(record) -> None:
@@ -197,9 +190,12 @@ def test_rolls_after_the_head_table_won_are_caught(record) -> None:
     rnd = record["rounds"][0]
     head = rnd["tables"][0]
     assert head["ended_round"]
-    head["rolls"].append({"at": 10**6, "player": head["seats"][0], "dice": [2, 3, 4], "points": 0,
+    close = record["log"].index(["close"])
+    record["log"].insert(close, ["roll", 1, [2, 3, 4]])
+    head["rolls"].append({"at": close, "player": head["seats"][0], "dice": [2, 3, 4], "points": 0,
                           "rolloff": False})
-    only(audit_record(record, RULES), "set 1 round 1 table 1", "rolls after the round was won")
+    only(audit_record(record, RULES), "set 1 round 1 table 1", f"a roll (log entry {close}) after "
+         "the table's finishing turn")
 
 
 def test_an_end_of_round_that_never_reached_21_is_caught(record) -> None:
@@ -215,7 +211,8 @@ def test_a_tie_without_a_roll_off_is_caught(record) -> None:
     t = record["rounds"][11]["tables"][1]
     t["rolls"] = []
     t["score"], t["seat_scores"], t["rolloffs"] = [0, 0], [0, 0, 0, 0], 0
-    only(audit_record(record, RULES), "set 2 round 6 table 2", "tied [0, 0] but no roll-off")
+    only(audit_record(record, RULES), "set 2 round 6 table 2", "0 rolls in the record, its log "
+         "entries make")
 
 
 def test_individual_the_wrong_mover_is_caught() -> None:
@@ -226,7 +223,7 @@ def test_individual_the_wrong_mover_is_caught() -> None:
     other = next(p for p in t["seats"] if p != mover)
     t["losers"] = [other]
     t["winners"] = [p for p in t["seats"] if p != other]
-    only(audit_record(record, rules), "set 1 round 3 table 2", "should move")
+    only(audit_record(record, rules), "set 1 round 3 table 2", "the rolls give winners")
 
 
 def test_rotate_a_second_cash_prize_is_caught() -> None:
@@ -250,7 +247,8 @@ def test_a_head_table_playing_on_past_21_is_caught(record) -> None:
     head["ended_round"] = False
     head["rolls"].append({"at": head["rolls"][-1]["at"], "player": head["seats"][0], "dice": [1, 2, 3],
                           "points": 0, "rolloff": False})
-    only(audit_record(record, RULES), "set 1 round 5", "no table ended the round")
+    only(audit_record(record, RULES), "set 1 round 5 table 1", "ended_round is False, its rolls "
+         "say True")
 
 
 def test_a_round_ended_by_the_hosts_bell_is_fine() -> None:
@@ -329,7 +327,7 @@ def test_individual_roll_off_with_a_turn_passed_on_the_button_is_consistent() ->
     assert table["losers"] == ["p2"] and table["rolloffs"] == 1
     assert audit_record(record, rules) == []
     table["losers"], table["winners"] = ["p3"], ["p1", "p2", "p4"]
-    only(audit_record(record, rules), "the lowest scorer ['p2'] should move")
+    only(audit_record(record, rules), "the rolls give winners ['p1', 'p3', 'p4']")
 
 
 def core_with_wipeout():
@@ -419,4 +417,4 @@ def test_individual_roll_off_sessions_are_told_apart_when_a_turn_leaves_no_roll(
     for roll in table["rolls"]:
         if roll["player"] == "p4":
             roll["session"] = 1
-    only(audit_record(record, rules), "should move, record says ['p4']")
+    only(audit_record(record, rules), "roll-off session 1, the turn order says 2")

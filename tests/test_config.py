@@ -41,8 +41,8 @@ def test_file_overrides(tmp_path):
         ("[display]\nrotation = 90\n", "rotation 90"),
         ("[screen]\n", "unknown section [screen]"),
         ("[buttons\n", "not valid TOML"),
-        ('[table]\nplayers = ["a"]\n', "players must be a list of 4"),
-        ('[table]\nplayers = ["a", "b", "a", "c"]\n', "4 different names"),
+        ('[table]\nplayers = ["a", "b", "c", "d", "e"]\n', "players must be a list of 1 to 4"),
+        ('[table]\nplayers = ["a", "b", "a", "c"]\n', "players must be different names"),
     ],
 )
 def test_mistakes_are_one_line_naming_file_and_fix(tmp_path, text, expect):

@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             stored = Journal(journal)
             seed = stored.night_seed(seed)
             stored.close()
-        link = StandaloneLink(rules, config.players, seed=seed)
+        link = StandaloneLink(rules, config.players, table=config.number, seed=seed)
         write = record_writer(args.record, link) if args.record else None
     on_frame = None
     if args.frame_file is not None:

@@ -1,394 +1,825 @@
-"""Check a night record against its house rules, independently of how it was made.
+"""Check a night record against its house rules, independently of the engine that made it.
 
-The audit re-derives what it can from the rolls alone (scores, W/L, cards, the traveler, the
-moves, the prizes) and lists every disagreement. An empty list means the record is consistent.
-It is how the tests hold the engine to the rule texts, and how a group can check a record
-that a box wrote.
+The audit reads the house rules as data and the record's log, and plays the night again with its
+own roll scoring, its own turn order, its own seating and its own prize rules: nothing here calls
+the engine's scoring, table, rotation, card or prize code, so an engine bug cannot agree with
+itself. It then compares what it derived with what the record says (every roll, its player and
+points, the scores, winners, moves, cards, the traveler, the prizes) and lists every
+disagreement, each naming its place. An empty list means the record is consistent.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from bunco_pi.rules.house import HouseRules
-from bunco_pi.rules.prizes import pot_cents
-from bunco_pi.rules.rotation import TableOutcome, next_seating
-from bunco_pi.rules.scoring import score_roll, score_tally
+
+_STATS = ("wins", "losses", "buncos", "baby_buncos", "wipeouts", "weighted_wins",
+          "weighted_losses", "points")
 
 
-def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
-    problems: list[str] = []
-    players = {p["id"]: p for p in record["players"]}
-    rounds = record["rounds"]
-    log = record.get("log", [])
-    ghosts_in = _ghosts_by_round(players, log, len(rounds))
-    ever_played = {pid for pid in players if any(pid not in g for g in ghosts_in)} \
-        if rounds else {pid for pid, p in players.items() if not p["ghost"]}
-    counts: dict[str, Counter[str]] = {pid: Counter() for pid in players if pid in ever_played}
-    travel_rolls: list[tuple[int, str | None]] = []
-
-    rung = _rounds_rung_without_a_table(log, rules)
-    for r_index, rnd in enumerate(rounds):
-        where = f"set {rnd['set']} round {rnd['round']}"
-        if not any(t["ended_round"] for t in rnd["tables"]) and r_index not in rung:
-            # a round ends when a table that can end it does, or when the host rings the bell
-            problems.append(f"{where}: no table ended the round and the host did not ring the bell")
-        expected_target = rules.night.targets[r_index % len(rules.night.targets)]
-        if rnd["target"] != expected_target:
-            problems.append(f"{where}: target {rnd['target']}, rules say {expected_target}")
-        seen = [p for t in rnd["tables"] for p in t["seats"]]
-        if sorted(seen) != sorted(players):
-            problems.append(f"{where}: not every player sits exactly once")
-        for t in rnd["tables"]:
-            problems += _audit_table(t, rnd["target"], rules, ghosts_in[r_index],
-                                     f"{where} table {t['table']}",
-                                     counts, travel_rolls, log)
-        problems += _audit_moves(rnds=rounds, index=r_index, rules=rules, where=where)
-
-    # cards agree with the rolls and results
-    for pid, card in record["cards"].items():
-        if pid not in counts:
-            problems.append(f"card for {pid}, who is a ghost or unknown")
-            continue
-        for stat in ("wins", "losses", "buncos", "baby_buncos", "wipeouts"):
-            if card.get(stat, 0) != counts[pid][stat]:
-                problems.append(f"{pid}: card says {stat} {card.get(stat)}, rolls say "
-                                f"{counts[pid][stat]}")
-        played = sum(1 for r, rnd in enumerate(rounds) for t in rnd["tables"]
-                     if pid in t["seats"] and pid not in ghosts_in[r] and _has_result(t))
-        if card["wins"] + card["losses"] != played:
-            problems.append(f"{pid}: {card['wins']} wins + {card['losses']} losses, "
-                            f"but {played} rounds played")
-    missing = set(counts) - set(record["cards"])
-    if missing:
-        problems.append(f"no card for {', '.join(sorted(missing))}")
-
-    # the traveler is whoever triggered it last, in the order of the log; a round still in play
-    # is not in the record yet, so its triggers cannot be checked
-    in_play = sum(1 for e in log if isinstance(e, list) and e[:1] == ["start"]) > len(rounds)
-    if not in_play and rules.traveler.enabled and travel_rolls:
-        holder = max(travel_rolls, key=lambda item: item[0])[1]
-        if record["traveler"] != holder:
-            problems.append(f"traveler is {record['traveler']}, the last trigger was by {holder}")
-    elif not in_play and record["traveler"] is not None:
-        problems.append(f"traveler is {record['traveler']}, but nobody triggered it")
-
-    if record.get("complete"):
-        problems += _audit_prizes(record, rules, len(counts))
-    return problems
+# --- a roll's worth, from the scoring keys ------------------------------------------------------
 
 
-def _has_result(t: dict[str, Any]) -> bool:
-    """A table the host closed (``held``) has a result only if its scores as they stood gave
-    winners; every other table always has one."""
-    return not t.get("held") or bool(t["winners"])
+@dataclass(frozen=True)
+class _Worth:
+    points: int
+    continues: bool
+    target_dice: int = 0
+    bunco: bool = False
+    baby: bool = False
+    wipeout: bool = False
+    travels: bool = False
 
 
-def _ghosts_by_round(players: dict[str, Any], log: list[Any], count: int) -> list[set[str]]:
-    """Who sat as a ghost in each round: a late arrival's seat was a ghost's until she came,
-    and someone who left was a player until then (the seat changes happen between rounds)."""
-    arrivals = [e for e in log if isinstance(e, list) and e[:1] == ["arrive"]]
-    leavings = [e for e in log if isinstance(e, list) and e[:1] == ["leave"]]
-    ghosts = {pid for pid, p in players.items() if p["ghost"]}
-    ghosts = (ghosts | {e[1] for e in arrivals}) - {e[1] for e in leavings}
-    by_round: list[set[str]] = []
-    closed = 0
-    for event in log:
-        if not isinstance(event, list) or not event:
-            continue
-        if event[0] in ("close", "close-held"):  # either ends a round
-            closed += 1
-        elif event[0] in ("arrive", "leave"):
-            while len(by_round) < min(closed, count):
-                by_round.append(set(ghosts))
-            ghosts = ghosts - {event[1]} if event[0] == "arrive" else ghosts | {event[1]}
-    while len(by_round) < count:
-        by_round.append(set(ghosts))
-    return by_round
+def _travels(rules: HouseRules, target: int, bunco: bool, face: int | None) -> bool:
+    if not rules.traveler.enabled:
+        return False
+    if rules.traveler.trigger == "bunco":
+        return bunco
+    return face == 2 and target != 2  # "Travel is rolling all 2s, unless we are rolling for 2s"
 
 
-def _rounds_rung_without_a_table(log: list[Any], rules: HouseRules) -> set[int]:
-    """The round indexes (0-based) whose bell may have rung with no table ending the round: the
-    host rang it, or a table that can end the round took back an entry (the bell had rung for a
-    roll that was then undone)."""
-    rounds: set[int] = set()
-    index = -1
-    any_table = rules.round.ends_at == "any-table"
-    for event in log:
+def _worth_of_dice(dice: Sequence[int], target: int, rules: HouseRules) -> _Worth:
+    s = rules.scoring
+    hits = sum(1 for d in dice if d == target)
+    if hits == 3:
+        return _Worth(s.bunco_points, True, 3, bunco=True,
+                      travels=_travels(rules, target, True, target))
+    if dice[0] == dice[1] == dice[2]:
+        if dice[0] == 1 and rules.wipeout.enabled:
+            return _Worth(0, not rules.wipeout.ends_turn, wipeout=True)
+        pts = s.three_of_a_kind_points
+        return _Worth(pts, pts > 0 and s.turn_continues == "any-points", baby=s.baby_bunco,
+                      travels=_travels(rules, target, False, dice[0]))
+    return _Worth(hits * s.points_per_target_die, hits > 0, hits)
+
+
+def _worth_of_tally(kind: str, face: int | None, target: int, rules: HouseRules) -> _Worth:
+    s = rules.scoring
+    if kind == "point":
+        return _Worth(s.points_per_target_die, True, 1)
+    if kind == "bunco":
+        return _Worth(s.bunco_points, True, 3, bunco=True,
+                      travels=_travels(rules, target, True, target))
+    if kind == "three" and face != target:
+        return _Worth(s.three_of_a_kind_points, True, baby=s.baby_bunco,
+                      travels=_travels(rules, target, False, face))
+    if kind == "wipeout" and rules.wipeout.enabled:
+        return _Worth(0, not rules.wipeout.ends_turn, wipeout=True)
+    raise ValueError(f"a '{kind}' entry cannot happen under these house rules")
+
+
+# --- one table's round, played again from its entries -------------------------------------------
+
+
+@dataclass
+class _Roll:
+    player: str
+    seat: int  # 0..3
+    dice: list[int] | None
+    tally: str | None
+    points: int
+    rolloff: bool
+    session: int
+    worth: _Worth
+    at: int
+
+
+@dataclass
+class _Table:
+    number: int
+    seats: list[str]
+    target: int
+    can_end: bool
+    ghosts: set[str]
+    rules: HouseRules
+    problems: list[str]
+    rolls: list[_Roll] = field(default_factory=list)
+    points: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    rolloff_points: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    roller: int = 0
+    turn_rolls: int = 0
+    rolled: set[int] = field(default_factory=set)
+    phase: str = "playing"  # playing, finishing, extra, rolloff, done
+    bell: bool = False
+    ended_round: bool = False
+    ended_at: int | None = None  # log position of the entry that ended the round here
+    queue: list[int] = field(default_factory=list)
+    group: list[int] = field(default_factory=list)
+    sessions: int = 0
+    losing: list[int] = field(default_factory=list)
+    buttons: bool = False  # a tally or the pass button was used: a turn may leave no roll
+
+    def team(self, pool: list[int]) -> tuple[int, int]:
+        return pool[0] + pool[2], pool[1] + pool[3]
+
+    def entry(self, kind: str, args: list[Any], at: int, where: str) -> bool:
+        """Apply one entry; False if it does not become one of the table's entries (a bell
+        already heard, or an entry that cannot happen here, which is reported)."""
+        if kind == "bell":
+            return self._bell()
+        if self.phase == "done":
+            what = "a roll" if kind in ("roll", "tally") else f"a '{kind}'"
+            self.problems.append(f"{where}: {what} (log entry {at}) after the table's finishing "
+                                 "turn and roll-offs were over")
+            return False
+        if kind == "pass":
+            self.buttons = True
+            self._turn_over()
+            return True
+        rules = self.rules
+        try:
+            if kind == "roll":
+                dice = [int(d) for d in args[0]]
+                if len(dice) != 3 or any(not 1 <= d <= 6 for d in dice):
+                    raise ValueError(f"{args[0]!r} are not three dice")
+                worth = _worth_of_dice(dice, self.target, rules)
+                tally = None
+            else:
+                dice, tally = None, args[0]
+                self.buttons = True
+                worth = _worth_of_tally(tally, args[1] if len(args) > 1 else None, self.target,
+                                        rules)
+        except (ValueError, TypeError, IndexError) as exc:
+            self.problems.append(f"{where}: log entry {at} cannot be: {exc}")
+            return False
+        seat = self.roller
+        player = self.seats[seat]
+        ghost = player in self.ghosts
+        rolloff = self.phase == "rolloff"
+        pool = self.rolloff_points if rolloff else self.points
+        if worth.wipeout:
+            points = -pool[seat]
+        elif ghost and rules.ghost.points == "none":
+            points = 0
+        else:
+            points = worth.points
+        pool[seat] += points
+        self.rolls.append(_Roll(player, seat, dice, tally, points, rolloff,
+                                self.sessions if rolloff else 0, worth, at))
+        self.rolled.add(seat)
+        self.turn_rolls += 1
+        over = not worth.continues
+        if self.phase == "playing":
+            if self._reaches_the_end(worth, ghost):
+                self.ended_round, self.bell, self.ended_at = True, True, at
+                self._end_of_play()
+            elif over:
+                self.roller, self.turn_rolls = (seat + 1) % 4, 0
+        elif self.phase == "finishing":
+            if over:
+                self._end_of_play()
+        elif self.phase == "extra":
+            if dice is not None or over:
+                self._next_in_queue()
+        else:  # rolloff: "as long as they are successfully rolling the number of that round"
+            if (dice is not None and not worth.target_dice
+                    and rules.round.rolloff_turn_continues == "target-number"):
+                over = True
+            if over:
+                self._next_in_queue()
+        return True
+
+    def _reaches_the_end(self, worth: _Worth, ghost: bool) -> bool:
+        if not self.can_end or self.bell:
+            return False
+        rules = self.rules
+        if worth.bunco and rules.round.bunco_ends_round and (not ghost
+                                                              or rules.ghost.points == "team"):
+            return True
+        best = max(self.team(self.points)) if rules.team_play else max(self.points)
+        return best >= rules.round.target_score
+
+    def _bell(self) -> bool:
+        if self.bell:
+            return False
+        self.bell = True
+        if self.phase != "playing":
+            return True
+        after = self.rules.round.after_bell
+        last_showed_target = bool(self.rolls) and self.rolls[-1].worth.target_dice > 0
+        if after == "stop" or self.turn_rolls == 0 or (
+                after == "finish-if-target" and not last_showed_target):
+            self._end_of_play()
+        else:
+            self.phase = "finishing"
+        return True
+
+    def _turn_over(self) -> None:
+        if self.phase == "playing":
+            self.roller, self.turn_rolls = (self.roller + 1) % 4, 0
+        elif self.phase == "finishing":
+            self._end_of_play()
+        else:
+            self._next_in_queue()
+
+    def _end_of_play(self) -> None:
+        if self.rules.round.every_player_rolls:
+            # "Every player gets at least one roll per round": from the next seat on
+            waiting = [s for s in ((self.roller + 1 + i) % 4 for i in range(4))
+                       if s not in self.rolled]
+            if waiting:
+                self.phase, self.queue = "extra", waiting
+                self.roller, self.turn_rolls = waiting[0], 0
+                return
+        self._decide()
+
+    def _next_in_queue(self) -> None:
+        self.queue = self.queue[1:]
+        self.turn_rolls = 0
+        if self.queue:
+            self.roller = self.queue[0]
+        elif self.phase == "rolloff":
+            self._decide_rolloff()
+        else:
+            self._decide()
+
+    def _rolloff(self, group: list[int]) -> None:
+        self.phase, self.group, self.queue = "rolloff", group, list(group)
+        self.roller, self.turn_rolls = group[0], 0  # "Player #1 starts off rolling first"
+        self.sessions += 1
+
+    def _decide(self) -> None:
+        if self.rules.team_play:
+            a, b = self.team(self.points)
+            if a == b:
+                self._rolloff([0, 1, 2, 3])
+            else:
+                self._done([1, 3] if a > b else [0, 2])
+            return
+        ghost_seats = [s for s in range(4) if self.seats[s] in self.ghosts]
+        if ghost_seats and self.rules.ghost.moves_instead:
+            self._done([ghost_seats[0]])  # "The ghost should rotate tables ... rather than"
+        else:
+            self._lowest([0, 1, 2, 3], self.points)
+
+    def _lowest(self, group: list[int], pool: list[int]) -> None:
+        low = min(pool[s] for s in group)
+        lowest = [s for s in group if pool[s] == low]
+        if len(lowest) == 1:
+            self._done(lowest)
+        else:
+            self._rolloff(lowest)
+
+    def _decide_rolloff(self) -> None:
+        if self.rules.team_play:
+            a, b = self.team(self.rolloff_points)
+            if a == b:
+                self._rolloff([0, 1, 2, 3])  # "additional roll-off sessions are repeated"
+            else:
+                self._done([1, 3] if a > b else [0, 2])
+        else:
+            self._lowest(self.group, self.rolloff_points)
+
+    def _done(self, losing: list[int]) -> None:
+        self.phase, self.losing, self.queue = "done", sorted(losing), []
+
+    @property
+    def winners(self) -> list[str]:
+        return [self.seats[s] for s in range(4) if s not in self.losing]
+
+    @property
+    def losers(self) -> list[str]:
+        return [self.seats[s] for s in self.losing]
+
+    def credited(self, roll: _Roll) -> str | None:
+        """Who gets a roll's bunco point and the traveler: 000 gives a ghost's to her teammate,
+        002 "Only the player that actually rolled the BUNCO gets credit", 003/004 nobody."""
+        if roll.player not in self.ghosts:
+            return roll.player
+        if self.rules.ghost.bunco_credit != "teammate" or not self.rules.team_play:
+            return None
+        mate = self.seats[(roll.seat + 2) % 4]
+        return None if mate in self.ghosts else mate
+
+    def called_bunko(self) -> str | None:
+        """004: "When a player rolls a Bunko or reaches 21 points, she should call out Bunko!":
+        the player whose roll reached the target and ended the round (not a bunco roll)."""
+        totals = [0, 0, 0, 0]
+        for roll in self.rolls:
+            if roll.rolloff:
+                continue
+            totals[roll.seat] += roll.points
+            if roll.at == self.ended_at:
+                ghost = roll.player in self.ghosts
+                return None if roll.worth.bunco or ghost else roll.player
+        return None
+
+
+# --- seating, from the rotation keys -----------------------------------------------------------
+
+
+def _expected_seating(rules: HouseRules, tables: list[_Table], ghosts: set[str]
+                      ) -> list[list[str]]:
+    """The next round's seats: each scheme as docs/house-rules.md words it."""
+    count = len(tables)
+    if rules.rotation.scheme == "lowest-moves":
+        # the mover of each group takes the seat the previous group's mover left
+        return [[tables[t - 1].losers[0] if p == tables[t].losers[0] else p
+                 for p in tables[t].seats] for t in range(count)]
+    win = [[p for p in t.seats if p in t.winners] for t in tables]
+    lose = [[p for p in t.seats if p in t.losers] for t in tables]
+    plans: list[tuple[list[list[str]], list[list[str]]]] = []
+    scheme, last = rules.rotation.scheme, count - 1
+    for t in range(count):
+        if count == 1:
+            plans.append(([win[0], lose[0]], []))
+        elif scheme == "head-stays":
+            plans.append(([win[0]], [win[1]]) if t == 0 else
+                         ([lose[t]], [lose[t - 1]]) if t == last else
+                         ([], [lose[t - 1], win[t + 1]]))
+        elif scheme == "head-losers-to-low":
+            plans.append(([win[0]], [win[1]]) if t == 0 else
+                         ([lose[t]], [lose[0]]) if t == last else
+                         ([lose[t]], [win[t + 1]]))
+        else:  # winners-rotate: winners head -> 2 -> 3 -> head, losers stay
+            plans.append(([lose[t]], [win[t - 1]]))
+    split = rules.rotation.split_partners
+    seating = []
+    for t, (staying, arriving) in enumerate(plans):
+        seats: list[str | None] = [None] * 4
+        if staying:
+            first = staying[0]
+            anchor = tables[t].seats.index(first[0])
+            seats[anchor] = first[0]
+            # "one teammate move over a chair": the pair ends up on opposite teams
+            seats[(anchor + (1 if split else 2)) % 4] = first[1]
+            rest = [p for group in staying[1:] + arriving for p in group]
+        elif split:
+            rest = arriving[0] + arriving[1]
+        else:
+            rest = [arriving[0][0], arriving[1][0], arriving[0][1], arriving[1][1]]
+        free = iter(rest)
+        seating.append([p if p is not None else next(free) for p in seats])
+    if rules.ghost.real_partner:
+        for seats in seating:
+            for s in (0, 1):
+                # the ghost in the higher seat of a ghost pair changes places with the next seat
+                if seats[s] in ghosts and seats[s + 2] in ghosts and \
+                        seats[s + 1] not in ghosts and seats[(s + 3) % 4] not in ghosts:
+                    seats[s + 2], seats[(s + 3) % 4] = seats[(s + 3) % 4], seats[s + 2]
+    return seating
+
+
+# --- the audit ----------------------------------------------------------------------------------
+
+
+def _split_log(log: list[Any]) -> tuple[list[list[tuple[int, list[Any]]]], bool]:
+    """The log's rounds (each a list of (position, event) from "start" to "close"), and whether a
+    round is still in play at its end."""
+    rounds: list[list[tuple[int, list[Any]]]] = []
+    current: list[tuple[int, list[Any]]] | None = None
+    for at, event in enumerate(log):
         if not isinstance(event, list) or not event:
             continue
         if event[0] == "start":
-            index += 1
-        elif event[0] in ("ring", "close-held") or (
-                event[0] == "undo" and (any_table or event[1:2] == [1])):
-            rounds.add(index)
-    return rounds
+            current = []
+        if current is not None:
+            current.append((at, event))
+        if event[0] == "close" and current is not None:
+            rounds.append(current)
+            current = None
+    return rounds, current is not None
 
 
-def _tally_face(roll: dict[str, Any], log: list[Any]) -> int | None:
-    """The face a "three" button entry was made with: it is in the log, not in the roll."""
-    at = roll.get("at")
-    if isinstance(at, int) and 0 <= at < len(log):
-        event = log[at]
-        if isinstance(event, list) and len(event) == 4 and event[0] == "tally":
-            return event[3]
-    return None
+class _Audit:
+    def __init__(self, record: dict[str, Any], rules: HouseRules) -> None:
+        self.record = record
+        self.rules = rules
+        self.problems: list[str] = []
+        self.players = [p["id"] for p in record["players"]]
+        self.ghosts = {p["id"] for p in record["players"] if p["ghost"]}
+        self.real = [p for p in self.players if p not in self.ghosts]
+        self.cards = {p: dict.fromkeys(_STATS, 0) for p in self.real}
+        self.travel: list[tuple[int, str]] = []
+        self.wipeout_travel: list[tuple[int, str]] = []
+        numbers = record.get("table_numbers")
+        self.numbers = list(numbers) if numbers else list(range(1, len(record["first_seating"]) + 1))
 
+    def say(self, problem: str) -> None:
+        self.problems.append(problem)
 
-def _credited(t: dict[str, Any], roll: dict[str, Any], rules: HouseRules, ghosts: set[str]) -> str | None:
-    if roll["player"] not in ghosts:
-        return roll["player"]
-    if rules.ghost.bunco_credit != "teammate" or not rules.team_play:
-        return None
-    seats = t["seats"]
-    mate = seats[(seats.index(roll["player"]) + 2) % 4]
-    return None if mate in ghosts else mate
-
-
-def _audit_table(t: dict[str, Any], target: int, rules: HouseRules, ghosts: set[str], where: str,
-                 counts: dict[str, Counter[str]], travel_rolls: list, log: list[Any]) -> list[str]:
-    problems = []
-    seats = t["seats"]
-    held = t.get("held", "")
-    if held not in ("", "as-it-stands", "no-result"):
-        problems.append(f"{where}: held {held!r} is not a round.held_table rule")
-    if held and held != rules.round.held_table:
-        problems.append(f"{where}: closed by the host as {held!r}, rules say "
-                        f"{rules.round.held_table!r}")
-    if held == "no-result":
-        counts = {}  # the round counts for nothing on its players' cards
-    seat_points = [0, 0, 0, 0]
-    rolloff_points = [0, 0, 0, 0]
-    ended_at: int | None = None
-    for i, roll in enumerate(t["rolls"]):
-        player = roll["player"]
-        if player not in seats:
-            problems.append(f"{where}: roll {i + 1} is by {player}, who does not sit at this table")
-            continue
-        seat = seats.index(player)
-        ghost = player in ghosts
-        try:
-            if roll["dice"] is not None:
-                outcome = score_roll(tuple(roll["dice"]), target, rules)
+    def run(self) -> list[str]:
+        rules, record = self.rules, self.record
+        log = record.get("log", [])
+        log_rounds, in_play = _split_log(log)
+        rounds = record["rounds"]
+        per_set = len(rules.night.targets)
+        if len(rounds) != len(log_rounds):
+            self.say(f"the record holds {len(rounds)} rounds, its log closes {len(log_rounds)}")
+        if record.get("complete") and len(log_rounds) != rules.rounds_per_night:
+            self.say(f"a complete night has {rules.rounds_per_night} rounds, the log closes "
+                     f"{len(log_rounds)}")
+        seating = [list(s) for s in record["first_seating"]]
+        self._check_ghost_partners(seating, "the first seating")
+        for index, events in enumerate(log_rounds):
+            set_no, round_no = index // per_set + 1, index % per_set + 1
+            where = f"set {set_no} round {round_no}"
+            target = rules.night.targets[index % per_set]
+            tables = self._play_round(events, seating, target, where)
+            mine = rounds[index] if index < len(rounds) else None
+            if mine is None:
+                self.say(f"{where}: missing from the record (the log plays it)")
             else:
-                outcome = score_tally(roll["tally"], target, rules, _tally_face(roll, log))
-        except ValueError as exc:
-            problems.append(f"{where}: roll {i + 1} by {player} cannot be: {exc}")
-            continue
-        pool = rolloff_points if roll["rolloff"] else seat_points
-        if outcome.wipeout:
-            expected = -pool[seat]
-        elif ghost and rules.ghost.points == "none":
-            expected = 0
-        else:
-            expected = outcome.points
-        if roll["points"] != expected:
-            problems.append(f"{where}: roll {i + 1} {roll['dice']} by {player} scored "
-                            f"{roll['points']}, rules say {expected}")
-        pool[seat] += roll["points"]
-        if outcome.bunco:
-            who = _credited(t, roll, rules, ghosts)
-            if who in counts and who not in ghosts:
-                counts[who]["buncos"] += 1
-        if not ghost and player in counts:
-            counts[player]["baby_buncos"] += outcome.baby_bunco
-            counts[player]["wipeouts"] += outcome.wipeout
-        if outcome.travels and _credited(t, roll, rules, ghosts) is not None:
-            travel_rolls.append((roll.get("at", 0), _credited(t, roll, rules, ghosts)))
-        if t["ended_round"] and ended_at is None and not roll["rolloff"]:
-            team = (seat_points[0] + seat_points[2], seat_points[1] + seat_points[3])
-            reached = max(team) if rules.team_play else max(seat_points)
-            counted = not ghost or rules.ghost.points == "team"
-            if reached >= rules.round.target_score or (
-                    outcome.bunco and rules.round.bunco_ends_round and counted):
-                ended_at = i
-    score = [seat_points[0] + seat_points[2], seat_points[1] + seat_points[3]]
-    if list(t["score"]) != score:
-        problems.append(f"{where}: score {t['score']}, its rolls add up to {score}")
-    if list(t["seat_scores"]) != seat_points:
-        problems.append(f"{where}: seat scores {t['seat_scores']}, rolls add up to {seat_points}")
-    if t["ended_round"]:
-        if ended_at is None:
-            problems.append(f"{where}: said to end the round but never reached "
-                            f"{rules.round.target_score} or a bunco")
-        else:
-            later = [r for r in t["rolls"][ended_at + 1 :] if not r["rolloff"]]
-            if later and not rules.round.every_player_rolls:
-                problems.append(f"{where}: {len(later)} rolls after the round was won")
-    # who won
-    if held:
-        problems += _audit_held(t, score, seat_points, rules, ghosts, where)
-    elif rules.team_play:
-        a, b = score
-        if a == b:
-            a, b = rolloff_points[0] + rolloff_points[2], rolloff_points[1] + rolloff_points[3]
-            if t["rolloffs"] == 0:
-                problems.append(f"{where}: tied {score} but no roll-off")
-        team_a, team_b = {seats[0], seats[2]}, {seats[1], seats[3]}
-        winners = team_a if a > b else team_b
-        if set(t["winners"]) != winners or set(t["losers"]) != (team_a | team_b) - winners:
-            problems.append(f"{where}: winners {t['winners']} do not match the scores")
-    else:
-        problems += _audit_individual(t, seat_points, rolloff_points, rules, ghosts, where)
-    for pid in t["winners"]:
-        if pid in counts and pid not in ghosts:
-            counts[pid]["wins"] += 1
-    for pid in t["losers"]:
-        if pid in counts and pid not in ghosts:
-            counts[pid]["losses"] += 1
-    return problems
+                self._compare_round(mine, tables, set_no, round_no, target, where)
+            self._add_cards(tables)
+            if any(t.phase != "done" for t in tables):
+                break  # no winners to seat the next round by (reported above)
+            next_seating = _expected_seating(rules, tables, self.ghosts)
+            self._compare_moves(index, tables, next_seating, where)
+            self._check_ghost_partners(next_seating, f"after {where}")
+            seating = next_seating
+        self._check_breaks(log)
+        self._compare_cards()
+        if not in_play:
+            self._compare_traveler("traveler", self.travel)
+            self._compare_traveler("wipeout_traveler", self.wipeout_travel)
+        if record.get("complete"):
+            self._check_prizes(log)
+        return self.problems
 
+    # --- rounds -----------------------------------------------------------------------------
 
-def _audit_held(t: dict[str, Any], score: list[int], seat_points: list[int], rules: HouseRules,
-                ghosts: set[str], where: str) -> list[str]:
-    """A table the host closed: no result, or the result of its scores as they stood (a tie,
-    which needs a roll-off nobody rolled, is no result)."""
-    seats = t["seats"]
-    winners: set[str] = set()
-    if t["held"] == "as-it-stands":
-        if rules.team_play:
-            a, b = score
-            if a != b:
-                winners = {seats[0], seats[2]} if a > b else {seats[1], seats[3]}
-        else:
-            table_ghosts = [p for p in seats if p in ghosts]
-            lowest = [seats[s] for s in range(4) if seat_points[s] == min(seat_points)]
-            if table_ghosts and rules.ghost.moves_instead:
-                winners = set(seats) - {table_ghosts[0]}
-            elif len(lowest) == 1:
-                winners = set(seats) - set(lowest)
-    losers = (set(seats) - winners) if winners else set()
-    if set(t["winners"]) != winners or set(t["losers"]) != losers:
-        return [f"{where}: closed by the host ({t['held']}), winners {t['winners']} do not "
-                "match the scores as they stood"]
-    return []
+    def _play_round(self, events: list[tuple[int, list[Any]]], seating: list[list[str]],
+                    target: int, where: str) -> list[_Table]:
+        rules = self.rules
+        any_table = rules.round.ends_at == "any-table"
+        tables = [_Table(self.numbers[t], list(seats), target, t == 0 or any_table,
+                         self.ghosts & set(seats), rules, problems=self.problems)
+                  for t, seats in enumerate(seating)]
+        kept: dict[int, list[tuple[int, list[Any]]]] = {t.number: [] for t in tables}
+        index = {t.number: i for i, t in enumerate(tables)}
+        causes: list[int] = []  # where the bell may have latched: a ring, a table's end
+        for at, event in events:
+            kind = event[0]
+            if kind == "ring":
+                causes.append(at)
+            if kind not in ("roll", "tally", "pass", "bell", "undo"):
+                continue
+            if len(event) < 2 or event[1] not in index:
+                self.say(f"{where}: log entry {at} is for a table that is not playing")
+                continue
+            number = event[1]
+            table = tables[index[number]]
+            here = f"{where} table {number}"
+            if kind == "undo":
+                # the table's round is the fold of its entries but the last roll, tally or pass
+                entries = kept[number]
+                last = next((i for i in range(len(entries) - 1, -1, -1)
+                             if entries[i][1][0] != "bell"), None)
+                if last is None:
+                    self.say(f"{here}: an undo (log entry {at}) with nothing to take back")
+                    continue
+                del entries[last]
+                table = _Table(number, table.seats, target, table.can_end, table.ghosts, rules,
+                               problems=self.problems)
+                for old_at, old in entries:
+                    table.entry(old[0], old[2:], old_at, here)
+                tables[index[number]] = table
+                continue
+            if kind == "bell" and not table.bell and not causes:
+                self.say(f"{here}: heard a bell (log entry {at}) before any table ended "
+                         "the round or the host rang it")
+            ended = table.ended_round
+            if table.entry(kind, event[2:], at, here):
+                kept[number].append((at, event))
+            if table.ended_round and not ended:
+                causes.append(at)
+        for table in tables:
+            if table.phase != "done":
+                self.say(f"{where} table {table.number}: the round was closed before this "
+                         f"table finished (it was in its '{table.phase}' phase)")
+        if not causes:
+            self.say(f"{where}: no table ended the round and the host did not ring the bell")
+        return tables
 
+    def _compare_round(self, mine: dict[str, Any], tables: list[_Table], set_no: int,
+                       round_no: int, target: int, where: str) -> None:
+        if (mine.get("set"), mine.get("round")) != (set_no, round_no):
+            self.say(f"{where}: the record calls it set {mine.get('set')} round "
+                     f"{mine.get('round')}")
+        if mine.get("target") != target:
+            self.say(f"{where}: target {mine.get('target')}, rules say {target}")
+        seen = sorted(p for t in mine["tables"] for p in t["seats"])
+        if seen != sorted(self.players):
+            self.say(f"{where}: not every player sits exactly once")
+        if len(mine["tables"]) != len(tables):
+            self.say(f"{where}: {len(mine['tables'])} tables in the record, "
+                     f"{len(tables)} play in the log")
+        for t, table in zip(mine["tables"], tables, strict=False):
+            self._compare_table(t, table, f"{where} table {table.number}")
 
-def _audit_individual(t: dict[str, Any], seat_points: list[int], rolloff_points: list[int],
-                      rules: HouseRules, ghosts: set[str], where: str) -> list[str]:
-    seats = t["seats"]
-    table_ghosts = [p for p in seats if p in ghosts]
-    if table_ghosts and rules.ghost.moves_instead:
-        expected = {table_ghosts[0]}
-    else:
-        expected = _lowest_after_rolloffs(t, seat_points)
-    if set(t["losers"]) != expected or len(t["losers"]) != 1:
-        return [f"{where}: the lowest scorer {sorted(expected)} should move, "
-                f"record says {t['losers']}"]
-    return []
+    def _compare_table(self, t: dict[str, Any], table: _Table, where: str) -> None:
+        rules = self.rules
+        if t.get("table") != table.number:
+            self.say(f"{where}: the record numbers it table {t.get('table')}")
+        if list(t["seats"]) != table.seats:
+            self.say(f"{where}: seats {t['seats']}, the rotation gives {table.seats}")
+        rolls = t["rolls"]
+        if len(rolls) != len(table.rolls):
+            self.say(f"{where}: {len(rolls)} rolls in the record, its log entries make "
+                     f"{len(table.rolls)}")
+        for i, (got, want) in enumerate(zip(rolls, table.rolls, strict=False)):
+            self._compare_roll(got, want, f"{where}: roll {i + 1}")
+        score = list(table.team(table.points))
+        if list(t["score"]) != score:
+            self.say(f"{where}: score {t['score']}, its rolls add up to {score}")
+        if list(t["seat_scores"]) != table.points:
+            self.say(f"{where}: seat scores {t['seat_scores']}, its rolls add up to "
+                     f"{table.points}")
+        if t["ended_round"] != table.ended_round:
+            self.say(f"{where}: ended_round is {t['ended_round']}, its rolls say "
+                     f"{table.ended_round}")
+        if table.phase == "done":
+            if sorted(t["winners"]) != sorted(table.winners) or \
+                    sorted(t["losers"]) != sorted(table.losers):
+                self.say(f"{where}: winners {t['winners']} and losers {t['losers']}, the rolls "
+                         f"give winners {table.winners}")
+            if t["rolloffs"] != table.sessions:
+                self.say(f"{where}: {t['rolloffs']} roll-off sessions in the record, the rolls "
+                         f"need {table.sessions}")
+            if rules.team_play and table.team(table.points)[0] == table.team(table.points)[1] \
+                    and not any(r["rolloff"] for r in rolls) and t["rolloffs"] == 0:
+                self.say(f"{where}: tied {score} but no roll-off")
+        if rules.round.every_player_rolls and not table.buttons:
+            rolled = {r.seat for r in table.rolls if not r.rolloff}
+            for s in range(4):
+                if s not in rolled:
+                    self.say(f"{where}: {table.seats[s]} never rolled, and every player gets "
+                             "at least one roll per round")
 
+    def _compare_roll(self, got: dict[str, Any], want: _Roll, where: str) -> None:
+        if got.get("player") != want.player:
+            self.say(f"{where} is by {got.get('player')}, but it was {want.player}'s turn "
+                     f"(seat {want.seat + 1})")
+        if got.get("dice") != want.dice or got.get("tally") != want.tally:
+            self.say(f"{where}: the record has {got.get('dice') or got.get('tally')}, the log "
+                     f"{want.dice or want.tally}")
+        if got.get("points") != want.points:
+            self.say(f"{where} {got.get('dice')} by {got.get('player')} scored "
+                     f"{got.get('points')}, rules say {want.points}")
+        if bool(got.get("rolloff")) != want.rolloff:
+            self.say(f"{where}: rolloff is {got.get('rolloff')}, the turn order says "
+                     f"{want.rolloff}")
+        elif want.rolloff and got.get("session", want.session) != want.session:
+            self.say(f"{where}: roll-off session {got.get('session')}, the turn order says "
+                     f"{want.session}")
+        flags = {"bunco": want.worth.bunco, "baby_bunco": want.worth.baby,
+                 "wipeout": want.worth.wipeout, "travels": want.worth.travels}
+        for flag, value in flags.items():
+            if bool(got.get(flag)) != value:
+                self.say(f"{where}: {flag} is {bool(got.get(flag))}, rules say {value}")
+        if got.get("at") != want.at:
+            self.say(f"{where}: at {got.get('at')}, the log has it at {want.at}")
 
-def _lowest_after_rolloffs(t: dict[str, Any], seat_points: list[int]) -> set[str]:
-    """Who is lowest, playing the roll-off sessions out: each session every tied player takes
-    one turn (a run of her rolls) and the lowest of that session's totals are still tied."""
-    seats = t["seats"]
-    low = min(seat_points)
-    group = [seats[s] for s in range(4) if seat_points[s] == low]
-    rolloff_rolls = [r for r in t["rolls"] if r["rolloff"]]
-    if all("session" in r for r in rolloff_rolls):
-        # a turn passed on the button without scoring leaves no roll, so sessions, not runs of
-        # rolls, tell the turns apart
-        totals = dict.fromkeys(group, 0)
-        for session in range(1, t["rolloffs"] + 1):
-            if len(group) < 2:
-                return set()  # a session after the tie was broken
-            for roll in rolloff_rolls:
-                if roll["session"] == session:
-                    if roll["player"] not in group:
-                        return set()  # a roll by someone not (or no longer) in the roll-off
-                    totals[roll["player"]] += roll["points"]
-            low = min(totals[p] for p in group)
-            group = [p for p in group if totals[p] == low]
-        return set(group) if len(group) == 1 else set()
-    # records without sessions: each tied player's turn is a run of her rolls
-    turns: list[tuple[str, int]] = []
-    for roll in t["rolls"]:
-        if roll["rolloff"]:
-            if turns and turns[-1][0] == roll["player"]:
-                turns[-1] = (roll["player"], turns[-1][1] + roll["points"])
-            else:
-                turns.append((roll["player"], roll["points"]))
-    totals = dict.fromkeys(group, 0)
-    while len(group) > 1 and turns:
-        taken = 0
-        for player in group:
-            # a turn passed on the button without scoring leaves no roll: she scored 0
-            if turns and turns[0][0] == player:
-                totals[player] += turns.pop(0)[1]
-                taken += 1
-        if not taken:
-            return set()  # a roll-off turn by someone not in the roll-off: no one is the mover
-        low = min(totals[p] for p in group)
-        group = [p for p in group if totals[p] == low]
-    return set(group) if len(group) == 1 else set()
+    def _compare_moves(self, index: int, tables: list[_Table], next_seating: list[list[str]],
+                       where: str) -> None:
+        rounds = self.record["rounds"]
+        mine = rounds[index] if index < len(rounds) else None
+        where_now = {p: (t, s) for t, seats in enumerate(next_seating) for s, p in enumerate(seats)}
+        expected = [{"player": p, "from_table": table.number,
+                     "to_table": self.numbers[where_now[p][0]], "to_seat": where_now[p][1] + 1}
+                    for table in tables for p in table.seats]
+        if mine is not None and mine.get("moves") != expected:
+            wrong = [m for m in mine.get("moves", []) if m not in expected]
+            self.say(f"{where}: moves {wrong or mine.get('moves')} are not the rotation's")
+        actual = next_seating
+        if index + 1 < len(rounds):
+            actual = [list(t["seats"]) for t in rounds[index + 1]["tables"]]
+            if actual != next_seating:
+                self.say(f"{where}: next seating {actual} is not the rotation's {next_seating}")
+        if self.rules.team_play and self.rules.rotation.split_partners:
+            partners = {frozenset((t.seats[i], t.seats[i + 2])) for t in tables for i in (0, 1)}
+            for seats in actual:
+                for i in (0, 1):
+                    pair = frozenset((seats[i], seats[i + 2]))
+                    if pair in partners and not pair & self.ghosts:
+                        self.say(f"{where}: partners {seats[i]} and {seats[i + 2]} were not split")
 
-
-def _audit_moves(rnds: list[dict[str, Any]], index: int, rules: HouseRules, where: str) -> list[str]:
-    if index + 1 >= len(rnds):
-        return []
-    rnd, nxt = rnds[index], rnds[index + 1]
-    outcomes = [TableOutcome(tuple(t["seats"]), tuple(t["winners"]), tuple(t["losers"]))
-                for t in rnd["tables"]]
-    sitting_out = frozenset(i for i, t in enumerate(rnd["tables"]) if not _has_result(t))
-    try:
-        expected, _ = next_seating(rules, outcomes, sitting_out=sitting_out)
-    except (ValueError, IndexError, KeyError):
-        # seats that do not match the winners and losers (reported with the table)
-        return [f"{where}: the seats and results do not give a next seating to check against"]
-    actual = [tuple(t["seats"]) for t in nxt["tables"]]
-    problems = []
-    if actual != list(expected):
-        problems.append(f"{where}: next seating {actual} is not the rotation's {list(expected)}")
-    if rules.team_play and rules.rotation.split_partners:
-        # a table that sat out the rotation (no result) keeps its partners, rightly
-        partners = {frozenset((t["seats"][i], t["seats"][i + 2])) for t in rnd["tables"]
-                    for i in (0, 1) if _has_result(t)}
-        for t in nxt["tables"]:
+    def _check_ghost_partners(self, seating: list[list[str]], where: str) -> None:
+        if not (self.rules.ghost.real_partner and self.rules.team_play):
+            return
+        for t, seats in enumerate(seating):
             for i in (0, 1):
-                if frozenset((t["seats"][i], t["seats"][i + 2])) in partners:
-                    problems.append(f"{where}: partners {t['seats'][i]} and {t['seats'][i + 2]} "
-                                    "were not split")
-    return problems
+                if seats[i] in self.ghosts and seats[i + 2] in self.ghosts:
+                    self.say(f"{where}: table {self.numbers[t]} seats ghosts {seats[i]} and "
+                             f"{seats[i + 2]} as partners, and a ghost needs a real partner to "
+                             "roll for her")
+
+    def _check_breaks(self, log: list[Any]) -> None:
+        per_set = len(self.rules.night.targets)
+        closes = 0
+        expecting = False
+        for at, event in enumerate(log):
+            if not isinstance(event, list) or not event:
+                continue
+            if event[0] == "close":
+                closes += 1
+            elif event[0] == "next":
+                finished = closes // per_set if closes % per_set == 0 else 0
+                expecting = finished in self.rules.night.break_after_sets and \
+                    closes < self.rules.rounds_per_night
+            elif event[0] == "end-break":
+                if not expecting:
+                    self.say(f"log entry {at}: a break ended where the rules have none")
+                expecting = False
+            elif event[0] == "start" and expecting:
+                self.say(f"log entry {at}: a round started during the break")
+                expecting = False
+
+    # --- cards and travelers ------------------------------------------------------------------
+
+    def _add_cards(self, tables: list[_Table]) -> None:
+        rules = self.rules
+        for i, table in enumerate(tables):
+            weight = rules.score_card.head_weight if rules.score_card.weighted_head and i == 0 \
+                else 1
+            cards = {p: self.cards[p] for p in table.seats if p in self.cards}
+            if table.phase == "done":
+                for p in table.winners:
+                    if p in cards:
+                        cards[p]["wins"] += 1
+                        cards[p]["weighted_wins"] += weight
+                for p in table.losers:
+                    if p in cards:
+                        cards[p]["losses"] += 1
+                        cards[p]["weighted_losses"] += weight
+            for roll in table.rolls:
+                if not roll.rolloff and roll.player in cards:
+                    cards[roll.player]["points"] += roll.points
+                who = table.credited(roll)
+                if roll.worth.bunco and who in cards:
+                    cards[who]["buncos"] += 1
+                if roll.player in cards:
+                    cards[roll.player]["baby_buncos"] += roll.worth.baby
+                    cards[roll.player]["wipeouts"] += roll.worth.wipeout
+                if roll.worth.travels and who is not None:
+                    self.travel.append((roll.at, who))
+                if roll.worth.wipeout and rules.wipeout.traveler and roll.player in cards:
+                    self.wipeout_travel.append((roll.at, roll.player))
+            if table.ended_round and rules.score_card.called_bunko_counts:
+                caller = table.called_bunko()
+                if caller in cards:
+                    cards[caller]["buncos"] += 1
+
+    def _compare_cards(self) -> None:
+        got = self.record["cards"]
+        for pid in got:
+            if pid not in self.cards:
+                self.say(f"card for {pid}, who is a ghost or unknown")
+        missing = [p for p in self.cards if p not in got]
+        if missing:
+            self.say(f"no card for {', '.join(missing)}")
+        for pid, card in self.cards.items():
+            if pid not in got:
+                continue
+            for stat in _STATS:
+                if got[pid].get(stat) != card[stat]:
+                    self.say(f"{pid}: card says {stat} {got[pid].get(stat)}, rolls say "
+                             f"{card[stat]}")
+
+    def _compare_traveler(self, key: str, triggers: list[tuple[int, str]]) -> None:
+        holder = max(triggers)[1] if triggers else None
+        name = key.replace("_", " ")
+        if self.record.get(key) != holder:
+            if holder is None:
+                self.say(f"{name} is {self.record.get(key)}, but nobody triggered it")
+            else:
+                self.say(f"{name} is {self.record.get(key)}, the last trigger was by {holder}")
+
+    # --- prizes -------------------------------------------------------------------------------
+
+    def _amounts(self) -> list[int]:
+        """Each prize in cents; with scale_to_pot, cash prizes share out exactly the pot, by
+        largest remainder (ties to the earlier prize)."""
+        prizes = self.rules.prizes
+        raw = [round(p.amount * 100) for p in prizes.prize]
+        cash = [i for i, p in enumerate(prizes.prize) if p.cash]
+        pot = round(prizes.pot_per_player * 100) * len(self.real)
+        total = sum(raw[i] for i in cash)
+        if not prizes.scale_to_pot or total in (0, pot):
+            return raw
+        out = list(raw)
+        exact = {i: raw[i] * pot / total for i in cash}
+        for i in cash:
+            out[i] = int(exact[i])
+        left = pot - sum(out[i] for i in cash)
+        for i in sorted(cash, key=lambda i: (int(exact[i]) - exact[i], i))[:left]:
+            out[i] += 1
+        return out
+
+    def _metric(self, award: str, card: dict[str, int]) -> int:
+        weighted = self.rules.score_card.weighted_head
+        return {
+            "most-buncos": card["buncos"],
+            "most-wins": card["weighted_wins" if weighted else "wins"],
+            "most-losses": card["weighted_losses" if weighted else "losses"],
+            "most-baby-buncos": card["baby_buncos"],
+            "most-wipeouts": card["wipeouts"],
+            "fifty-fifty": -abs(card["wins"] - card["losses"]),  # closest to equal
+            "draw-without-prize": 0,
+        }[award]
+
+    def _check_prizes(self, log: list[Any]) -> None:
+        rules, record = self.rules, self.record
+        prizes = record["prizes"]
+        if not any(isinstance(e, list) and e[:1] == ["prizes"] for e in log):
+            self.say("the night is complete but its log never settles the prizes")
+        if len(prizes) != len(rules.prizes.prize):
+            self.say(f"{len(prizes)} prizes given, rules list {len(rules.prizes.prize)}")
+            return
+        amounts = self._amounts()
+        holders = {"traveler": self._holder(self.travel),
+                   "wipeout-traveler": self._holder(self.wipeout_travel)}
+        one_each = rules.prizes.one_cash_prize_per_player
+        cash_winners: set[str] = set()
+        any_winners: set[str] = set()
+        for rule, prize, cents in zip(rules.prizes.prize, prizes, amounts, strict=True):
+            name = rule.name
+            if prize.get("name") != name:
+                self.say(f"prize '{prize.get('name')}' is where the rules list '{name}'")
+            if round(prize["amount"] * 100) != cents:
+                self.say(f"prize '{name}' pays {prize['amount']:.2f}, the rules give "
+                         f"{cents / 100:.2f}")
+            if bool(prize.get("cash")) != rule.cash:
+                self.say(f"prize '{name}': cash is {prize.get('cash')}, rules say {rule.cash}")
+            eligible = [p for p in self.real if not (one_each and rule.cash and p in cash_winners)]
+            if rule.award in holders:
+                holder = holders[rule.award]
+                candidates = [holder] if holder in eligible else []
+            else:
+                pool = [p for p in eligible if p not in any_winners] \
+                    if rule.award == "draw-without-prize" else eligible
+                best = max((self._metric(rule.award, self.cards[p]) for p in pool), default=None)
+                candidates = [p for p in pool if self._metric(rule.award, self.cards[p]) == best]
+            method = rule.tie_break
+            if not candidates and rule.cash:
+                # the pot is always paid out: a draw among those without a prize
+                candidates = [p for p in eligible if p not in any_winners] or eligible or self.real
+                method = "draw-highest"
+            winner = prize.get("player")
+            if not candidates:
+                if winner is not None:
+                    self.say(f"prize '{name}' went to {winner}, but nobody can win it")
+                continue
+            if winner not in candidates:
+                why = "the traveler is " + str(holders[rule.award]) if rule.award in holders \
+                    else "who is not the best" if winner in self.cards else "who has no score card"
+                if winner in cash_winners and one_each and rule.cash:
+                    self.say(f"{winner} won a second cash prize '{name}'")
+                self.say(f"prize '{name}' went to {winner}, {why}")
+                continue
+            self._check_tie_break(name, prize, candidates, method)
+            any_winners.add(winner)
+            if rule.cash:
+                cash_winners.add(winner)
+        cash_total = round(sum(p["amount"] for p in prizes if p["cash"] and p["player"]) * 100)
+        pot = round(rules.prizes.pot_per_player * 100) * len(self.real)
+        if rules.prizes.scale_to_pot and cash_total != pot:
+            self.say(f"cash prizes pay {cash_total / 100:.2f}, the pot is {pot / 100:.2f}")
+
+    @staticmethod
+    def _holder(triggers: list[tuple[int, str]]) -> str | None:
+        return max(triggers)[1] if triggers else None
+
+    def _check_tie_break(self, name: str, prize: dict[str, Any], candidates: list[str],
+                         method: str) -> None:
+        winner, tied, account = prize["player"], prize.get("tied", []), prize.get("tie_break", "")
+        if len(candidates) == 1:
+            if tied or account:
+                self.say(f"prize '{name}': a tie-break is given, but {winner} had no tie")
+            return
+        if sorted(tied) != sorted(candidates):
+            self.say(f"prize '{name}': tied {tied}, the cards tie {candidates}")
+        if not account.startswith(method + ":"):
+            self.say(f"prize '{name}': settled by '{account.split(':')[0]}', rules say {method}")
+            return
+        last = account.split(";")[-1]
+        if method in ("draw-highest", "draw-lowest"):
+            drawn = {p: int(n) for p, n in re.findall(r"(\S+) drew (\d+)", last)}
+            pick = max if method == "draw-highest" else min
+            ok = set(drawn) == set(candidates) and pick(drawn, key=drawn.__getitem__) == winner
+        elif method == "roll-off":
+            totals = {p: int(n) for p, n in re.findall(r"(\S+) (\d+)", last.split(":")[-1])}
+            top = max(totals.values(), default=0)
+            ok = winner in totals and [p for p in totals if totals[p] == top] == [winner]
+        else:  # bunco-off: the first to roll three of a kind
+            triples = re.findall(r"(\S+) (\d)(\d)(\d)", last)
+            ok = [p for p, a, b, c in triples if a == b == c] == [winner]
+        if not ok:
+            self.say(f"prize '{name}': its tie-break '{account}' does not name {winner} "
+                     "the winner")
 
 
-def _audit_prizes(record: dict[str, Any], rules: HouseRules, paying: int) -> list[str]:
-    problems = []
-    prizes = record["prizes"]
-    if len(prizes) != len(rules.prizes.prize):
-        return [f"{len(prizes)} prizes given, rules list {len(rules.prizes.prize)}"]
-    cash_total = round(sum(p["amount"] for p in prizes if p["cash"] and p["player"]) * 100)
-    pot = pot_cents(rules, paying)
-    if rules.prizes.scale_to_pot and cash_total != pot:
-        problems.append(f"cash prizes pay {cash_total / 100:.2f}, the pot is {pot / 100:.2f}")
-    cards = record["cards"]
-    weighted = rules.score_card.weighted_head
-    metric = {
-        "most-buncos": lambda c: c["buncos"],
-        "most-wins": lambda c: c["weighted_wins"] if weighted else c["wins"],
-        "most-losses": lambda c: c["weighted_losses"] if weighted else c["losses"],
-        "most-baby-buncos": lambda c: c["baby_buncos"],
-        "most-wipeouts": lambda c: c["wipeouts"],
-        "fifty-fifty": lambda c: -abs(c["wins"] - c["losses"]),
-    }
-    cash_winners: set[str] = set()
-    for rule, prize in zip(rules.prizes.prize, prizes, strict=True):
-        winner = prize["player"]
-        eligible = [p for p in cards if not (rules.prizes.one_cash_prize_per_player and rule.cash
-                                             and p in cash_winners)]
-        if rule.award == "traveler" and winner != record["traveler"] and record["traveler"] in eligible:
-            problems.append(f"prize '{rule.name}' went to {winner}, the traveler is "
-                            f"{record['traveler']}")
-        if winner is not None and winner not in cards:
-            problems.append(f"prize '{rule.name}' went to {winner}, who has no score card")
-            continue
-        if rule.award in metric and winner is not None and eligible:
-            best = max(metric[rule.award](cards[p]) for p in eligible)
-            if metric[rule.award](cards[winner]) != best:
-                problems.append(f"prize '{rule.name}' went to {winner}, who is not the best")
-        if winner is not None and rule.cash:
-            if (winner in cash_winners and rules.prizes.one_cash_prize_per_player
-                    and len(cash_winners) < len(cards)):
-                problems.append(f"{winner} won a second cash prize '{rule.name}'")
-            cash_winners.add(winner)
-    return problems
+def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
+    """Every way ``record`` disagrees with ``rules`` and with itself, each naming its place."""
+    audit = _Audit(record, rules)
+    try:
+        return audit.run()
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        return audit.problems + [f"the record cannot be checked further: {exc!r} is missing "
+                                 "or malformed"]

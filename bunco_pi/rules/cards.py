@@ -44,8 +44,12 @@ def add_round(
     winners: tuple[str, ...],
     losers: tuple[str, ...],
     rules: HouseRules,
+    ended_round: bool = False,
 ) -> None:
-    """Add one finished table's round to ``cards`` (a fresh dict owned by the caller)."""
+    """Add one finished table's round to ``cards`` (a fresh dict owned by the caller).
+
+    ``ended_round``: this table's play ended the round (for a called Bunko on reaching 21).
+    """
     weighted = rules.score_card.weighted_head and setup.table == 1
     weight = rules.score_card.head_weight if weighted else 1
     # a ghost's seat scores for nobody, even the seat of someone who left and kept her card
@@ -74,6 +78,25 @@ def add_round(
                 add(record.player, "baby_buncos")
             if outcome.wipeout:
                 add(record.player, "wipeouts")
+    if ended_round and rules.score_card.called_bunko_counts:
+        add(_called_bunko(setup, rolls, rules), "buncos")
     for player, counts in delta.items():
         card = cards[player]
         cards[player] = replace(card, **{k: getattr(card, k) + v for k, v in counts.items()})
+
+
+def _called_bunko(setup: TableSetup, rolls: tuple[RollRecord, ...], rules: HouseRules
+                  ) -> str | None:
+    """Who called "Bunko!" on reaching the target score with the roll that ended the round
+    (004: "When a player rolls a Bunko or reaches 21 points, she should call out, Bunko!");
+    None when that roll was a bunco itself, which is counted already."""
+    totals = dict.fromkeys(setup.seats, 0)
+    for record in rolls:
+        if record.rolloff:
+            continue
+        totals[record.player] += record.points
+        if record.outcome.bunco and not record.ghost:
+            return None
+        if totals[record.player] >= rules.round.target_score:
+            return None if record.ghost else record.player
+    return None

@@ -65,6 +65,7 @@ class RoundRules:
     after_bell: str = "finish-turn"
     every_player_rolls: bool = False
     held_table: str = "as-it-stands"
+    rolloff_turn_continues: str = "as-in-round"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +85,14 @@ class Ghost:
     points: str = "team"
     bunco_credit: str = "teammate"
     moves_instead: bool = False
+    real_partner: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ScoreCardRules:
     weighted_head: bool = False
     head_weight: int = 2
+    called_bunko_counts: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +214,9 @@ _SCHEMA: dict[str, dict[str, tuple[type, Check | None, str]]] = {
         "held_table": (str, _choice("as-it-stands", "no-result"),
                        "when the host closes a round a table holds up (its box died): its "
                        "scores count as they stand, or its four players get no result"),
+        "rolloff_turn_continues": (str, _choice("as-in-round", "target-number"),
+                                   "a roll-off turn goes on as a round's turn does, or only while "
+                                   "the target number shows"),
     },
     "traveler": {
         "enabled": (bool, None, "play with the traveling fuzzy die"),
@@ -225,10 +231,13 @@ _SCHEMA: dict[str, dict[str, tuple[type, Check | None, str]]] = {
         "points": (str, _choice("team", "none"), "what a ghost's points count for"),
         "bunco_credit": (str, _choice("teammate", "none"), "who gets the bunco point of a ghost's bunco"),
         "moves_instead": (bool, None, "in individual play the ghost moves instead of the lowest scorer"),
+        "real_partner": (bool, None, "a ghost's partner is always a real player (who rolls for her)"),
     },
     "score_card": {
         "weighted_head": (bool, None, "wins and losses at the head table count more"),
         "head_weight": (int, _int_range(1, 10), "what a head-table win or loss counts"),
+        "called_bunko_counts": (bool, None, "individual play: reaching the target score and "
+                                "calling Bunko counts as a bunco on the card"),
     },
     "prizes": {
         "pot_per_player": (float, _non_negative, "what each player puts in the pot"),
@@ -410,6 +419,11 @@ def _check_consistency(rules: HouseRules, source: str, text: str) -> None:
         fail("rotation", "scheme", "individual play needs 'rotation.scheme' = \"lowest-moves\"")
     if rules.ghost.moves_instead and rules.team_play:
         fail("ghost", "moves_instead", "'ghost.moves_instead' only applies to individual play")
+    if rules.ghost.real_partner and not rules.team_play:
+        fail("ghost", "real_partner", "'ghost.real_partner' only applies to team play")
+    if rules.score_card.called_bunko_counts and rules.team_play:
+        fail("score_card", "called_bunko_counts",
+             "'score_card.called_bunko_counts' only applies to individual play")
     if rules.wipeout.enabled and 1 in rules.night.targets:
         fail("night", "targets",
              "with wipeout on, three 1s are a wipeout, so the ones round must be left out of "

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from bunco_pi.rules.cards import ScoreCard, add_round, credited_player
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.prizes import PrizeAward, award_prizes
-from bunco_pi.rules.rotation import Move, Seats, TableOutcome, next_seating
+from bunco_pi.rules.rotation import (
+    Move,
+    Seats,
+    TableOutcome,
+    give_ghosts_real_partners,
+    next_seating,
+)
 from bunco_pi.rules.table_round import (
     Entry,
     RollRecord,
@@ -232,7 +238,10 @@ class Night:
         if any(len(seats) != 4 for seats in seating) or sorted(seated) != sorted(ids):
             raise RuleViolation("every player must sit in exactly one seat, four to a table")
         cards = {p.id: ScoreCard() for p in players if not p.ghost}
-        return cls(rules, tuple(players), tuple(map(tuple, seating)), cards)
+        seats = tuple(map(tuple, seating))
+        if rules.ghost.real_partner and rules.team_play:
+            seats = give_ghosts_real_partners(seats, frozenset(p.id for p in players if p.ghost))
+        return cls(rules, tuple(players), seats, cards)
 
     @classmethod
     def replay(cls, rules: HouseRules, players: Sequence[Player], seating: Sequence[Seats],
@@ -389,7 +398,7 @@ class Night:
                 if not winners:
                     sitting_out.add(index)
             if held != "no-result":
-                add_round(cards, t.setup, t.rolls, winners, losers, self.rules)
+                add_round(cards, t.setup, t.rolls, winners, losers, self.rules, t.ended_round)
             outcomes.append(TableOutcome(t.setup.seats, winners, losers))
             records.append(TableRecord(
                 table=t.setup.table, seats=t.setup.seats, rolls=t.rolls,
@@ -397,7 +406,8 @@ class Night:
                 winners=winners, losers=losers, rolloff_sessions=rolloffs,
                 ended_round=t.ended_round, held=held,
             ))
-        seating, moves = next_seating(self.rules, outcomes, sitting_out=frozenset(sitting_out))
+        seating, moves = next_seating(self.rules, outcomes, self.ghosts,
+                                      sitting_out=frozenset(sitting_out))
         record = RoundRecord(self.set_number, self.round_number, self.target, tuple(records),
                              moves)
         return self._with(phase=RESULTS, cards=cards, history=self.history + (record,),

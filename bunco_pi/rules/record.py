@@ -106,8 +106,38 @@ def _roll_json(roll: RollRecord, at: int | None) -> dict[str, Any]:
 
 
 def build_record(night: Night, log: Sequence[NightEvent], *, seed: int | None = None,
-                 source: str = "sim") -> dict[str, Any]:
-    """The night record of ``night``, which is the fold of ``log`` from its first seating."""
+                 source: str = "sim", table_numbers: Sequence[int] | None = None
+                 ) -> dict[str, Any]:
+    """The night record of ``night``, which is the fold of ``log`` from its first seating.
+
+    ``table_numbers``: the tables' own numbers, head first, where they are not 1, 2, ... (a
+    standalone table numbered 3 records itself as table 3).
+    """
+    record = _build_record(night, log, seed=seed, source=source)
+    if table_numbers is not None and list(table_numbers) != list(
+            range(1, len(record["first_seating"]) + 1)):
+        _renumber(record, list(table_numbers))
+    return record
+
+
+def _renumber(record: dict[str, Any], numbers: list[int]) -> None:
+    record["table_numbers"] = numbers
+    for rnd in record["rounds"]:
+        for t in rnd["tables"]:
+            t["table"] = numbers[t["table"] - 1]
+        for m in rnd["moves"]:
+            m["from_table"] = numbers[m["from_table"] - 1]
+            m["to_table"] = numbers[m["to_table"] - 1]
+    for event in record["log"]:
+        if event[0] in _TABLE_EVENTS:
+            event[1] = numbers[event[1] - 1]
+
+
+_TABLE_EVENTS = ("roll", "tally", "pass", "bell", "undo")
+
+
+def _build_record(night: Night, log: Sequence[NightEvent], *, seed: int | None,
+                  source: str) -> dict[str, Any]:
     first = _first_seating(night)
     at = _roll_positions(night, first, log)
     rounds = []
@@ -201,7 +231,12 @@ def replay(record: dict[str, Any], rules: HouseRules) -> Night:
     try:
         players = [Player(p["id"], p["name"], bool(p["ghost"])) for p in record["players"]]
         seating = [tuple(s) for s in record["first_seating"]]
-        events = [decode_event(item) for item in record["log"]]
+        log = record["log"]
+        if record.get("table_numbers"):
+            index = {n: i + 1 for i, n in enumerate(record["table_numbers"])}
+            log = [[e[0], index.get(e[1], e[1]), *e[2:]] if e and e[0] in _TABLE_EVENTS else e
+                   for e in log]
+        events = [decode_event(item) for item in log]
     except (KeyError, TypeError, ValueError) as exc:
         raise RuleViolation(f"not a replayable night record: {exc}") from None
     return Night.replay(rules, first_players(players, events), seating, events)

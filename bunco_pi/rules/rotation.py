@@ -110,21 +110,59 @@ def next_seating(
     rotating = [outcomes[t] for t in live]
     seating = [o.seats for o in outcomes]
     if rotating:
-        for t, seats in zip(live, _rotate(rules, rotating), strict=True):
+        for t, seats in zip(live, _rotate(rules, rotating, ghosts), strict=True):
             seating[t] = seats
     moves = _moves(outcomes, seating)
     return tuple(seating), moves
 
 
-def _rotate(rules: HouseRules, outcomes: Sequence[TableOutcome]) -> tuple[Seats, ...]:
+def _rotate(rules: HouseRules, outcomes: Sequence[TableOutcome], ghosts: frozenset[str]
+            ) -> tuple[Seats, ...]:
     scheme = rules.rotation.scheme
     if scheme == "lowest-moves":
         return _individual_seating(outcomes)
     plan = _team_plan(scheme, len(outcomes), outcomes)
-    return tuple(
+    seating = tuple(
         _seat_table(staying, arriving, outcomes[t].seats, rules.rotation.split_partners)
         for t, (staying, arriving) in enumerate(plan)
     )
+    if rules.ghost.real_partner and ghosts:
+        seating = give_ghosts_real_partners(seating, ghosts)
+    return seating
+
+
+def give_ghosts_real_partners(seating: Sequence[Seats], ghosts: frozenset[str]
+                              ) -> tuple[Seats, ...]:
+    """Seating in which no two ghosts are partners, where there are real players enough.
+
+    003: "El jugador con el fantasma por compañero tira por el fantasma": a ghost needs a real
+    partner. Two ghosts seated as partners (seats s and s+2): the one in seat s+2 changes places
+    with the player in the next seat, s+3, if that player and her partner are real; otherwise
+    (three ghosts at one table, only possible in a first draw) with the first real player,
+    from the head table down, whose partner is real too.
+    """
+    tables = [list(seats) for seats in seating]
+
+    def real_pair(seats: list[str], first: int) -> bool:
+        return seats[first] not in ghosts and seats[(first + 2) % 4] not in ghosts
+
+    for _ in range(4 * len(tables)):  # each swap mends one ghost pair and makes none
+        found = next(((t, s) for t, seats in enumerate(tables) for s in (0, 1)
+                      if seats[s] in ghosts and seats[s + 2] in ghosts), None)
+        if found is None:
+            break
+        t, s = found
+        here = tables[t]
+        if real_pair(here, s + 1):
+            here[s + 2], here[(s + 3) % 4] = here[(s + 3) % 4], here[s + 2]
+            continue
+        other = next(((u, i) for u, seats in enumerate(tables) for i in range(4)
+                      if u != t and real_pair(seats, i)), None)
+        if other is None:
+            break  # more ghosts than real partners for them
+        u, i = other
+        here[s + 2], tables[u][i] = tables[u][i], here[s + 2]
+    return tuple(tuple(seats) for seats in tables)  # type: ignore[misc]
 
 
 def _individual_seating(outcomes: Sequence[TableOutcome]) -> tuple[Seats, ...]:

@@ -323,7 +323,11 @@ class TableRound:
             # one roll each; button entries wait for the pass button, since a roll may take
             # several presses
             return state._next_in_queue() if dice is not None or turn_over else state
-        # ROLLOFF
+        # ROLLOFF: under "target-number" a roll-off turn goes on only "as long as they are
+        # successfully rolling the number of that round" (002), so three of another number ends it
+        if (not turn_over and dice is not None and not outcome.target_dice
+                and rules.round.rolloff_turn_continues == "target-number"):
+            turn_over = True
         return state._next_in_queue() if turn_over else state
 
     def _ends_round(self, outcome: RollOutcome, ghost: bool) -> bool:

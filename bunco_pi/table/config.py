@@ -96,7 +96,7 @@ class TableConfig:
     dice_port: str = ""
     camera: CameraConfig = field(default_factory=CameraConfig)
     number: int = 1
-    players: tuple[str, str, str, str] = ("Seat 1", "Seat 2", "Seat 3", "Seat 4")
+    players: tuple[str, ...] = ("Seat 1", "Seat 2", "Seat 3", "Seat 4")
     broker: BrokerSettings = field(
         default_factory=lambda: BrokerSettings(host=DEFAULT_HEAD_HOST, discover=True))
     data_dir: Path = DEFAULT_DATA_DIR
@@ -239,13 +239,14 @@ def _table(section: dict[str, Any], where: str) -> dict[str, Any]:
         players = section["players"]
         if (
             not isinstance(players, list)
-            or len(players) != 4
+            or not 1 <= len(players) <= 4
             or not all(isinstance(p, str) and p.strip() for p in players)
         ):
-            raise UserError(f"{place}: players must be a list of 4 names, seat 1 first")
+            raise UserError(f"{place}: players must be a list of 1 to 4 names, seat 1 first "
+                            "(a standalone table fills empty seats with ghosts)")
         names = tuple(p.strip() for p in players)
-        if len(set(names)) != 4:
-            raise UserError(f"{place}: players must be 4 different names")
+        if len(set(names)) != len(names):
+            raise UserError(f"{place}: players must be different names")
         out["players"] = names
     return out
 

@@ -159,19 +159,25 @@ class LinkBase:
 class StandaloneLink(LinkBase):
     """One table that is its own head: the night's fold lives here, for this table alone.
 
-    ``seed`` settles prize tie-breaks at the end of the night (the caller picks it, so the
-    rules stay free of randomness).
+    ``players`` are the real players, seat 1 first: fewer than four leave ghost seats
+    ("Ghost 1", ...) that the rules play as the house's ghost rules say. ``table`` is this
+    table's own number, which its record carries. ``seed`` settles prize tie-breaks at the end
+    of the night (the caller picks it, so the rules stay free of randomness).
     """
 
     rolls_start_rounds = True
 
     def __init__(self, rules: HouseRules, players: Sequence[str], table: int = 1,
                  seed: int = 0) -> None:
+        if not 1 <= len(players) <= 4 or len(set(players)) != len(players):
+            raise ValueError(f"a table seats 1 to 4 different players, got {list(players)}")
         self.rules = rules
         self.table = table
         self.seed = seed
+        ghosts = [f"Ghost {n}" for n in range(1, 5 - len(players))]
         roster = [Player(name, name) for name in players]
-        self.night = Night.start(rules, roster, [tuple(players)])
+        roster += [Player(name, name, ghost=True) for name in ghosts]
+        self.night = Night.start(rules, roster, [tuple(p.id for p in roster)])
         self.log: list[NightEvent] = []
         self._post: Post | None = None
         self._before_close: tuple[Night, int] | None = None
@@ -186,10 +192,10 @@ class StandaloneLink(LinkBase):
         """The night record so far; ``open_entries`` are the entries of a round in play."""
         night, log = self.night, list(self.log)
         for entry in open_entries:
-            event = TableEntry(self.table, entry)
+            event = TableEntry(1, entry)
             night = night.apply(event)
             log.append(event)
-        return build_record(night, log, source="table")
+        return build_record(night, log, source="table", table_numbers=(self.table,))
 
     def resume(self, finished: Sequence[Sequence[Entry]], open_round: bool) -> None:
         """Rebuild the night from the journal's rounds after a restart."""
@@ -197,7 +203,7 @@ class StandaloneLink(LinkBase):
             self._end_break_before_a_later_round()
             self._apply(StartRound())
             for entry in entries:
-                self._apply(TableEntry(self.table, entry))
+                self._apply(TableEntry(1, entry))  # the night's one table
             self._apply(CloseRound())
             if i < len(finished) - 1 or open_round:
                 self._next()
@@ -227,7 +233,7 @@ class StandaloneLink(LinkBase):
     def round_over(self, summary: RoundSummary) -> None:
         self._before_close = (self.night, len(self.log))
         for entry in summary.state.entries:
-            self._apply(TableEntry(self.table, entry))
+            self._apply(TableEntry(1, entry))  # the night's one table
         self._apply(CloseRound())
         self._post_results()
 
@@ -267,7 +273,8 @@ class StandaloneLink(LinkBase):
         seats = self.night.seating[0]
         self._post(Seating(seats))
         self._post(RoundStart(self.night.set_number, self.night.round_number,
-                              self.night.target, seats, can_end_round=True))
+                              self.night.target, seats, can_end_round=True,
+                              ghosts=self.night.ghosts))
 
     def _post_results(self) -> None:
         if self._post is None:

@@ -3,7 +3,8 @@
 She watches the table node (``NodeSnapshot`` records handed over on the node's thread), rolls
 three virtual dice for the current roller and presses the box's buttons on gpiozero
 ``MockFactory`` pins the way a person would: ``point`` once per target die, ``three`` for three
-of a kind, ``bunco`` for a BUNCO, a held ``pass`` for a wipeout, and ``pass`` when the roll scores
+of a kind whenever the rules count it (points, a baby bunco; held for three 2s that take the
+all-twos traveler), ``bunco`` for a BUNCO, a held ``pass`` for a wipeout, and ``pass`` when the roll scores
 nothing. So a demo runs the box's real path: pins, debounce, gestures, node, rules, outbox.
 
 At a table that is its own head (``--standalone``) she also presses ``pass`` on the results
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bunco_pi.rules.scoring import score_roll
-from bunco_pi.rules.table_round import EXTRA, TableRound
+from bunco_pi.rules.table_round import EXTRA, ROLLOFF, TableRound
 from bunco_pi.table.node import NodeSnapshot
 
 PACES = ("fast", "human")
@@ -42,12 +43,18 @@ def presses_for(dice: tuple[int, int, int], round_: TableRound) -> list[str]:
     elif outcome.bunco:
         presses = ["bunco"]
     elif outcome.three_of_a_kind:
-        presses = ["three"] if outcome.points else []
+        # pressed whenever the rules count it, worth points or not: a 0-point baby bunco goes
+        # on the card, and three 2s are held where they take the all-twos traveler
+        counted = outcome.points or outcome.baby_bunco or outcome.travels
+        presses = ["three!" if outcome.travels else "three"] if counted else []
     else:
         presses = ["point"] * outcome.target_dice
     # A roll that scores nothing ends the turn; in the one-roll-each "extra" phase the pass
     # button says the roll is complete, however many presses it took.
-    if not outcome.wipeout and (not outcome.continues or round_.phase == EXTRA):
+    # A roll-off turn that goes on only while the target shows ends at any other roll.
+    rolloff_ends = (round_.phase == ROLLOFF and not outcome.target_dice
+                    and setup.rules.round.rolloff_turn_continues == "target-number")
+    if not outcome.wipeout and (not outcome.continues or round_.phase == EXTRA or rolloff_ends):
         presses.append("pass")
     return presses
 

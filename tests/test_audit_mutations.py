@@ -1,0 +1,317 @@
+"""Hand-made damage to good night records: every kind is caught by the audit and named.
+
+Each test damages a copy of a real simulated record (and, where the damage would be made
+consistently, its log too) and checks the audit's list names that damage.
+"""
+
+import copy
+import functools
+
+import pytest
+
+from bunco_pi.rules.audit import audit_record
+from bunco_pi.rules.house import preset
+from bunco_pi.rules.record import build_record
+from bunco_pi.sim.players import simulate_night
+
+BASES = {"classic": (12, 5), "core": (10, 7), "rotate": (10, 3), "individual": (9, 2)}
+
+
+@functools.cache
+def _base(name: str) -> dict:
+    players, seed = BASES[name]
+    sim = simulate_night(preset(name), players, seed)
+    record = build_record(sim.night, sim.log, seed=seed)
+    assert audit_record(record, preset(name)) == []
+    return record
+
+
+def good(name: str) -> dict:
+    return copy.deepcopy(_base(name))
+
+
+def caught(record: dict, name: str, *words: str) -> list[str]:
+    problems = audit_record(record, preset(name))
+    hits = [p for p in problems if all(w in p for w in words)]
+    assert hits, problems[:10]
+    return hits
+
+
+def rolls(record: dict, test=lambda r: True):
+    """(round index, table dict, roll index, roll) of every roll that passes ``test``."""
+    for r_index, rnd in enumerate(record["rounds"]):
+        for t in rnd["tables"]:
+            for i, roll in enumerate(t["rolls"]):
+                if test(roll):
+                    yield r_index, t, i, roll
+
+
+def where(record: dict, r_index: int, t: dict) -> str:
+    rnd = record["rounds"][r_index]
+    return f"set {rnd['set']} round {rnd['round']} table {t['table']}"
+
+
+def test_a_rolls_points() -> None:
+    record = good("classic")
+    r, t, i, roll = next(rolls(record, lambda x: x["points"] > 0 and not x["rolloff"]))
+    roll["points"] += 1
+    caught(record, "classic", where(record, r, t), f"roll {i + 1}", "rules say")
+
+
+def test_a_rolls_dice() -> None:
+    record = good("classic")
+    r, t, i, roll = next(rolls(record, lambda x: x["dice"] == [1, 2, 3]
+                               or x["dice"] == [2, 3, 4]))
+    roll["dice"] = [6, 6, 5]
+    caught(record, "classic", where(record, r, t), f"roll {i + 1}", "the record has [6, 6, 5]")
+
+
+def test_a_winner() -> None:
+    record = good("classic")
+    t = record["rounds"][5]["tables"][2]
+    t["winners"], t["losers"] = t["losers"], t["winners"]
+    caught(record, "classic", "set 1 round 6 table 3", "the rolls give winners")
+
+
+def test_a_seat() -> None:
+    record = good("classic")
+    tables = record["rounds"][9]["tables"]
+    tables[0]["seats"][1], tables[2]["seats"][3] = tables[2]["seats"][3], tables[0]["seats"][1]
+    caught(record, "classic", "set 2 round 4 table 1: seats", "the rotation gives")
+
+
+def test_a_move_of_the_last_round() -> None:
+    record = good("classic")
+    move = record["rounds"][-1]["moves"][0]
+    move["to_seat"] = move["to_seat"] % 4 + 1
+    caught(record, "classic", "set 4 round 6: moves", "are not the rotation's")
+
+
+def test_a_turn_out_of_order() -> None:
+    record = good("classic")
+    r, t, i, roll = next(rolls(record, lambda x: not x["rolloff"]))
+    roll["player"] = next(p for p in t["seats"] if p != roll["player"])
+    caught(record, "classic", where(record, r, t), f"roll {i + 1} is by {roll['player']}",
+           "turn")
+
+
+def test_a_roll_after_the_finishing_turn() -> None:
+    record = good("classic")
+    close = record["log"].index(["close"])
+    record["log"].insert(close, ["roll", 3, [3, 1, 1]])  # the low table, done already
+    caught(record, "classic", "set 1 round 1 table 3", f"a roll (log entry {close}) after the "
+           "table's finishing turn")
+
+
+def test_a_missing_roll_off() -> None:
+    record = good("rotate")
+    r, t, _, _ = next(rolls(record, lambda x: x["rolloff"]))
+    ats = {roll["at"] for roll in t["rolls"] if roll["rolloff"]}
+    t["rolls"] = [roll for roll in t["rolls"] if not roll["rolloff"]]
+    t["rolloffs"] = 0
+    record["log"] = [e if i not in ats else ["pass", t["table"]]
+                     for i, e in enumerate(record["log"])]
+    caught(record, "rotate", where(record, r, t), "closed before this table finished",
+           "'rolloff' phase")
+
+
+def test_a_roll_off_session() -> None:
+    record = good("rotate")
+    r, t, i, roll = next(rolls(record, lambda x: x["rolloff"]))
+    roll["session"] += 1
+    caught(record, "rotate", where(record, r, t), f"roll {i + 1}", "roll-off session")
+
+
+def test_the_traveler() -> None:
+    record = good("classic")
+    holder = record["traveler"]
+    record["traveler"] = next(p for p in record["cards"] if p != holder)
+    caught(record, "classic", f"the last trigger was by {holder}")
+
+
+def test_a_travel_trigger_moved_in_time() -> None:
+    record = good("classic")
+    buncos = sorted((roll["at"], roll) for _, _, _, roll in rolls(record, lambda x: x.get("bunco")))
+    last, earlier = buncos[-1][1], buncos[0][1]
+    last["at"], earlier["at"] = earlier["at"], last["at"]
+    caught(record, "classic", f"at {last['at']}, the log has it at {earlier['at']}")
+
+
+def test_a_prize_given_twice_under_one_cash_prize() -> None:
+    record = good("rotate")
+    cash = [p for p in record["prizes"] if p["cash"]]
+    cash[1]["player"] = cash[0]["player"]
+    cash[1]["tied"], cash[1]["tie_break"] = [], ""
+    caught(record, "rotate", f"{cash[0]['player']} won a second cash prize")
+
+
+def test_a_prize_amount() -> None:
+    record = good("classic")
+    record["prizes"][0]["amount"] += 1
+    record["prizes"][1]["amount"] -= 1  # the pot still adds up
+    caught(record, "classic", f"prize '{record['prizes'][0]['name']}' pays", "the rules give")
+
+
+def test_a_prize_to_someone_not_the_best() -> None:
+    record = good("classic")
+    prize = next(p for p in record["prizes"] if p["name"] == "Most buncos")
+    cards = record["cards"]
+    prize["player"] = min(cards, key=lambda p: cards[p]["buncos"])
+    caught(record, "classic", "prize 'Most buncos' went to", "who is not the best")
+
+
+def test_a_prize_tie_break_that_names_another_winner() -> None:
+    record = good("rotate")
+    prize = next(p for p in record["prizes"] if len(p["tied"]) > 1)
+    prize["player"] = next(p for p in prize["tied"] if p != prize["player"])
+    caught(record, "rotate", f"prize '{prize['name']}'", f"does not name {prize['player']}")
+
+
+def test_a_prize_tie_with_a_player_left_out() -> None:
+    record = good("rotate")
+    prize = next(p for p in record["prizes"] if len(p["tied"]) > 1)
+    left_out = next(p for p in prize["tied"] if p != prize["player"])
+    prize["tied"].remove(left_out)
+    caught(record, "rotate", f"prize '{prize['name']}': tied", "the cards tie")
+
+
+def test_a_prize_paid_as_a_gift() -> None:
+    record = good("classic")
+    record["prizes"][2]["cash"] = False
+    caught(record, "classic", f"prize '{record['prizes'][2]['name']}': cash is False")
+
+
+def test_a_card_count() -> None:
+    record = good("classic")
+    record["cards"]["p4"]["buncos"] += 1
+    caught(record, "classic", "p4: card says buncos")
+
+
+def test_a_weighted_win() -> None:
+    record = good("core")
+    player = next(iter(record["cards"]))
+    record["cards"][player]["weighted_wins"] += 1
+    caught(record, "core", f"{player}: card says weighted_wins")
+
+
+def test_a_head_table_win_weighted_as_a_lower_tables() -> None:
+    """002: "High table scores (red marks) count double": the card must carry the red marks."""
+    record = good("core")
+    head_winner = record["rounds"][0]["tables"][0]["winners"][0]
+    card = record["cards"].get(head_winner)
+    if card is None:  # a ghost has no card: take the other winner
+        head_winner = record["rounds"][0]["tables"][0]["winners"][1]
+        card = record["cards"][head_winner]
+    card["weighted_wins"] -= 1
+    caught(record, "core", f"{head_winner}: card says weighted_wins")
+
+
+def test_a_ghosts_bunco_on_her_partners_card_under_core() -> None:
+    """002: "Only the player that actually rolled the BUNCO gets credit.\""""
+    record = good("core")
+    r, t, _, roll = next(rolls(record, lambda x: x.get("bunco") and x["player"].startswith("ghost")))
+    mate = t["seats"][(t["seats"].index(roll["player"]) + 2) % 4]
+    record["cards"][mate]["buncos"] += 1
+    caught(record, "core", f"{mate}: card says buncos")
+
+
+def test_a_card_for_a_ghost() -> None:
+    record = good("core")
+    record["cards"]["ghost1"] = dict(record["cards"]["p1"])
+    caught(record, "core", "card for ghost1, who is a ghost or unknown")
+
+
+def test_a_missing_round() -> None:
+    record = good("classic")
+    del record["rounds"][7]
+    caught(record, "classic", "the record holds 23 rounds, its log closes 24")
+
+
+def test_a_round_missing_from_the_record_and_its_log() -> None:
+    record = good("classic")
+    starts = [i for i, e in enumerate(record["log"]) if e == ["start"]]
+    nexts = [i for i, e in enumerate(record["log"]) if e == ["next"]]
+    del record["log"][starts[7]:nexts[7] + 1]
+    del record["rounds"][7]
+    caught(record, "classic", "a complete night has 24 rounds, the log closes 23")
+
+
+def test_a_wrong_target() -> None:
+    record = good("classic")
+    record["rounds"][8]["target"] = 1
+    caught(record, "classic", "set 2 round 3: target 1, rules say 3")
+
+
+def test_a_bell_before_anything_rang_it() -> None:
+    record = good("classic")
+    start = record["log"].index(["start"])
+    record["log"].insert(start + 1, ["bell", 2])
+    caught(record, "classic", "set 1 round 1 table 2: heard a bell", "before any table ended")
+
+
+def test_a_missing_end_of_break() -> None:
+    record = good("classic")
+    record["log"].remove(["end-break"])
+    caught(record, "classic", "a round started during the break")
+
+
+def test_a_baby_bunco_left_off_a_roll() -> None:
+    record = good("rotate")
+    r, t, i, roll = next(rolls(record, lambda x: x.get("baby_bunco")))
+    del roll["baby_bunco"]
+    caught(record, "rotate", where(record, r, t), f"roll {i + 1}", "baby_bunco is False")
+
+
+def test_ghosts_seated_as_partners_under_rotate() -> None:
+    """003: "El jugador con el fantasma por compañero tira por el fantasma"."""
+    record = good("rotate")
+    first = record["first_seating"]
+    ghosts = [p["id"] for p in record["players"] if p["ghost"]]
+    t = next(i for i, s in enumerate(first) if ghosts[0] in s)
+    seats = first[t]
+    g = seats.index(ghosts[0])
+    other = next(i for i, s in enumerate(first) if ghosts[1] in s)
+    o = first[other].index(ghosts[1])
+    # put the second ghost across from the first
+    seats[(g + 2) % 4], first[other][o] = first[other][o], seats[(g + 2) % 4]
+    caught(record, "rotate", "the first seating", "as partners")
+
+
+def test_an_individual_mover() -> None:
+    record = good("individual")
+    t = record["rounds"][2]["tables"][1]
+    other = next(p for p in t["seats"] if p != t["losers"][0])
+    t["losers"], t["winners"] = [other], [p for p in t["seats"] if p != other]
+    caught(record, "individual", "set 1 round 3 table 2", "the rolls give winners")
+
+
+def test_a_lower_table_said_to_end_the_round() -> None:
+    record = good("classic")
+    t = record["rounds"][0]["tables"][2]
+    t["ended_round"] = True
+    caught(record, "classic", "set 1 round 1 table 3: ended_round is True, its rolls say False")
+
+
+def test_a_table_score() -> None:
+    record = good("classic")
+    record["rounds"][2]["tables"][1]["score"][0] += 2
+    caught(record, "classic", "set 1 round 3 table 2: score", "its rolls add up to")
+
+
+@pytest.mark.parametrize("name", ["core"])
+def test_a_players_only_roll_taken_away_where_everyone_rolls(name) -> None:
+    """002: "Every player gets at least one roll per round.": take away the one roll a player
+    had in a round (log and record alike) and the table is left waiting for her."""
+    record = good(name)
+    for r_index, rnd in enumerate(record["rounds"]):
+        for t in rnd["tables"]:
+            round_rolls = [x for x in t["rolls"] if not x["rolloff"]]
+            last = round_rolls[-1]
+            if sum(x["player"] == last["player"] for x in round_rolls) == 1 and \
+                    not any(x["rolloff"] for x in t["rolls"]):
+                t["rolls"].remove(last)
+                record["log"][last["at"]] = ["bell", t["table"]]  # a bell heard twice is nothing
+                caught(record, name, where(record, r_index, t), "closed before this table "
+                       "finished", "'extra' phase")
+                return
+    pytest.fail("no round where the last roller rolled once")
