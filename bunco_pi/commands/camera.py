@@ -111,7 +111,7 @@ def _reader(method: str, calibration) -> Callable:
     if method == "both":
         return lambda frame: read_both(frame, settings)
     if method == "net":
-        return lambda frame: read_net(frame, region=settings.region)
+        return lambda frame: read_net(frame, region=settings.region, look=settings.look)
     if method == "pips":
         return lambda frame: read_pips(frame, settings)
     if method == "baseline":

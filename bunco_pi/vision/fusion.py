@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bunco_pi.vision.look import to_grey
 from bunco_pi.vision.net import DiceNet, NetDie, detect
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
@@ -48,6 +49,7 @@ def read_both(
 ) -> FrameReading:
     settings = settings or ReaderSettings()
     fusion = fusion or FusionSettings()
+    frame = to_grey(frame, settings.look)  # once for both readers
     pips = read_pips(frame, settings)
     found = detect(frame, net, fusion.seen, settings.region)
     return combine(pips, found, settings.min_confidence, fusion)

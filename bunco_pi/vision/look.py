@@ -1,0 +1,88 @@
+"""What the group's dice look like, and the grey picture both readers are built for.
+
+Both readers were made for white dice with dark pips on a darker tray: in grey, a die's face is
+bright, its pips and the tray dark. Dice of other colours (blue with white pips, a translucent
+red, black with white pips) do not look like that in plain grey, and a white or pale tray is
+often brighter than them. So calibration measures the dice's colour, and each frame is first
+turned into "how much like a die's face is this pixel": the face bright, everything else
+(pips of either polarity, any tray not of the dice's colour) dark. Both readers then see the
+picture they were built for. For white dice with dark pips the picture is plain grey, as it
+always was.
+
+The likeness is a Gaussian of the colour distance (CIE Lab) to the dice's face. For coloured
+dice, the lightness counts for little (``COLOURED_LIGHTNESS``): shade and light across a tray
+change a face's lightness far more than its hue, and the hue is what sets a blue face apart
+from its white pips, a white tray or a wooden one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+PIPS = ("dark", "light")  # darker than the dice's face (white dice), or lighter (coloured dice)
+GREY_DICE_CHROMA = 15.0  # a face less colourful than this is white, grey or black
+COLOURED_LIGHTNESS = 0.35  # weight of lightness in the colour distance, for coloured dice
+WIDTH = 0.45  # the likeness falls to exp(-1/0.45^2), nearly black, at the pips' distance
+
+
+@dataclass(frozen=True)
+class DiceLook:
+    """The dice's face and pip colours (BGR, 0..255) as calibration measured them."""
+
+    face: tuple[float, float, float]
+    pip: tuple[float, float, float]
+
+    @property
+    def pips(self) -> str:
+        return "light" if _lab(self.pip)[0] > _lab(self.face)[0] else "dark"
+
+    @property
+    def coloured(self) -> bool:
+        _, a, b = _lab(self.face)
+        return math.hypot(a, b) >= GREY_DICE_CHROMA
+
+    @property
+    def plain_grey(self) -> bool:
+        """White (or pale grey) dice with dark pips: the readers' own picture, no mapping."""
+        return not self.coloured and self.pips == "dark"
+
+    def distance(self, colour: tuple[float, float, float]) -> float:
+        """How far a colour (BGR) is from the dice's face, as the mapping weighs it."""
+        return float(math.sqrt(_weighted_squares(np.array(_lab(colour)), _lab(self.face), self)))
+
+    def spread(self) -> float:
+        return max(8.0, WIDTH * self.distance(self.pip))
+
+    def likeness(self, colour: tuple[float, float, float]) -> float:
+        """0..1: how much a colour looks like the dice's face (1: the face itself)."""
+        return math.exp(-((self.distance(colour) / self.spread()) ** 2))
+
+
+def to_grey(frame: np.ndarray, look: DiceLook | None = None) -> np.ndarray:
+    """The frame as the readers want it (uint8, faces bright); a grey frame is left as it is."""
+    if frame.ndim == 2:
+        return frame
+    if look is None or look.plain_grey:
+        return cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    lab = cv2.cvtColor(frame.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+    squares = _weighted_squares(lab, _lab(look.face), look)
+    likeness = np.exp(squares * np.float32(-1.0 / look.spread() ** 2))
+    return (likeness * 255.0 + 0.5).astype(np.uint8)
+
+
+def _lab(bgr: tuple[float, float, float]) -> tuple[float, float, float]:
+    pixel = np.array([[bgr]], np.float32) / 255.0
+    lightness, a, b = cv2.cvtColor(pixel, cv2.COLOR_BGR2Lab)[0, 0]
+    return float(lightness), float(a), float(b)
+
+
+def _weighted_squares(
+    lab: np.ndarray, face: tuple[float, float, float], look: DiceLook
+) -> np.ndarray:
+    weight = COLOURED_LIGHTNESS if look.coloured else 1.0
+    d = lab - np.array(face, np.float32)
+    return (weight * d[..., 0]) ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2
