@@ -42,9 +42,9 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--split",
         choices=("heldout", "train", "setaside", "all"),
-        default="heldout",
-        help="which photos (default: heldout, the ones never used for tuning or training;"
-        " setaside: the fifth of train the dice network was not trained on)",
+        help="which photos (default: heldout, the ones never used for tuning or training, in"
+        " a folder holding photos the readers learned from; else all; setaside: the fifth of"
+        " train the dice network was not trained on)",
     )
     evaluate.add_argument(
         "--harder",
@@ -156,7 +156,7 @@ def run_read(args: argparse.Namespace) -> int:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from bunco_pi.vision.dataset import list_photos
+    from bunco_pi.vision.dataset import default_split, list_photos
     from bunco_pi.vision.evaluate import evaluate
 
     folder = args.folder
@@ -167,8 +167,11 @@ def run_eval(args: argparse.Namespace) -> int:
     calibration = _calibration(args.calibration)
     methods = [m.strip() for m in args.method.split(",") if m.strip()]
     readers = [(m, _reader(m, calibration)) for m in methods]
-    photos = list_photos(folder, args.split)
-    split = args.split + (f"+{args.harder}" if args.harder else "")
+    everything = list_photos(folder, "all")
+    chosen = args.split or default_split(everything)
+    photos = everything if chosen == "all" else list_photos(folder, chosen)
+    print(f"split {chosen}: {len(photos)} of {len(everything)} photos" + _why(args.split, chosen))
+    split = chosen + (f"+{args.harder}" if args.harder else "")
     header = (
         f"{'method':<9} {'split':<14} {'photos':>6} {'dice':>5} {'per-die':>8} "
         f"{'all-right':>9} {'wrong':>6} {'unsure':>6} {'missed':>6} {'invented':>8} {'ms/photo':>8}"
@@ -195,6 +198,14 @@ def run_eval(args: argparse.Namespace) -> int:
     if details:
         print("\n".join(details))
     return 0
+
+
+def _why(asked: str | None, chosen: str) -> str:
+    if asked is not None:
+        return ""
+    if chosen == "heldout":
+        return " (the others tuned or trained the readers; --split all reads every one)"
+    return " (none of them tuned or trained the readers, so every one is read)"
 
 
 def _parse_region(text: str, width: int, height: int) -> tuple[float, float, float, float]:

@@ -25,8 +25,9 @@ import numpy as np
 
 PIPS = ("dark", "light")  # darker than the dice's face (white dice), or lighter (coloured dice)
 GREY_DICE_CHROMA = 15.0  # a face less colourful than this is white, grey or black
-COLOURED_LIGHTNESS = 0.35  # weight of lightness in the colour distance, for coloured dice
-WIDTH = 0.45  # the likeness falls to exp(-1/0.45^2), nearly black, at the pips' distance
+SHADE_WEIGHT = 0.35  # weight of lightness in the colour distance, for coloured dice
+EDGE = 0.85  # of the pips' distance from the face: the likeness is a half here
+SOFTNESS = 0.06  # ... and falls from 0.9 to 0.1 within 2.2 x this (a logistic curve)
 
 
 @dataclass(frozen=True)
@@ -52,14 +53,14 @@ class DiceLook:
 
     def distance(self, colour: tuple[float, float, float]) -> float:
         """How far a colour (BGR) is from the dice's face, as the mapping weighs it."""
-        return float(math.sqrt(_weighted_squares(np.array(_lab(colour)), _lab(self.face), self)))
+        return float(math.sqrt(_weighted_squares(np.array(_lab(colour), np.float32), self)))
 
-    def spread(self) -> float:
-        return max(8.0, WIDTH * self.distance(self.pip))
+    def pip_distance(self) -> float:
+        return max(20.0, self.distance(self.pip))
 
     def likeness(self, colour: tuple[float, float, float]) -> float:
         """0..1: how much a colour looks like the dice's face (1: the face itself)."""
-        return math.exp(-((self.distance(colour) / self.spread()) ** 2))
+        return float(_likeness(np.float32(self.distance(colour)), self))
 
 
 def to_grey(frame: np.ndarray, look: DiceLook | None = None) -> np.ndarray:
@@ -68,21 +69,30 @@ def to_grey(frame: np.ndarray, look: DiceLook | None = None) -> np.ndarray:
         return frame
     if look is None or look.plain_grey:
         return cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-    lab = cv2.cvtColor(frame.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
-    squares = _weighted_squares(lab, _lab(look.face), look)
-    likeness = np.exp(squares * np.float32(-1.0 / look.spread() ** 2))
-    return (likeness * 255.0 + 0.5).astype(np.uint8)
+    lab = cv2.cvtColor(frame.astype(np.float32) * np.float32(1 / 255), cv2.COLOR_BGR2Lab)
+    distance = np.sqrt(_weighted_squares(lab, look))
+    return (_likeness(distance, look) * 255.0 + 0.5).astype(np.uint8)
+
+
+def _likeness(distance: np.ndarray, look: DiceLook) -> np.ndarray:
+    """A logistic step: faces (near), pips and the tray (far) apart, little in between.
+
+    A step rather than a slope so that what is only part of the way to the pips' colour (a
+    lamp's sheen on a coloured face, the pips of the faces below seen through a translucent
+    die) stays face-bright, while a pip and anything as far from the face is dark.
+    """
+    scale = look.pip_distance()
+    return 1.0 / (1.0 + np.exp((distance - EDGE * scale) / (SOFTNESS * scale)))
+
+
+def _weighted_squares(lab: np.ndarray, look: DiceLook) -> np.ndarray:
+    """Squared colour distance (Lab) from the face; lightness weighs less for coloured dice."""
+    weight = SHADE_WEIGHT if look.coloured else 1.0
+    d = lab - np.array(_lab(look.face), np.float32)
+    return (weight * d[..., 0]) ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2
 
 
 def _lab(bgr: tuple[float, float, float]) -> tuple[float, float, float]:
     pixel = np.array([[bgr]], np.float32) / 255.0
     lightness, a, b = cv2.cvtColor(pixel, cv2.COLOR_BGR2Lab)[0, 0]
     return float(lightness), float(a), float(b)
-
-
-def _weighted_squares(
-    lab: np.ndarray, face: tuple[float, float, float], look: DiceLook
-) -> np.ndarray:
-    weight = COLOURED_LIGHTNESS if look.coloured else 1.0
-    d = lab - np.array(face, np.float32)
-    return (weight * d[..., 0]) ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2
