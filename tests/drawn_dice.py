@@ -62,11 +62,12 @@ TRAYS = {
 }
 
 
-def _tray(kind: str, size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
-    """The tray's floor, float BGR; ``rng`` makes its texture (felt fibres, wood grain)."""
+def _tray(kind: str | tuple[int, int, int], size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+    """The tray's floor, float BGR (a key of TRAYS, or a plain BGR colour); ``rng`` makes its
+    texture (felt fibres, wood grain)."""
     width, height = size
     image = np.empty((height, width, 3), np.float32)
-    image[:] = TRAYS[kind]
+    image[:] = TRAYS.get(kind, kind)
     if kind == "felt":
         image += cv2.GaussianBlur(rng.normal(0, 9, (height, width)).astype(np.float32),
                                   (0, 0), 1.2)[..., None]
@@ -78,9 +79,15 @@ def _tray(kind: str, size: tuple[int, int], rng: np.random.Generator) -> np.ndar
     return image
 
 
+def _placer(x: float, y: float, turn: float, die: float):
+    """(u, v) in die widths from a die's centre, along its turned sides -> picture (x, y)."""
+    c, s = math.cos(math.radians(turn)), math.sin(math.radians(turn))
+    return lambda u, v: (x + die * (u * c - v * s), y + die * (u * s + v * c))
+
+
 def draw_scene(
     dice: list[tuple[int, float, float, float]],
-    tray: str = "dark",
+    tray: str | tuple[int, int, int] = "dark",
     face_colour: tuple[int, int, int] = (225, 230, 232),
     pip_colour: tuple[int, int, int] = (25, 25, 30),
     translucent: bool = False,
@@ -97,16 +104,11 @@ def draw_scene(
     a corner of each die. Light falls unevenly, and the camera adds noise.
     """
     rng = np.random.default_rng(seed)
-    image = _tray(tray, size, np.random.default_rng(len(tray)))  # one tray: the same texture
+    image = _tray(tray, size, np.random.default_rng(len(str(tray))))  # one tray, one texture
     width, height = size
     face = np.array(face_colour, np.float32)
     for value, x, y, turn in dice:
-        angle = math.radians(turn)
-        c, s = math.cos(angle), math.sin(angle)
-
-        def at(u: float, v: float) -> tuple[float, float]:
-            return x + die * (u * c - v * s), y + die * (u * s + v * c)
-
+        at = _placer(x, y, turn, die)
         body = np.array([at(u, v) for u, v in ((-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5))])
         mask = np.zeros((height, width), np.float32)
         cv2.fillConvexPoly(mask, body.round().astype(np.int32), 1.0, cv2.LINE_AA)

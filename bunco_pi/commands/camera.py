@@ -59,6 +59,14 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     source = calibrate.add_mutually_exclusive_group()
     source.add_argument("--image", type=Path, help="a photo of the empty tray")
     source.add_argument("--video", help="OpenCV camera number or video (default: Pi camera)")
+    calibrate.add_argument(
+        "--dice-image", type=Path, metavar="IMAGE",
+        help="with --image: a photo of the same view with the dice in the tray (their colours)",
+    )
+    calibrate.add_argument(
+        "--with-dice", action="store_true",
+        help="with a camera: then ask for the dice in the tray and take one more picture",
+    )
     calibrate.add_argument("--region", help="tray as x,y,w,h in pixels (default: found)")
     calibrate.add_argument("--die-size", type=float, metavar="PX", help="a die's width in pixels")
     calibrate.add_argument("--dice", type=int, default=3, help="dice in a roll (default 3)")
@@ -223,8 +231,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from bunco_pi.vision.evaluate import load_image
 
     exposure = None
+    dice_frame = None
+    if args.dice_image is not None and args.image is None:
+        raise UserError("calibrate: --dice-image goes with --image (with a camera: --with-dice)")
     if args.image is not None:
         frames = [load_image(args.image)]
+        if args.dice_image is not None:
+            dice_frame = load_image(args.dice_image)
     else:
         from bunco_pi.hardware.camera import OpenCVSource, PicameraSource
 
@@ -233,13 +246,17 @@ def run_calibrate(args: argparse.Namespace) -> int:
             frames = [f for f in (camera.read() for _ in range(12)) if f is not None][2:]
             if isinstance(camera, PicameraSource):
                 exposure = camera.exposure()
+            if args.with_dice and frames:
+                input("Put the dice in the tray, apart, then press Enter: ")
+                taken = [f for f in (camera.read() for _ in range(6)) if f is not None]
+                dice_frame = taken[-1] if taken else None
         finally:
             camera.close()
         if not frames:
             raise UserError("calibrate: the camera gave no pictures")
     height, width = frames[-1].shape[:2]
     region = _parse_region(args.region, width, height) if args.region else None
-    result = calibrate(frames, region, args.die_size, exposure, args.dice)
+    result = calibrate(frames, region, args.die_size, exposure, args.dice, dice_frame)
     save_calibration(result.calibration, args.out)
     for note in result.notes:
         print(note)

@@ -135,6 +135,9 @@ class CameraFeed:
                                                                                 "rolling...")),
                                        first_seq=self._first_seq, reopen=opener,
                                        **self._timing)
+        warnings = self.calibration.warnings()
+        if warnings:  # the worst, on the OLED until the first throw; `dice calibrate` says more
+            self._post(DiceStatus(True, warnings[0][0]))
         self._thread = threading.Thread(target=self._run, name="dice-camera", daemon=True)
         self._thread.start()
 

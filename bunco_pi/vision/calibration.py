@@ -61,8 +61,12 @@ class TrayCalibration:
         """What to change in the set-up: (one OLED line, the full sentence), worst first."""
         found = []
         if self.tray_contrast is not None and self.tray_contrast < MIN_TRAY_CONTRAST:
+            look = self.look
             if self.tray_brighter:
                 line, change = "use a darker tray", "a darker tray lining"
+            elif look is not None and look.coloured:
+                line = "tray: other colour"
+                change = "a tray lining of another colour than the dice (grey, or darker)"
             else:
                 line = "darker tray or a lamp"
                 change = "a darker tray lining of another colour than the dice, or a lamp on the dice"
@@ -330,13 +334,13 @@ def measure_dice(
     before = _lab(cv2.GaussianBlur(empty[y0:y1, x0:x1], (5, 5), 0))
     after_bgr = with_dice[y0:y1, x0:x1]
     after = _lab(cv2.GaussianBlur(after_bgr, (5, 5), 0))
-    changed = (np.linalg.norm(after - before, axis=2) > 15.0).astype(np.uint8)
+    changed = (np.linalg.norm(after - before, axis=2) > 10.0).astype(np.uint8)
     contours, _ = cv2.findContours(changed, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     filled = np.zeros_like(changed)
     cv2.drawContours(filled, contours, -1, 1, -1)  # pips as light as the tray are die too
     filled = cv2.morphologyEx(filled, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
     count, labels, stats, _ = cv2.connectedComponentsWithStats(filled)
-    smallest, largest = (0.012 * width) ** 2, (0.3 * width) ** 2
+    smallest, largest = (0.025 * width) ** 2, (0.3 * width) ** 2  # 16 to 190 px at 640
     inner = np.zeros_like(filled)
     sizes = []
     for i in range(1, count):
@@ -352,8 +356,9 @@ def measure_dice(
         sizes.append(side)
     if not sizes:
         raise UserError(
-            "calibrate: no dice found in the dice picture: put the dice in the tray, with the"
-            " camera and light as for the empty picture"
+            "calibrate: no dice found in the dice picture: put them in the tray, apart, with"
+            " the camera and light as for the empty one (dice of the tray's colour: use a darker"
+            " tray or one of another colour)"
         )
     pixels_lab = after.reshape(-1, 3)[inner.reshape(-1) > 0]
     pixels_bgr = after_bgr.reshape(-1, 3)[inner.reshape(-1) > 0].astype(np.float32)
