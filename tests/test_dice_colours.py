@@ -48,10 +48,6 @@ SETS = {
     ),
 }
 THROWS = 34  # 102 dice: one not sure is 99.0%
-# Known to fail: a glint on a pink die next to the tray's reflection is as white as a white
-# pip; in throw 25 a two with a glint in an empty corner is read as a four by the network,
-# sure, while the pip reader sees three spots out of place (1 of 102 dice wrong and sure).
-KNOWN_FAILURES = {"pink dice, white pips, wood, glare": "a glint taken for a white pip"}
 
 
 def calibrated(scene: dict, seed: int) -> TrayCalibration:
@@ -62,14 +58,7 @@ def calibrated(scene: dict, seed: int) -> TrayCalibration:
     return calibrate([empty], dice_frame=dice).calibration
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[name], strict=True))
-        if name in KNOWN_FAILURES else name
-        for name in SETS
-    ],
-)
+@pytest.mark.parametrize("name", list(SETS))
 def test_other_dice_and_trays_read_as_well_as_the_photos_dice(name):
     scene = SETS[name]
     calibration = calibrated(scene, seed=3100)

@@ -22,7 +22,7 @@ So each covers the other's weakness, and neither overrules the other when both a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,6 +39,10 @@ class FusionSettings:
     sure_alone: float = 0.97  # ... of a die the pip reader did not find at all
     claim: float = 0.25  # a pip count this confident, though doubtful, is still a claim
     objection: float = 0.5  # a network face this probable, though not sure, stands against a count
+    # The network's sure face stands for a die whose pips the pip reader saw but could not
+    # read. Not for dice with light pips: there a glint is as white as a pip, and the network
+    # never learned such pictures, so the pip reader's doubt stands.
+    net_over_doubt: bool = True
 
 
 def read_both(
@@ -49,6 +53,8 @@ def read_both(
 ) -> FrameReading:
     settings = settings or ReaderSettings()
     fusion = fusion or FusionSettings()
+    if settings.look is not None and settings.look.pips == "light":
+        fusion = replace(fusion, net_over_doubt=False)
     frame = to_grey(frame, settings.look)  # once for both readers
     pips = read_pips(frame, settings)
     found = detect(frame, net, fusion.seen, settings.region)
@@ -87,7 +93,7 @@ def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: Fusion
     net_objects = other.face_probability >= fusion.objection
     if pip_sure and net_objects or pip_claim and net_sure:
         return DieReading(None, 0.0, die.center, die.radius, "unsure: two readings")
-    if net_sure:
+    if net_sure and fusion.net_over_doubt:
         return DieReading(other.face, other.face_probability, die.center, die.radius)
     return die
 
