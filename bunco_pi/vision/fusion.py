@@ -14,7 +14,7 @@ So each covers the other's weakness, and neither overrules the other when both a
 - a die the pip reader found cocked (``tilted``: every pip squashed) stays not sure;
 - the pip reader sure, the network with no opinion or seeing nothing there: the pip reading;
 - the pip reader with no face (or a count it hardly believes), the network sure: the
-  network's face;
+  network's face, except for dice with light pips (``net_over_doubt``);
 - a die only the network found: the network's face if it is very sure, else a die that is
   not sure (it still counts as a die, so a roll is never made of the others alone).
 """
