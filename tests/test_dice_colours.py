@@ -217,3 +217,27 @@ def test_bad_dice_colours_in_the_file_are_one_line_errors(tmp_path, content, mes
     with pytest.raises(UserError, match=message) as caught:
         load_calibration(path)
     assert "\n" not in str(caught.value) and "tray.json" in str(caught.value)
+
+
+def test_the_settle_check_sees_red_dice_on_green_felt_come_and_go():
+    from bunco_pi.vision.settle import Event, SettleDetector, difference, thumbnail
+
+    scene = SETS["red dice, white pips, green felt"]
+    calibration = calibrated(scene, seed=11)
+    empty = draw_scene([], seed=1, **scene)
+    first = draw_scene([(5, 160, 200, 10.0), (2, 330, 250, 40.0), (6, 480, 300, 0.0)], seed=2,
+                       **scene)
+    second = draw_scene([(3, 200, 150, 30.0), (4, 300, 330, 10.0), (1, 520, 200, 60.0)], seed=3,
+                        **scene)
+    # In plain grey red and green felt are nearly one grey: only the pips tell the rolls apart.
+    plain = difference(thumbnail(first), thumbnail(second), calibration.pixel_threshold)
+    mapped = difference(thumbnail(first, calibration.look), thumbnail(second, calibration.look),
+                        calibration.pixel_threshold)
+    assert mapped > 5 * plain
+    detector = SettleDetector(calibration.settle_settings())
+    hand = draw_scene([], seed=4, **scene)
+    hand[100:400, 100:500] = (90, 140, 200)  # a hand over the tray, between throws
+    events = [detector.feed(f) for f in [empty] * 7 + [hand, first] + [first] * 7
+              + [hand, second] + [second] * 7]
+    assert [e for e in events if e is not None] == [Event.ROLLING, Event.SETTLED,
+                                                    Event.ROLLING, Event.SETTLED]

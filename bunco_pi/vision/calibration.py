@@ -97,7 +97,11 @@ class TrayCalibration:
 
     def settle_settings(self) -> SettleSettings:
         return SettleSettings(
-            self.pixel_threshold, self.motion_fraction, self.change_fraction, self.settle_frames
+            self.pixel_threshold,
+            self.motion_fraction,
+            self.change_fraction,
+            self.settle_frames,
+            self.look,
         )
 
 
