@@ -241,3 +241,11 @@ def test_the_settle_check_sees_red_dice_on_green_felt_come_and_go():
               + [hand, second] + [second] * 7]
     assert [e for e in events if e is not None] == [Event.ROLLING, Event.SETTLED,
                                                     Event.ROLLING, Event.SETTLED]
+
+
+def test_with_the_dice_measured_the_exposure_is_kept_as_they_were_measured():
+    empty, dice = dice_on((120, 120, 120), BLUE)
+    camera = {"ExposureTime": 20000.0, "AnalogueGain": 2.0}
+    measured = calibrate([empty], exposure=camera, dice_frame=dice).calibration
+    assert measured.exposure == camera  # their colours hold at the table
+    assert calibrate([empty], exposure=camera).calibration.exposure["ExposureTime"] < 20000.0

@@ -23,7 +23,6 @@ from bunco_pi.vision.settle import SettleSettings, thumbnail
 FORMAT_VERSION = 1
 READERS = ("both", "pips")  # what reads a settled tray at the table (docs/dice-camera.md)
 TARGET_TRAY_LEVEL = 90.0  # grey level to expose the empty tray at: white dice stay unclipped
-TARGET_BRIGHTEST = 190.0  # with the dice measured: the lighter of tray and dice sits here
 BRIGHTEST_TRAY = 200.0  # above this, white dice cannot stand out from the tray
 MIN_TRAY_CONTRAST = 0.15  # faces this much (of 255) brighter than the tray, in the readers' grey
 SMALLEST_DIE = 35.0  # pixels across at the working width: smaller dice are not read reliably
@@ -292,10 +291,8 @@ def calibrate(
         notes.append(f"still-tray flicker up to {noise:.0f}: pixel threshold {pixel_threshold}")
     controls: dict[str, float] = {}
     if exposure and exposure.get("ExposureTime"):
-        if dice_frame is None:
-            scale = TARGET_TRAY_LEVEL / max(tray_level, 1.0)
-        else:  # the lighter of tray and dice kept unclipped, with colour left to tell them apart
-            scale = TARGET_BRIGHTEST / max(tray_level, float(measured.get("face_level", 0)), 1.0)
+        # With the dice measured, the exposure they were measured at: their colours hold.
+        scale = TARGET_TRAY_LEVEL / max(tray_level, 1.0) if dice_frame is None else 1.0
         controls = {
             "ExposureTime": float(int(exposure["ExposureTime"] * scale)),
             "AnalogueGain": float(exposure.get("AnalogueGain", 1.0)),
@@ -311,7 +308,7 @@ def calibrate(
         pixel_threshold=pixel_threshold,
         dice=dice,
         exposure=controls,
-        **{k: v for k, v in measured.items() if k != "face_level"},
+        **measured,
     )
     notes.extend(f"warning: {sentence}" for _, sentence in calibration.warnings())
     return CalibrationResult(calibration, tuple(notes))
@@ -396,7 +393,6 @@ def _dice_settings(
         "pip_colour": seen.pip,
         "tray_contrast": round((face - tray) / 255, 3),
         "tray_brighter": grey_tray > grey_face,
-        "face_level": grey_face,
     }
     return settings, notes
 
