@@ -249,3 +249,14 @@ def test_with_the_dice_measured_the_exposure_is_kept_as_they_were_measured():
     measured = calibrate([empty], exposure=camera, dice_frame=dice).calibration
     assert measured.exposure == camera  # their colours hold at the table
     assert calibrate([empty], exposure=camera).calibration.exposure["ExposureTime"] < 20000.0
+
+
+def test_a_large_frame_of_coloured_dice_is_read_in_its_own_pixels():
+    scene = SETS["blue dice, white pips, white tray"]
+    truth = [(5, 160, 200, 10.0), (3, 330, 250, 40.0), (6, 480, 300, 0.0)]
+    frame = cv2.resize(draw_scene(truth, seed=1, **scene), (1280, 960))
+    reading = read_both(frame, calibrated(scene, seed=7700).reader_settings())
+    assert [d.face for d in reading.dice] == [5, 3, 6]
+    for die, (_, x, y, _) in zip(reading.dice, truth, strict=True):
+        assert die.center == pytest.approx((2 * x, 2 * y), abs=8)
+        assert 40 < die.radius < 80  # half of a 112-pixel die, give or take its box

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import cv2
 import numpy as np
 
 from bunco_pi.vision.look import to_grey
@@ -55,10 +56,25 @@ def read_both(
     fusion = fusion or FusionSettings()
     if settings.look is not None and settings.look.pips == "light":
         fusion = replace(fusion, net_over_doubt=False)
+    height, width = frame.shape[:2]
+    shrink = settings.working_width / width
+    if frame.ndim == 3 and shrink < 1 and not (settings.look is None or settings.look.plain_grey):
+        # Colours mapped once for both readers, at the pip reader's working width (the
+        # network works smaller still): mapping every pixel of a large frame costs more.
+        small = cv2.resize(frame, (settings.working_width, max(1, round(height * shrink))),
+                           interpolation=cv2.INTER_AREA)
+        return _scaled(read_both(to_grey(small, settings.look), settings, net, fusion), 1 / shrink)
     frame = to_grey(frame, settings.look)  # once for both readers
     pips = read_pips(frame, settings)
     found = detect(frame, net, fusion.seen, settings.region)
     return combine(pips, found, settings.min_confidence, fusion)
+
+
+def _scaled(reading: FrameReading, factor: float) -> FrameReading:
+    return FrameReading(tuple(
+        replace(d, center=(d.center[0] * factor, d.center[1] * factor), radius=d.radius * factor)
+        for d in reading.dice
+    ))
 
 
 def combine(
