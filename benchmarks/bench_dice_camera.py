@@ -40,7 +40,7 @@ from bunco_pi.vision.fusion import read_both  # noqa: E402
 from bunco_pi.vision.look import DiceLook, to_grey  # noqa: E402
 from bunco_pi.vision.net import read_net  # noqa: E402
 from bunco_pi.vision.reader import ReaderSettings, read_pips  # noqa: E402
-from bunco_pi.vision.settle import SettleDetector  # noqa: E402
+from bunco_pi.vision.settle import SettleDetector, SettleSettings  # noqa: E402
 
 PI4_RATIO = 5.0
 FRAME_BUDGET_MS = 1000 / 15  # a 15 fps camera: the settle check must keep up with it
@@ -115,7 +115,9 @@ def main() -> int:
         stages = [("network", read_net), ("pip reader", read_pips), ("both", read_both)]
         if look is not None:
             settings = ReaderSettings(look=look)
+            coloured = SettleDetector(SettleSettings(look=look))
             stages += [
+                ("settle + colours", coloured.feed),
                 ("colour map", lambda frame, look=look: to_grey(frame, look)),
                 ("network + colours", lambda frame, look=look: read_net(frame, look=look)),
                 ("pips + colours", lambda frame, s=settings: read_pips(frame, s)),
