@@ -27,7 +27,7 @@ import numpy as np
 PIPS = ("dark", "light")  # darker than the dice's face (white dice), or lighter (coloured dice)
 GREY_DICE_CHROMA = 15.0  # a face less colourful than this is white, grey or black
 SHADE_WEIGHT = 0.35  # weight of lightness in the colour distance, for coloured dice
-BITS = 6  # per channel in the mapping's table: steps of 4 levels, far finer than its step
+BITS = 7  # per channel in the mapping's table: steps of 2 levels, below a camera's noise
 EDGE = 0.85  # of the pips' distance from the face: the likeness is a half here
 SOFTNESS = 0.06  # ... and falls from 0.9 to 0.1 within 2.2 x this (a logistic curve)
 
