@@ -78,6 +78,12 @@ def to_grey(frame: np.ndarray, look: DiceLook | None = None) -> np.ndarray:
     return _table(look)[index]
 
 
+def warm_up(look: DiceLook) -> None:
+    """Make the mapping's table now (a second or two on a Pi), not at the first throw."""
+    if not look.plain_grey:
+        _table(look)
+
+
 @lru_cache(maxsize=4)
 def _table(look: DiceLook) -> np.ndarray:
     """The mapping for every colour at BITS bits a channel, looked up rather than computed:
