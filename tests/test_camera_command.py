@@ -5,10 +5,11 @@ import json
 
 import cv2
 import pytest
-from drawn_dice import draw_tray
+from drawn_dice import draw_scene, draw_tray
 
 from bunco_pi.commands import camera, dice
 from bunco_pi.errors import UserError
+from bunco_pi.vision.dataset import split_of
 
 
 def run(*argv):
@@ -97,11 +98,62 @@ def test_eval_prints_a_row_per_method(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     folder = labelled_folder(tmp_path / "set")
     assert run("eval", str(folder), "--split", "all", "--method", "pips,baseline") == 0
-    header, pips, baseline = capsys.readouterr().out.splitlines()
+    split, header, pips, baseline = capsys.readouterr().out.splitlines()
+    assert split == "split all: 12 of 12 photos"
     assert header.split() == ["method", "split", "photos", "dice", "per-die", "all-right",
                               "wrong", "unsure", "missed", "invented", "ms/photo"]
     assert pips.split()[:10] == ["pips", "all", "12", "24", "100.0%", "100.0%", "0", "0", "0", "0"]
     assert baseline.split()[0] == "baseline"
+
+
+def test_eval_on_a_folder_of_other_photos_reads_every_one_and_says_so(tmp_path, capsys,
+                                                                     monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = labelled_folder(tmp_path / "set")
+    assert run("eval", str(folder), "--method", "pips") == 0
+    split, _, pips = capsys.readouterr().out.splitlines()
+    assert split == (
+        "split all: 12 of 12 photos (none of them tuned or trained the readers, so every one is"
+        " read)"
+    )
+    assert pips.split()[:4] == ["pips", "all", "12", "24"]
+    # Asked for a split, it reads that split of them, and says how many that left.
+    assert run("eval", str(folder), "--method", "pips", "--split", "heldout") == 0
+    split, _, pips = capsys.readouterr().out.splitlines()
+    held_out = int(pips.split()[2])
+    assert 0 < held_out < 12
+    assert split == f"split heldout: {held_out} of 12 photos"
+
+
+def test_eval_of_a_split_with_no_photos_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = labelled_folder(tmp_path / "set")
+    for image in (folder / "images").iterdir():
+        if split_of(image.stem) == "heldout":
+            image.unlink()
+    assert run("eval", str(folder), "--split", "heldout") == (
+        f"{folder}: split heldout leaves none of its photos (use --split all)"
+    )
+
+
+def test_eval_on_the_project_photos_reads_the_held_out_ones_and_says_so(photos, tmp_path,
+                                                                       capsys, monkeypatch):
+    # A copy under another name is still the project's photos: known by content, not place.
+    monkeypatch.chdir(tmp_path)
+    copy = tmp_path / "copy"
+    (copy / "images").mkdir(parents=True)
+    (copy / "labels").mkdir()
+    for image in sorted((photos / "images").iterdir())[:40]:
+        (copy / "images" / image.name).write_bytes(image.read_bytes())
+        label = photos / "labels" / f"{image.stem}.txt"
+        (copy / "labels" / label.name).write_bytes(label.read_bytes())
+    held_out = sum(split_of(p.stem) == "heldout" for p in (copy / "images").iterdir())
+    assert run("eval", str(copy), "--method", "baseline") == 0
+    split = capsys.readouterr().out.splitlines()[0]
+    assert split == (
+        f"split heldout: {held_out} of 40 photos (the others tuned or trained the readers;"
+        " --split all reads every one)"
+    )
 
 
 def test_eval_errors_are_one_line(tmp_path, monkeypatch):
@@ -118,7 +170,7 @@ def test_eval_errors_are_one_line(tmp_path, monkeypatch):
 def test_eval_on_the_real_photos_reads_most_dice(photos, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     assert run("eval", str(photos)) == 0
-    row = capsys.readouterr().out.splitlines()[1].split()
+    row = capsys.readouterr().out.splitlines()[2].split()
     assert row[:2] == ["both", "heldout"]
     assert float(row[4].rstrip("%")) > 97.0
 
@@ -134,6 +186,29 @@ def test_calibrate_from_a_photo_writes_settings_the_reader_uses(tmp_path, capsys
     assert saved["region"][1] == pytest.approx(40 / 480, abs=0.01)
     assert saved["pip_block"] == 39
     assert capsys.readouterr().out.splitlines()[-1] == f"saved {out}"
+
+
+def test_calibrate_with_the_dice_in_the_tray_prints_the_warning_and_what_to_change(
+    tmp_path, capsys
+):
+    scene = dict(tray=(110, 50, 15), face_colour=(170, 80, 20), pip_colour=(245, 245, 245))
+    cv2.imwrite(str(tmp_path / "empty.png"), draw_scene([], seed=1, **scene))
+    cv2.imwrite(str(tmp_path / "dice.png"),
+                draw_scene([(5, 160, 200, 10.0), (3, 400, 260, 30.0)], seed=2, **scene))
+    out = tmp_path / "tray.json"
+    assert run("calibrate", "--image", str(tmp_path / "empty.png"), "--dice-image",
+               str(tmp_path / "dice.png"), "--out", str(out)) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("2 dice seen, ") and "coloured dice with light pips" in line
+               for line in lines)
+    [warning] = [line for line in lines if line.startswith("warning: ")]
+    assert "too close to the dice's colour" in warning
+    assert warning.endswith("use a tray lining of another colour than the dice (grey, or darker)")
+    saved = json.loads(out.read_text())
+    assert saved["dice_colour"] == pytest.approx([170, 80, 20], abs=12)
+    assert run("calibrate", "--dice-image", str(tmp_path / "dice.png")) == (
+        "calibrate: --dice-image goes with --image (with a camera: --with-dice)"
+    )
 
 
 def test_calibrate_errors_are_one_line(tmp_path):

@@ -19,7 +19,7 @@ from bunco_pi.rules.house import preset
 from bunco_pi.rules.table_round import Roll as EngineRoll
 from bunco_pi.rules.table_round import TableRound, TableSetup
 from bunco_pi.table.box import TableBox
-from bunco_pi.table.camera_feed import open_frames, translate
+from bunco_pi.table.camera_feed import CameraFeed, open_frames, translate
 from bunco_pi.table.config import CameraConfig, TableConfig
 from bunco_pi.table.events import DiceRoll, DiceStatus
 from bunco_pi.table.link import StandaloneLink
@@ -279,3 +279,41 @@ def test_folder_of_real_photos_through_the_node(mock_factory, tmp_path, photos):
         assert box.node.book.state.roller == state.roller
     finally:
         box.stop()
+
+
+def test_a_calibration_warning_is_on_the_oled_when_the_camera_starts(mock_factory, tmp_path):
+    from bunco_pi.vision.calibration import save_calibration
+
+    # Calibrated with blue dice on a navy tray: calibration warned, and so does the box.
+    calibration = TrayCalibration(dice_colour=(170, 80, 20), pip_colour=(245, 245, 245),
+                                  tray_contrast=0.02)
+    save_calibration(calibration, tmp_path / "tray.json")
+    # Said at start, and at each throw instead of "rolling...": until the set-up is put right.
+    gate = threading.Event()
+    frames = Frames([tray(), tray(1, 1, 2)], gates={1: gate})
+    box = make_box(tmp_path, camera_frames=frames, camera_calibration=tmp_path / "tray.json")
+    box.start()
+    try:
+        wait_for(box, lambda: box.node.flash == "tray: other colour")
+    finally:
+        gate.set()
+        box.stop()
+    # Dice calibrated smaller than the reader trusts: the drawn white dice still read.
+    save_calibration(TrayCalibration(die_width=30.0), tmp_path / "small.json")
+    posted = []
+    feed = CameraFeed("frames", posted.append, tmp_path / "small.json",
+                      frames=Frames([tray(), tray(1, 1, 2), tray(3, 3, 3)]))
+    feed.start()
+    deadline = time.monotonic() + 30
+    while feed.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    feed.stop()
+    assert [e for e in posted if isinstance(e, DiceStatus)] == [
+        DiceStatus(True, "dice small: cam lower"),  # at start
+        DiceStatus(True, "dice small: cam lower"),  # the first throw tumbling
+        DiceStatus(True, "dice small: cam lower"),  # the second
+        DiceStatus(False, "camera stopped", device="dice camera",
+                   alert=("camera stopped", "keep using buttons")),
+    ]
+    assert [e for e in posted if isinstance(e, DiceRoll)] == [DiceRoll(0, (1, 1, 2)),
+                                                             DiceRoll(1, (3, 3, 3))]

@@ -1,5 +1,7 @@
 """Two readers, one verdict: every way the pip reader and the network can agree or not."""
 
+from dataclasses import replace
+
 import cv2
 import pytest
 from drawn_dice import draw_tray
@@ -56,6 +58,30 @@ def test_the_network_reads_a_die_whose_pips_could_not_be_counted():
     (die,) = one([pip(None, 0.0, problem="unclear pips")], [net(6)])
     assert die.face == 6 and die.confidence >= 0.9
     assert die.center == (100.0, 100.0)  # the pip reader's place
+
+
+def test_with_light_pips_the_network_does_not_read_a_die_the_pip_reader_doubts():
+    # A glint is as white as a white pip: the pip reader's doubt stands, the agreement counts.
+    rules = replace(RULES, net_over_doubt=False)
+    unclear = FrameReading((pip(None, 0.0, problem="unclear pips"),))
+    (die,) = combine(unclear, [net(4)], 0.5, rules).dice
+    assert die.face is None and die.problem == "unclear pips"
+    (die,) = combine(FrameReading((pip(4, 0.3),)), [net(4)], 0.5, rules).dice
+    assert die.face == 4 and die.confidence >= 0.9
+
+
+def test_read_both_keeps_the_pip_readers_doubt_for_dice_with_light_pips(monkeypatch):
+    from bunco_pi.vision import fusion
+    from bunco_pi.vision.look import DiceLook
+    from bunco_pi.vision.reader import ReaderSettings
+
+    seen = []
+    monkeypatch.setattr(fusion, "combine", lambda p, f, c, rules: seen.append(rules))
+    frame = draw_tray([(2, 200, 200, 0)])
+    fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))))
+    fusion.read_both(frame, ReaderSettings(look=DiceLook((60, 150, 30), (20, 20, 20))))
+    fusion.read_both(frame, ReaderSettings())
+    assert [rules.net_over_doubt for rules in seen] == [False, True, True]
 
 
 def test_the_network_does_not_overrule_a_doubtful_count_of_another_face():

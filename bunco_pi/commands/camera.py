@@ -42,9 +42,9 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--split",
         choices=("heldout", "train", "setaside", "all"),
-        default="heldout",
-        help="which photos (default: heldout, the ones never used for tuning or training;"
-        " setaside: the fifth of train the dice network was not trained on)",
+        help="which photos (default: heldout, the ones never used for tuning or training, in"
+        " a folder holding photos the readers learned from; else all; setaside: the fifth of"
+        " train the dice network was not trained on)",
     )
     evaluate.add_argument(
         "--harder",
@@ -59,6 +59,14 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     source = calibrate.add_mutually_exclusive_group()
     source.add_argument("--image", type=Path, help="a photo of the empty tray")
     source.add_argument("--video", help="OpenCV camera number or video (default: Pi camera)")
+    calibrate.add_argument(
+        "--dice-image", type=Path, metavar="IMAGE",
+        help="with --image: a photo of the same view with the dice in the tray (their colours)",
+    )
+    calibrate.add_argument(
+        "--with-dice", action="store_true",
+        help="with a camera: then ask for the dice in the tray and take one more picture",
+    )
     calibrate.add_argument("--region", help="tray as x,y,w,h in pixels (default: found)")
     calibrate.add_argument("--die-size", type=float, metavar="PX", help="a die's width in pixels")
     calibrate.add_argument("--dice", type=int, default=3, help="dice in a roll (default 3)")
@@ -111,7 +119,7 @@ def _reader(method: str, calibration) -> Callable:
     if method == "both":
         return lambda frame: read_both(frame, settings)
     if method == "net":
-        return lambda frame: read_net(frame, region=settings.region)
+        return lambda frame: read_net(frame, region=settings.region, look=settings.look)
     if method == "pips":
         return lambda frame: read_pips(frame, settings)
     if method == "baseline":
@@ -156,7 +164,7 @@ def run_read(args: argparse.Namespace) -> int:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from bunco_pi.vision.dataset import list_photos
+    from bunco_pi.vision.dataset import default_split, list_photos
     from bunco_pi.vision.evaluate import evaluate
 
     folder = args.folder
@@ -167,8 +175,11 @@ def run_eval(args: argparse.Namespace) -> int:
     calibration = _calibration(args.calibration)
     methods = [m.strip() for m in args.method.split(",") if m.strip()]
     readers = [(m, _reader(m, calibration)) for m in methods]
-    photos = list_photos(folder, args.split)
-    split = args.split + (f"+{args.harder}" if args.harder else "")
+    everything = list_photos(folder, "all")
+    chosen = args.split or default_split(everything)
+    photos = everything if chosen == "all" else list_photos(folder, chosen)
+    print(f"split {chosen}: {len(photos)} of {len(everything)} photos" + _why(args.split, chosen))
+    split = chosen + (f"+{args.harder}" if args.harder else "")
     header = (
         f"{'method':<9} {'split':<14} {'photos':>6} {'dice':>5} {'per-die':>8} "
         f"{'all-right':>9} {'wrong':>6} {'unsure':>6} {'missed':>6} {'invented':>8} {'ms/photo':>8}"
@@ -197,6 +208,14 @@ def run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _why(asked: str | None, chosen: str) -> str:
+    if asked is not None:
+        return ""
+    if chosen == "heldout":
+        return " (the others tuned or trained the readers; --split all reads every one)"
+    return " (none of them tuned or trained the readers, so every one is read)"
+
+
 def _parse_region(text: str, width: int, height: int) -> tuple[float, float, float, float]:
     try:
         x, y, w, h = (float(v) for v in text.split(","))
@@ -212,8 +231,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from bunco_pi.vision.evaluate import load_image
 
     exposure = None
+    dice_frame = None
+    if args.dice_image is not None and args.image is None:
+        raise UserError("calibrate: --dice-image goes with --image (with a camera: --with-dice)")
     if args.image is not None:
         frames = [load_image(args.image)]
+        if args.dice_image is not None:
+            dice_frame = load_image(args.dice_image)
     else:
         from bunco_pi.hardware.camera import OpenCVSource, PicameraSource
 
@@ -222,13 +246,17 @@ def run_calibrate(args: argparse.Namespace) -> int:
             frames = [f for f in (camera.read() for _ in range(12)) if f is not None][2:]
             if isinstance(camera, PicameraSource):
                 exposure = camera.exposure()
+            if args.with_dice and frames:
+                input("Put the dice in the tray, apart, then press Enter: ")
+                taken = [f for f in (camera.read() for _ in range(6)) if f is not None]
+                dice_frame = taken[-1] if taken else None
         finally:
             camera.close()
         if not frames:
             raise UserError("calibrate: the camera gave no pictures")
     height, width = frames[-1].shape[:2]
     region = _parse_region(args.region, width, height) if args.region else None
-    result = calibrate(frames, region, args.die_size, exposure, args.dice)
+    result = calibrate(frames, region, args.die_size, exposure, args.dice, dice_frame)
     save_calibration(result.calibration, args.out)
     for note in result.notes:
         print(note)

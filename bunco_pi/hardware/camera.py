@@ -33,6 +33,7 @@ from bunco_pi.errors import UserError
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.fusion import read_both
+from bunco_pi.vision.look import warm_up
 from bunco_pi.vision.net import shipped_net
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import FrameReading
@@ -258,6 +259,8 @@ class CameraDiceSource:
         elif read is None:
             shipped_net()  # a missing or broken network file is said now, not at the first throw
         self._read = read or (lambda frame: read_both(frame, settings))
+        if settings.look is not None:
+            warm_up(settings.look)  # the colour table is made now, not at the first throw
         self._on_rolling = on_rolling
         self._detector = SettleDetector(self.calibration.settle_settings())
         self._stop = threading.Event()

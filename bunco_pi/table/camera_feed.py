@@ -130,9 +130,14 @@ class CameraFeed:
         else:
             opener = None
         frames = opener() if opener is not None else self._frames
+        # A set-up calibration warned about (a tray too like the dice, dice too small) is said
+        # at start and, instead of "rolling...", at every throw: until it is put right.
+        warnings = self.calibration.warnings()
+        rolling = warnings[0][0] if warnings else "rolling..."
+        if warnings:
+            self._post(DiceStatus(True, rolling))
         self.source = CameraDiceSource(frames, self._sink, self.calibration,
-                                       on_rolling=lambda: self._post(DiceStatus(True,
-                                                                                "rolling...")),
+                                       on_rolling=lambda: self._post(DiceStatus(True, rolling)),
                                        first_seq=self._first_seq, reopen=opener,
                                        **self._timing)
         self._thread = threading.Thread(target=self._run, name="dice-camera", daemon=True)

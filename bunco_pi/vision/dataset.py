@@ -7,6 +7,7 @@ The layout is ``images/NAME.jpg`` beside ``labels/NAME.txt``; each label line is
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from bunco_pi.vision.reading import closest_pairs
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
 SPLITS = ("heldout", "train", "setaside", "all")  # setaside: the fifth of train kept from training
 HELD_OUT_BUCKETS = 3  # of 10: about 30% of photos are never used to tune or train
+# Content hashes of the photos the readers were tuned and the network trained on.
+TUNED_ON = Path(__file__).with_name("models") / "tuned_on.json"
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,35 @@ def list_photos(root: Path, split: str = "all") -> list[LabelledPhoto]:
             continue
         photos.append(LabelledPhoto(path.stem, path, label))
     if not photos:
-        raise UserError(f"{root}: no images with a matching label file (split {split})")
+        if split != "all" and list_photos(root, "all"):
+            raise UserError(f"{root}: split {split} leaves none of its photos (use --split all)")
+        raise UserError(f"{root}: no images with a matching label file")
     return photos
+
+
+def _photo_hash(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read image ({exc.strerror})") from None
+
+
+def tuned_on(photos: list[LabelledPhoto]) -> int:
+    """How many of ``photos`` the readers were tuned or the dice network trained on.
+
+    By content, not name: another folder's ``one_1.jpg`` is not the project's photo.
+    """
+    known = set(json.loads(TUNED_ON.read_text(encoding="utf-8"))["sha256"])
+    return sum(_photo_hash(p.image_path) in known for p in photos)
+
+
+def default_split(photos: list[LabelledPhoto]) -> str:
+    """``heldout`` for a folder holding photos the readers learned from, else ``all``.
+
+    The split exists to keep those photos out of the measure; in a folder of other photos
+    (a group's own dice) none was learned from, so every photo is a fair test.
+    """
+    return "heldout" if tuned_on(photos) else "all"
 
 
 def parse_labels(text: str, width: int, height: int, source: str = "labels") -> list[LabelledDie]:

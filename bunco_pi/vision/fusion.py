@@ -14,7 +14,7 @@ So each covers the other's weakness, and neither overrules the other when both a
 - a die the pip reader found cocked (``tilted``: every pip squashed) stays not sure;
 - the pip reader sure, the network with no opinion or seeing nothing there: the pip reading;
 - the pip reader with no face (or a count it hardly believes), the network sure: the
-  network's face;
+  network's face, except for dice with light pips (``net_over_doubt``);
 - a die only the network found: the network's face if it is very sure, else a die that is
   not sure (it still counts as a die, so a roll is never made of the others alone).
 """
@@ -22,10 +22,12 @@ So each covers the other's weakness, and neither overrules the other when both a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import cv2
 import numpy as np
 
+from bunco_pi.vision.look import to_grey
 from bunco_pi.vision.net import DiceNet, NetDie, detect
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
@@ -38,6 +40,10 @@ class FusionSettings:
     sure_alone: float = 0.97  # ... of a die the pip reader did not find at all
     claim: float = 0.25  # a pip count this confident, though doubtful, is still a claim
     objection: float = 0.5  # a network face this probable, though not sure, stands against a count
+    # The network's sure face stands for a die whose pips the pip reader saw but could not
+    # read. Not for dice with light pips: there a glint is as white as a pip, and the network
+    # never learned such pictures, so the pip reader's doubt stands.
+    net_over_doubt: bool = True
 
 
 def read_both(
@@ -48,9 +54,27 @@ def read_both(
 ) -> FrameReading:
     settings = settings or ReaderSettings()
     fusion = fusion or FusionSettings()
+    if settings.look is not None and settings.look.pips == "light":
+        fusion = replace(fusion, net_over_doubt=False)
+    height, width = frame.shape[:2]
+    shrink = settings.working_width / width
+    if frame.ndim == 3 and shrink < 1 and not (settings.look is None or settings.look.plain_grey):
+        # Colours mapped once for both readers, at the pip reader's working width (the
+        # network works smaller still): mapping every pixel of a large frame costs more.
+        small = cv2.resize(frame, (settings.working_width, max(1, round(height * shrink))),
+                           interpolation=cv2.INTER_AREA)
+        return _scaled(read_both(to_grey(small, settings.look), settings, net, fusion), 1 / shrink)
+    frame = to_grey(frame, settings.look)  # once for both readers
     pips = read_pips(frame, settings)
     found = detect(frame, net, fusion.seen, settings.region)
     return combine(pips, found, settings.min_confidence, fusion)
+
+
+def _scaled(reading: FrameReading, factor: float) -> FrameReading:
+    return FrameReading(tuple(
+        replace(d, center=(d.center[0] * factor, d.center[1] * factor), radius=d.radius * factor)
+        for d in reading.dice
+    ))
 
 
 def combine(
@@ -85,7 +109,7 @@ def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: Fusion
     net_objects = other.face_probability >= fusion.objection
     if pip_sure and net_objects or pip_claim and net_sure:
         return DieReading(None, 0.0, die.center, die.radius, "unsure: two readings")
-    if net_sure:
+    if net_sure and fusion.net_over_doubt:
         return DieReading(other.face, other.face_probability, die.center, die.radius)
     return die
 

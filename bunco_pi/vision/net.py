@@ -25,6 +25,7 @@ import cv2
 import numpy as np
 
 from bunco_pi.errors import UserError
+from bunco_pi.vision.look import DiceLook, to_grey
 from bunco_pi.vision.reader import region_pixels
 from bunco_pi.vision.reading import DieReading, FrameReading
 
@@ -72,13 +73,16 @@ def shipped_net() -> DiceNet:
     return load_net(MODEL_PATH)
 
 
-def prepare(frame: np.ndarray, scale: float | None = None) -> tuple[np.ndarray, tuple[float, float]]:
-    """Grey, scaled (by default to the input width) to a multiple of 4 pixels each way.
+def prepare(
+    frame: np.ndarray, scale: float | None = None, look: DiceLook | None = None
+) -> tuple[np.ndarray, tuple[float, float]]:
+    """Grey (faces bright: ``look.to_grey``), scaled (by default to the input width) to a
+    multiple of 4 pixels each way.
 
     ``scale`` is for a crop of a frame: the crop is scaled as the whole frame would be, so a
     die is the size the network learned. Returns the image and the (x, y) scales used.
     """
-    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+    gray = to_grey(frame, look)
     height, width = gray.shape
     scale = scale or INPUT_WIDTH / width
     out_w = max(STRIDE, int(round(width * scale / STRIDE)) * STRIDE)
@@ -138,13 +142,14 @@ def detect(
     net: DiceNet | None = None,
     min_presence: float = 0.5,
     region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
+    look: DiceLook | None = None,
 ) -> list[NetDie]:
     """The dice the network finds in the tray ``region`` (x, y, w, h in 0..1) of a frame."""
     net = net or shipped_net()
     height, width = frame.shape[:2]
     x0, y0, x1, y1 = region_pixels(region, width, height)
     # The crop at the scale the whole frame would have: a die is the size the network learned.
-    image, scale = prepare(frame[y0:y1, x0:x1], INPUT_WIDTH / width)
+    image, scale = prepare(frame[y0:y1, x0:x1], INPUT_WIDTH / width, look)
     return [
         replace(d, center=(d.center[0] + x0, d.center[1] + y0))
         for d in decode(net.forward(image), scale, min_presence)
@@ -155,9 +160,10 @@ def read_net(
     frame: np.ndarray,
     net: DiceNet | None = None,
     region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
+    look: DiceLook | None = None,
 ) -> FrameReading:
     """The network alone, as a reader: a die's confidence is the lesser of its two answers."""
-    dice = detect(frame, net, region=region)
+    dice = detect(frame, net, region=region, look=look)
     return FrameReading(
         tuple(
             DieReading(d.face, min(d.presence, d.face_probability), d.center, d.width / 2)

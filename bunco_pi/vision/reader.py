@@ -17,6 +17,7 @@ import numpy as np
 
 from bunco_pi.vision.faces import LayoutFit, layout_fit
 from bunco_pi.vision.grouping import group_pips
+from bunco_pi.vision.look import DiceLook, to_grey
 from bunco_pi.vision.perspective import far_direction, unsquash_for
 from bunco_pi.vision.pips import Pip, PipSettings, find_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
@@ -32,6 +33,7 @@ class ReaderSettings:
     min_confidence: float = 0.5
     tray_level: float | None = None  # the empty tray's brightness; None: the frame's median
     face_above_tray: float = 10.0  # dice faces are at least this much brighter than the tray
+    look: DiceLook | None = None  # the dice's colours (calibration); None: white with dark pips
 
 
 def region_pixels(
@@ -46,16 +48,20 @@ def region_pixels(
 def to_working(
     frame: np.ndarray, settings: ReaderSettings
 ) -> tuple[np.ndarray, float, tuple[int, int]]:
-    """Greyscale crop of the tray region at the working width; (image, scale, offset)."""
-    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
-    height, width = gray.shape
-    x0, y0, x1, y1 = region_pixels(settings.region, width, height)
-    crop = gray[y0:y1, x0:x1]
-    scale = settings.working_width / max(1, width)  # same scale as the full frame would get
+    """Grey crop of the tray region at the working width (faces bright); (image, scale, offset).
+
+    A grey frame is taken as already mapped (``look.to_grey``): ``read_both`` maps once for both.
+    """
+    x0, y0, x1, y1 = region_pixels(settings.region, frame.shape[1], frame.shape[0])
+    look = settings.look
+    plain = look is None or look.plain_grey
+    crop = to_grey(frame[y0:y1, x0:x1], look) if plain else frame[y0:y1, x0:x1]
+    scale = settings.working_width / max(1, frame.shape[1])  # same scale as the full frame would get
     if abs(scale - 1.0) > 1e-3:
         interpolation = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
         crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=interpolation)
-    return np.ascontiguousarray(crop), scale, (x0, y0)
+    # Colours are mapped after shrinking: fewer pixels to map.
+    return np.ascontiguousarray(to_grey(crop, look)), scale, (x0, y0)
 
 
 def read_pips(frame: np.ndarray, settings: ReaderSettings | None = None) -> FrameReading:

@@ -19,6 +19,8 @@ from enum import Enum
 import cv2
 import numpy as np
 
+from bunco_pi.vision.look import DiceLook, to_grey
+
 SMALL_WIDTH = 80  # frames are compared at this width: enough to see a die move, cheap on a Pi
 
 
@@ -33,14 +35,20 @@ class SettleSettings:
     motion_fraction: float = 0.002  # changed pixels between neighbouring frames: moving
     change_fraction: float = 0.003  # changed pixels since the last reading: a new roll
     settle_frames: int = 5  # still frames in a row before reading (about 1/3 s at 15 fps)
+    look: DiceLook | None = None  # the dice's colours (calibration): see ``thumbnail``
 
 
-def thumbnail(frame: np.ndarray) -> np.ndarray:
-    """A small, blurred grey copy: sensor noise and JPEG blocks average out before comparing."""
-    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
-    height, width = gray.shape
+def thumbnail(frame: np.ndarray, look: DiceLook | None = None) -> np.ndarray:
+    """A small, blurred grey copy: sensor noise and JPEG blocks average out before comparing.
+
+    Grey as the readers see it (``look.to_grey``): red dice on green felt are one grey in a
+    plain grey picture, and would come and go unseen. Shrunk first, so the mapping is cheap.
+    """
+    height, width = frame.shape[:2]
     small_height = max(1, round(height * SMALL_WIDTH / width))
-    small = cv2.resize(gray, (SMALL_WIDTH, small_height), interpolation=cv2.INTER_AREA)
+    small = to_grey(
+        cv2.resize(frame, (SMALL_WIDTH, small_height), interpolation=cv2.INTER_AREA), look
+    )
     return cv2.GaussianBlur(small, (3, 3), 0).astype(np.int16)
 
 
@@ -66,7 +74,7 @@ class SettleDetector:
         self._forced = False
 
     def feed(self, frame: np.ndarray) -> Event | None:
-        small = thumbnail(frame)
+        small = thumbnail(frame, self.settings.look)
         previous, self._previous = self._previous, small
         if previous is None or previous.shape != small.shape:
             self._still = 0
