@@ -24,7 +24,8 @@ from bunco_pi.rules.house import PRESET_NAMES, HouseRules, preset_text
 
 class InprocessNight:
     def __init__(self, rules: HouseRules, rules_toml: str, tables: int, players: int,
-                 workdir: Path, record: Path, *, fast: bool, seed: int) -> None:
+                 workdir: Path, record: Path, *, fast: bool, seed: int,
+                 pace: str | None = None) -> None:
         self.broker = InprocBroker()
         self.topics = Topics("demo")
         self.tables = tables
@@ -37,6 +38,7 @@ class InprocessNight:
         self.players = make_players(names, None, tables)
         self.record = record
         self.fast = fast
+        self.pace = pace or ("fast" if fast else "human")
         self.seed = seed
         self.stop = threading.Event()
         self.frames = [workdir / f"table-{n}.frame" for n in range(1, tables + 1)]
@@ -90,7 +92,7 @@ class InprocessNight:
                                           debounce=config.buttons.debounce,
                                           hold_time=config.buttons.hold_time,
                                           seed=self.seed * 1000 + n,
-                                          pace="fast" if self.fast else "human")
+                                          pace=self.pace)
             box.node.watchers.append(keeper.observe)
             box.start()
             keeper.start()
@@ -117,12 +119,12 @@ class InprocessNight:
 
 def play_inprocess(args: argparse.Namespace, rules: HouseRules, record: Path, players: int,
                    workdir: Path) -> int:
-    from bunco_pi.commands.demo import _final_report
+    from bunco_pi.commands.demo import _final_report, _pace
 
     rules_toml = preset_text(args.rules) if args.rules in PRESET_NAMES else \
         Path(args.rules).read_text(encoding="utf-8")
     night = InprocessNight(rules, rules_toml, args.tables, players, workdir, record,
-                           fast=args.fast, seed=args.seed)
+                           fast=args.fast, seed=args.seed, pace=_pace(args))
     night.start()
     last = ""
     try:
