@@ -97,7 +97,8 @@ def test_secrets_are_random_and_not_from_the_repo(tmp_path):
     assert all(len(v) >= 32 for v in values)
     assert len(set(values)) == len(values)
     for path in REPO.rglob("*"):
-        if path.is_file() and ".git" not in path.parts and path.stat().st_size < 1_000_000:
+        if path.is_file() and not {".git", ".venv"} & set(path.parts) \
+                and path.stat().st_size < 1_000_000:
             text = path.read_bytes()
             assert not any(v.encode() in text for v in values), path
 
@@ -297,3 +298,25 @@ def test_installed_broker_config_lets_each_node_in(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _apt_install_line(out: str) -> list[str]:
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("would run: apt-get install")]
+    return line.split()
+
+
+@pytest.mark.parametrize("role_args", [["head", "--tables", "2"], ["table", "--table", "2"]])
+def test_the_camera_option_installs_the_readers_packages(tmp_path, role_args):
+    """--camera brings picamera2 to take frames and Debian's OpenCV and NumPy to read them
+    (seen by the venv, which is made with --system-site-packages); without it, none of them."""
+    extra = ["--password-file", "-"] if role_args[0] == "table" else []
+    args = [*role_args, "--root", str(tmp_path / "plain"), *extra]
+    plain = _run(INSTALL, *args, stdin="pw" * 20 + "\n")
+    assert plain.returncode == 0, plain.stderr
+    args = [*role_args, "--root", str(tmp_path / "camera"), "--camera", *extra]
+    camera = _run(INSTALL, *args, stdin="pw" * 20 + "\n")
+    assert camera.returncode == 0, camera.stderr
+    camera_packages = {"python3-picamera2", "python3-opencv", "python3-numpy"}
+    assert camera_packages <= set(_apt_install_line(camera.stdout))
+    assert not camera_packages & set(_apt_install_line(plain.stdout))
+    assert "would run: python3 -m venv --system-site-packages /opt/bunco-pi" in camera.stdout

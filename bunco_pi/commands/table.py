@@ -70,7 +70,7 @@ def register(subparsers: Any) -> None:
                      help="seeded virtual dice, and a virtual scorekeeper pressing mock buttons")
     sim.add_argument("--seed", type=int, help="seed of the virtual dice (default: random)")
     sim.add_argument("--pace", choices=("fast", "brisk", "human"), default="human",
-                     help="human: a roll every 0.6-1.2 s; brisk: 0.15-0.35 s; fast: as fast as the box "
+                     help="human: a roll every 0.6-1.2 s; brisk: 0.3-0.6 s; fast: as fast as the box "
                           "takes presses")
     parser.set_defaults(func=run)
 

@@ -12,7 +12,7 @@ the round: once the bell has rung the rules let the current roller finish her tu
 pressing while the rolls score) and the round ends at her pass.
 
 ``pace="human"`` waits 0.6 to 1.2 s before each roll, ``"brisk"`` (the short demo's
-scorekeeper, who still lets a watcher follow each roll) 0.15 to 0.35 s; ``"fast"`` presses as fast as the box
+scorekeeper, who still lets a watcher follow each roll) 0.3 to 0.6 s; ``"fast"`` presses as fast as the box
 takes them, waiting for each press to be applied before the next one.
 """
 
@@ -30,7 +30,7 @@ from bunco_pi.table.node import NodeSnapshot
 
 PACES = ("fast", "brisk", "human")
 HUMAN_GAP = (0.6, 1.2)  # seconds between rolls at a human pace
-GAPS = {"human": HUMAN_GAP, "brisk": (0.15, 0.35)}
+GAPS = {"human": HUMAN_GAP, "brisk": (0.3, 0.6)}
 BETWEEN_ROUNDS = 2.0  # seconds on the results screen before she goes on (standalone, human)
 APPLY_TIMEOUT = 3.0  # a press not applied by then is given up (the round moved on)
 
