@@ -53,6 +53,19 @@ mirror() {
     echo "${uri:-http://deb.debian.org/debian}"
 }
 
+# pip and npm inside trust the certificate authorities this machine trusts (a network that
+# inspects TLS has its own), from a file of their own: Debian's ca-certificates, once apt
+# installs it inside, rewrites the usual bundle.
+trust_host_cas() {
+    local root=$1
+    [ -f /etc/ssl/certs/ca-certificates.crt ] || return 0
+    mkdir -p "$root/etc/ssl"
+    cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/host-ca-bundle.crt"
+    printf '[global]\ncert = /etc/ssl/host-ca-bundle.crt\n' >"$root/etc/pip.conf"
+    mkdir -p "$root/usr/etc"
+    printf 'cafile=/etc/ssl/host-ca-bundle.crt\n' | tee "$root/etc/npmrc" >"$root/usr/etc/npmrc"
+}
+
 WORK="$(mktemp -d /tmp/bunco-arm64.XXXXXX)"
 LOG="$WORK/arm64-check.log"
 [ -n "$BASE" ] || BASE="$WORK/base"
@@ -91,12 +104,7 @@ mount -t sysfs sysfs "$ROOT/sys"; MOUNTED+=("$ROOT/sys")
 mount --bind /dev "$ROOT/dev"; MOUNTED+=("$ROOT/dev")
 mount --bind /dev/pts "$ROOT/dev/pts"; MOUNTED+=("$ROOT/dev/pts")
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
-# pip inside reaches the registries the way this machine's pip does (its settings, if any).
-for conf in /etc/pip.conf /etc/xdg/pip; do
-    [ -e "$conf" ] && mkdir -p "$ROOT$(dirname "$conf")" && cp -a "$conf" "$ROOT$conf"
-done
-[ -f /etc/ssl/certs/ca-certificates.crt ] && mkdir -p "$ROOT/etc/ssl/certs" \
-    && cp /etc/ssl/certs/ca-certificates.crt "$ROOT/etc/ssl/certs/"
+trust_host_cas "$ROOT"
 rm -rf "$ROOT/root/bunco-pi"
 git clone --quiet "$REPO" "$ROOT/root/bunco-pi"
 

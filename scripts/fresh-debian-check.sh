@@ -40,6 +40,19 @@ command -v debootstrap >/dev/null 2>&1 || {
     apt-get install -y -qq debootstrap >/dev/null
 }
 
+# pip and npm inside trust the certificate authorities this machine trusts (a network that
+# inspects TLS has its own), from a file of their own: Debian's ca-certificates, once apt
+# installs it inside, rewrites the usual bundle.
+trust_host_cas() {
+    local root=$1
+    [ -f /etc/ssl/certs/ca-certificates.crt ] || return 0
+    mkdir -p "$root/etc/ssl"
+    cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/host-ca-bundle.crt"
+    printf '[global]\ncert = /etc/ssl/host-ca-bundle.crt\n' >"$root/etc/pip.conf"
+    mkdir -p "$root/usr/etc"
+    printf 'cafile=/etc/ssl/host-ca-bundle.crt\n' | tee "$root/etc/npmrc" >"$root/usr/etc/npmrc"
+}
+
 WORK="$(mktemp -d /tmp/bunco-fresh-debian.XXXXXX)"
 [ -n "$BASE" ] || BASE="$WORK/base"
 if [ ! -x "$BASE/usr/bin/python3" ]; then
@@ -77,12 +90,7 @@ prepare() {
     rm -rf "$root"
     cp -a "$BASE" "$root"
     cp /etc/resolv.conf "$root/etc/resolv.conf"
-    # pip inside reaches the registries the way this machine's pip does (its settings, if any).
-    for conf in /etc/pip.conf /etc/xdg/pip; do
-        [ -e "$conf" ] && mkdir -p "$root$(dirname "$conf")" && cp -a "$conf" "$root$conf"
-    done
-    [ -f /etc/ssl/certs/ca-certificates.crt ] && mkdir -p "$root/etc/ssl/certs" \
-        && cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+    trust_host_cas "$root"
     if [ "$owner" != root ]; then
         chroot "$root" useradd --create-home --shell /bin/bash --groups sudo "$owner"
         # Raspberry Pi OS's first user has sudo without a password; so does this one.
