@@ -5,6 +5,7 @@
 # while (the test suite runs twice).
 #
 #   sudo bash scripts/fresh-debian-check.sh [--base DIR] [--keep] [--only demo|test]
+#                                           [--as root|newcomer]
 #
 # --base DIR keeps the bootstrapped system there and reuses it next time (default: a fresh
 # one in a temporary folder). Each run starts from an untouched copy of it, with a clone of
@@ -14,13 +15,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
 
-BASE="" KEEP=0 ONLY=""
+BASE="" KEEP=0 ONLY="" WHO="root newcomer"
 while [ $# -gt 0 ]; do
     case "$1" in
         --base) BASE="${2:?--base needs a directory}"; shift 2 ;;
         --keep) KEEP=1; shift ;;
         --only) ONLY="${2:?--only needs demo or test}"; shift 2 ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        --as) WHO="${2:?--as needs root or newcomer}"; shift 2 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) echo "fresh-debian-check.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -117,7 +119,7 @@ run() {
 }
 
 RESULTS=()
-for who in root newcomer; do
+for who in $WHO; do
     if [ "$who" = root ]; then home=/root; else home=/home/$who; fi
     root="$WORK/$( [ "$who" = root ] && echo root || echo user )"
     echo "preparing a fresh system for $who in $root"
