@@ -92,6 +92,8 @@ prepare() {
     rm -rf "$root"
     cp -a "$BASE" "$root"
     cp /etc/resolv.conf "$root/etc/resolv.conf"
+    # sudo looks its host up; the chroot shares this machine's name.
+    printf '127.0.0.1 localhost\n127.0.1.1 %s\n' "$(hostname)" >"$root/etc/hosts"
     trust_host_cas "$root"
     if [ "$owner" != root ]; then
         chroot "$root" useradd --create-home --shell /bin/bash --groups sudo "$owner"
