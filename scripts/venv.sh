@@ -35,8 +35,22 @@ make_venv() {
     ensure_venv_module
     echo "installing bunco-pi${extras:+ with [$extras]} into .venv (pip, from PyPI)" >&2
     [ -x .venv/bin/python ] || python3 -m venv .venv
-    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extras:+[$extras]}"
+    quiet_pip install --upgrade pip
+    quiet_pip install -e ".${extras:+[$extras]}"
+}
+
+# pip, showing its output only if it fails: a good install prints nothing (setuptools's notes
+# on editable installs would otherwise be a wall of text on every run).
+quiet_pip() {
+    local log
+    log="$(mktemp)"
+    if ! .venv/bin/python -m pip -q --disable-pip-version-check "$@" >"$log" 2>&1; then
+        cat "$log" >&2
+        rm -f "$log"
+        echo "pip $* failed (see above)" >&2
+        return 1
+    fi
+    rm -f "$log"
 }
 
 # Put a `bunco-pi` command on the user's PATH that runs .venv's, so the README's tour works as
