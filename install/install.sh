@@ -169,7 +169,7 @@ fi
 RULES="$(provision rules-config --preset "$PRESET")"
 
 # --- system packages, the user, I2C --------------------------------------------------------
-PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero i2c-tools)
+PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero i2c-tools procps)
 [ "$ROLE" = head ] && PACKAGES+=(mosquitto)
 # The camera: Raspberry Pi OS's picamera2 to take frames, Debian's OpenCV and NumPy to read
 # them (the venv sees all three through --system-site-packages).

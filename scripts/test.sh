@@ -4,10 +4,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
 # System packages the tests use: the broker, systemd-analyze for the unit files, openscad for
-# the enclosure. Each test skips cleanly where its tool is missing.
+# the enclosure, and node with npm for the firmware (below). Each test skips cleanly where its tool is missing.
 need=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+# The units run /bin/kill, and `systemd-analyze verify` checks that it is there (procps).
+[ -x /bin/kill ] || need+=(procps)
 command -v openscad >/dev/null 2>&1 || need+=(openscad)
 if [ ${#need[@]} -gt 0 ]; then
     apt_install "${need[@]}" \
