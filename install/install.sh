@@ -26,6 +26,9 @@ head   the head table's Pi: broker, coordinator, and its own table box (table 1)
        copied to /etc/bunco-pi/rules.toml for you to edit.
 table  any other table's Pi. --password-file is that table's password from the head
        (needed the first time; '-' reads it from standard input).
+--camera   also the dice camera's stack: picamera2 (Raspberry Pi OS), OpenCV and NumPy.
+Needs Raspberry Pi OS (Bookworm or later); on plain Debian it says which packages are
+missing (python3-lgpio, python3-picamera2) and installs the rest.
 EOF
 }
 
@@ -166,10 +169,30 @@ fi
 RULES="$(provision rules-config --preset "$PRESET")"
 
 # --- system packages, the user, I2C --------------------------------------------------------
-PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero i2c-tools)
+PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero i2c-tools procps)
 [ "$ROLE" = head ] && PACKAGES+=(mosquitto)
-[ "$CAMERA" = 1 ] && PACKAGES+=(python3-picamera2)
+# The camera: Raspberry Pi OS's picamera2 to take frames, Debian's OpenCV and NumPy to read
+# them (the venv sees all three through --system-site-packages).
+[ "$CAMERA" = 1 ] && PACKAGES+=(python3-picamera2 python3-opencv python3-numpy)
 run apt-get update </dev/null
+if [ -z "$ROOT" ]; then
+    # python3-lgpio and python3-picamera2 come from Raspberry Pi OS's own archive: plain
+    # Debian has neither. Say so once and install the rest (gpiozero then finds no GPIO chip,
+    # which `bunco-pi doctor` reports).
+    AVAILABLE=() MISSING=()
+    for package in "${PACKAGES[@]}"; do
+        if apt-cache policy "$package" 2>/dev/null | grep -q 'Candidate: [^(]'; then
+            AVAILABLE+=("$package")
+        else
+            MISSING+=("$package")
+        fi
+    done
+    if [ ${#MISSING[@]} -gt 0 ]; then
+        echo "note: ${MISSING[*]} not in this system's package sources (they come with" \
+             "Raspberry Pi OS; is this plain Debian?): installing the rest" >&2
+    fi
+    PACKAGES=("${AVAILABLE[@]}")
+fi
 run apt-get install -y --no-install-recommends "${PACKAGES[@]}" </dev/null
 
 if ! id bunco >/dev/null 2>&1 || [ -n "$ROOT" ]; then

@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 # The networked night needs Debian's mosquitto (the demo starts a private copy of it).
 if ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ]; then
     apt_install mosquitto \
-        || echo "mosquitto is missing and could not be installed: the night will run in one process" >&2
+        || echo "mosquitto (the MQTT broker) is missing and could not be installed (that needs" \
+                "root or sudo): the night will run in one process instead of as separate boxes" >&2
 fi
-make_venv ""
+make_venv console   # the head serves the web console the demo prints the address of
+install_launcher
 exec .venv/bin/bunco-pi demo "$@"

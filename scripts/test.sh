@@ -4,10 +4,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
 # System packages the tests use: the broker, systemd-analyze for the unit files, openscad for
-# the enclosure, Chromium for the console. Each test skips cleanly where its tool is missing.
+# the enclosure, Chromium for the console, node with npm for the firmware (below). Each test
+# skips cleanly where its tool is missing.
 need=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+# The units run /bin/kill, and `systemd-analyze verify` checks that it is there (procps).
+[ -x /bin/kill ] || need+=(procps)
 command -v openscad >/dev/null 2>&1 || need+=(openscad)
 # The console's browser tests drive Debian's Chromium through its chromedriver (Selenium).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
@@ -16,8 +19,14 @@ if [ ${#need[@]} -gt 0 ]; then
     apt_install "${need[@]}" \
         || echo "could not install ${need[*]} (needs root or sudo): their tests will skip" >&2
 fi
-# Real MicroPython (its WebAssembly build) runs the dice firmware in one test; it skips without it.
+# Real MicroPython (its WebAssembly build, from the npm registry) runs the dice firmware in one
+# test; it needs node and npm (Debian's nodejs and npm where missing), and skips without them.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    apt_install nodejs npm \
+        || echo "could not install nodejs and npm (needs root or sudo): the MicroPython firmware test will skip" >&2
+fi
 if command -v npm >/dev/null 2>&1 && ! npm ls -g @micropython/micropython-webassembly-pyscript >/dev/null 2>&1; then
+    echo "installing MicroPython's WebAssembly build with npm (for the firmware test)" >&2
     as_root npm install -g -s @micropython/micropython-webassembly-pyscript >/dev/null 2>&1 \
         || echo "could not install MicroPython's WebAssembly build: its firmware test will skip" >&2
 fi

@@ -238,5 +238,7 @@ def mock_factory():
 def photos() -> Path:
     """The labelled dice photos; tests using them skip when they are not here."""
     if not (PHOTOS / "images").is_dir():
-        pytest.skip(f"dice photos not found at {PHOTOS} (set BUNCO_DICE_PHOTOS)")
+        pytest.skip(f"dice photos not found at {PHOTOS}: 310 labelled webcam photos (MIT) from "
+                    "matteop65/Dice_Detection_Recognition; docs/dice-camera.md 'Getting the "
+                    "photos' says how to fetch them; or set BUNCO_DICE_PHOTOS to their folder")
     return PHOTOS

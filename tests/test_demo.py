@@ -21,7 +21,7 @@ def test_a_full_24_round_night_with_separate_processes_over_mosquitto(tmp_path):
     _require_mosquitto()
     record = tmp_path / "night.json"
     done = subprocess.run(
-        [sys.executable, "-m", "bunco_pi.cli", "demo", "--fast", "--no-screens", "--record",
+        [sys.executable, "-m", "bunco_pi.cli", "demo", "--full", "--fast", "--no-screens", "--record",
          str(record), "--workdir", str(tmp_path / "work")],
         capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

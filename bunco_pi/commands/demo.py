@@ -20,9 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bunco_pi.commands.demo_view import compact_screen, console_address, fits_oled, oled_screen
 from bunco_pi.errors import UserError
 from bunco_pi.rules.house import resolve_rules
 from bunco_pi.rules.night import MAX_TABLES
+from bunco_pi.sim.short_night import SHORT_ROUNDS
 
 HIDE, SHOW, HOME, CLEAR = "\x1b[?25l", "\x1b[?25h", "\x1b[H", "\x1b[2J"
 
@@ -38,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rules", default="classic", metavar="PRESET|FILE")
     p.add_argument("--players", type=int, help="real players (default: 4 a table)")
     p.add_argument("--fast", action="store_true", help="full speed: no pauses for people")
+    p.add_argument("--full", action="store_true",
+                   help=f"the whole night (20+ minutes at human pace); by default a short night "
+                        f"of {SHORT_ROUNDS} rounds, 2-3 minutes")
     p.add_argument("--record", metavar="FILE", help="write the night record here")
     p.add_argument("--seed", type=int, default=1, help="seed of the virtual dice")
     p.add_argument("--console-port", type=int, default=8080,
@@ -57,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     rules = resolve_rules(args.rules)  # fail here, once, rather than in every process
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bunco-demo-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    if not args.full:
+        args.rules, rules = _short_night(args.rules, workdir)
     record = Path(args.record) if args.record else workdir / "night.json"
     from bunco_pi.net.broker import Broker
 
@@ -68,11 +75,32 @@ def run(args: argparse.Namespace) -> int:
               "in-process link instead", file=sys.stderr)
         from bunco_pi.sim.inprocess_night import play_inprocess
 
-        return play_inprocess(args, rules, record, players, workdir)
+        return play_inprocess(args, rules, record, players, workdir, _pace(args))
     try:
         return _play(args, broker, workdir, record, players, rules)
     finally:
         broker.stop()
+
+
+def _pace(args: argparse.Namespace) -> str:
+    """The virtual scorekeepers' pace: the short night's are brisk, to end in 2-3 minutes."""
+    if args.fast:
+        return "fast"
+    return "human" if args.full else "brisk"
+
+
+def _short_night(rules_name: str, workdir: Path) -> tuple[str, Any]:
+    """The rules file of the short night the demo plays by default, and its rules."""
+    from bunco_pi.rules.house import PRESET_NAMES, parse_rules, preset_text
+    from bunco_pi.sim.short_night import short_night_rules
+
+    text = preset_text(rules_name) if rules_name in PRESET_NAMES else \
+        Path(rules_name).read_text(encoding="utf-8")
+    short = workdir / "short-night.toml"
+    short.write_text(short_night_rules(text, source=rules_name), encoding="utf-8")
+    print(f"A short night: {SHORT_ROUNDS} rounds of {rules_name} rules "
+          "(bunco-pi demo --full plays the whole night)", file=sys.stderr)
+    return str(short), parse_rules(short.read_text(encoding="utf-8"), str(short))
 
 
 def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, players: int,
@@ -116,9 +144,10 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
         spawn(f"table-{n}", ["table", "--table", str(n), "--night", night, *common,
                              "--data-dir", str(workdir / f"table-{n}"), "--simulate",
                              "--seed", str(args.seed * 1000 + n),
-                             "--pace", "fast" if args.fast else "human",
+                             "--pace", _pace(args),
                              "--frame-file", str(frames[n - 1])])
-    viewer = Viewer(broker, night, frames, screens=not args.no_screens and sys.stdout.isatty())
+    viewer = Viewer(broker, night, frames, screens=not args.no_screens and sys.stdout.isatty(),
+                    team_play=rules.team_play)
     interrupted = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -164,13 +193,17 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
 class Viewer:
     """Follows the night's state on the broker and draws every table's screen."""
 
-    def __init__(self, broker: Any, night: str, frames: list[Path], screens: bool) -> None:
+    def __init__(self, broker: Any, night: str, frames: list[Path], screens: bool,
+                 team_play: bool = True) -> None:
         from bunco_pi.net.mqtt import MqttLink
         from bunco_pi.net.topics import Topics
 
         self.topics = Topics(night)
         self.frames = frames
         self.screens = screens
+        self.team_play = team_play
+        self.console_shown = False
+        self.layout: tuple[bool, int, int] | None = None
         self.state: dict[str, Any] = {}
         self.views: dict[int, dict[str, Any]] = {}
         self.offline: set[str] = set()
@@ -231,30 +264,41 @@ class Viewer:
         where = f"Set {s.get('set')} round {s.get('round')}, target {s.get('target')}"
         return f"{where}: {phase}{bell}"
 
+    def notes(self) -> list[str]:
+        """Lines under the headline: how to watch in a browser, who is offline."""
+        notes = []
+        console = console_address(self.state)
+        if console:
+            notes.append(f"Watch it in a browser: {console}")
+        if self.offline:
+            notes.append(f"offline: {', '.join(sorted(self.offline))}")
+        return notes
+
     def refresh(self) -> None:
         self._drain()
         line = self.headline()
         if not self.screens:
+            console = console_address(self.state)
+            if console and not self.console_shown:
+                print(f"Watch it in a browser: {console}", flush=True)
+                self.console_shown = True
             if line != self.last_line:
                 print(line, flush=True)
                 self.last_line = line
             return
-        width, height = shutil.get_terminal_size((200, 50))
-        per_row = max(1, width // 66)
-        out = [HOME + f"bunco-pi demo  {line}".ljust(width)[:width]]
-        if self.offline:
-            out.append(f"offline: {', '.join(sorted(self.offline))}".ljust(width)[:width])
-        shown = self.frames[: per_row * max(1, (height - 3) // 33)]
-        for start in range(0, len(shown), per_row):
-            group = shown[start : start + per_row]
-            texts = [_read_frame(path) for path in group]
-            out.append("".join(f"table {start + i + 1}".ljust(66) for i in range(len(group))))
-            for row in range(32):
-                out.append("".join((t[row] if row < len(t) else "").ljust(64) + "  "
-                                   for t in texts))
-        if len(shown) < len(self.frames):
-            out.append(f"(+{len(self.frames) - len(shown)} more tables: widen the terminal)")
-        print("\n".join(out), end="", flush=True)
+        width, height = shutil.get_terminal_size((80, 24))
+        headline, notes = f"bunco-pi demo  {line}", self.notes()
+        layout = fits_oled(len(self.frames), width, height, reserved=1 + len(notes))
+        clear = CLEAR if (layout, width, height) != self.layout else ""
+        self.layout = (layout, width, height)
+        if layout:
+            out = oled_screen(headline, [_read_frame(path) for path in self.frames], width,
+                              notes)
+        else:
+            out = compact_screen(headline, self.views, len(self.frames), width, height, notes,
+                                 team_play=self.team_play)
+        # Every line padded to the width and no newline after the last: nothing scrolls.
+        print(clear + HOME + "\n".join(out), end="", flush=True)
 
 
 def _read_frame(path: Path) -> list[str]:

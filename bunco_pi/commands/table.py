@@ -72,8 +72,9 @@ def register(subparsers: Any) -> None:
     sim.add_argument("--simulate", action="store_true",
                      help="seeded virtual dice, and a virtual scorekeeper pressing mock buttons")
     sim.add_argument("--seed", type=int, help="seed of the virtual dice (default: random)")
-    sim.add_argument("--pace", choices=("fast", "human"), default="human",
-                     help="human: a roll every 0.6-1.2 s; fast: as fast as the box takes presses")
+    sim.add_argument("--pace", choices=("fast", "brisk", "human"), default="human",
+                     help="human: a roll every 0.6-1.2 s; brisk: 0.3-0.6 s; fast: as fast as the box "
+                          "takes presses")
     parser.set_defaults(func=run)
 
 
@@ -88,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
     if args.standalone and args.broker:
         raise UserError("--standalone and --broker: a table is its own head or joins one, "
                         "not both")
+    if args.emulate and not args.standalone and not args.broker and args.config is None:
+        # An emulated box with no head to join can only play alone: do that, and say so.
+        print("bunco-pi table: no --broker or --config, so the emulated box plays alone "
+              "(as with --standalone)", file=sys.stderr)
+        args.standalone = True
     if not args.standalone and not args.broker and args.config is None:
         raise UserError("give --broker HOST:PORT (with --night and --credentials) to join a "
                         "night run by `bunco-pi head`, or --config FILE with a [broker] "

@@ -25,7 +25,8 @@ from bunco_pi.sim.report import final_report
 
 class InprocessNight:
     def __init__(self, rules: HouseRules, rules_toml: str, tables: int, players: int,
-                 workdir: Path, record: Path, *, fast: bool, seed: int) -> None:
+                 workdir: Path, record: Path, *, fast: bool, seed: int,
+                 pace: str | None = None) -> None:
         self.broker = InprocBroker()
         self.topics = Topics("demo")
         self.tables = tables
@@ -38,6 +39,7 @@ class InprocessNight:
         self.players = make_players(names, None, tables)
         self.record = record
         self.fast = fast
+        self.pace = pace or ("fast" if fast else "human")
         self.seed = seed
         self.stop = threading.Event()
         self.frames = [workdir / f"table-{n}.frame" for n in range(1, tables + 1)]
@@ -91,7 +93,7 @@ class InprocessNight:
                                           debounce=config.buttons.debounce,
                                           hold_time=config.buttons.hold_time,
                                           seed=self.seed * 1000 + n,
-                                          pace="fast" if self.fast else "human")
+                                          pace=self.pace)
             box.node.watchers.append(keeper.observe)
             box.start()
             keeper.start()
@@ -117,11 +119,11 @@ class InprocessNight:
 
 
 def play_inprocess(args: argparse.Namespace, rules: HouseRules, record: Path, players: int,
-                   workdir: Path) -> int:
+                   workdir: Path, pace: str) -> int:
     rules_toml = preset_text(args.rules) if args.rules in PRESET_NAMES else \
         Path(args.rules).read_text(encoding="utf-8")
     night = InprocessNight(rules, rules_toml, args.tables, players, workdir, record,
-                           fast=args.fast, seed=args.seed)
+                           fast=args.fast, seed=args.seed, pace=pace)
     night.start()
     last = ""
     try:

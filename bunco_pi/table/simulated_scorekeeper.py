@@ -12,7 +12,8 @@ and break screens to go on. She reacts to the bell like a person too, because sh
 the round: once the bell has rung the rules let the current roller finish her turn (she keeps
 pressing while the rolls score) and the round ends at her pass.
 
-``pace="human"`` waits 0.6 to 1.2 s before each roll; ``"fast"`` presses as fast as the box
+``pace="human"`` waits 0.6 to 1.2 s before each roll, ``"brisk"`` (the short demo's
+scorekeeper, who still lets a watcher follow each roll) 0.3 to 0.6 s; ``"fast"`` presses as fast as the box
 takes them, waiting for each press to be applied before the next one.
 """
 
@@ -28,8 +29,9 @@ from bunco_pi.rules.scoring import score_roll
 from bunco_pi.rules.table_round import EXTRA, ROLLOFF, TableRound
 from bunco_pi.table.node import NodeSnapshot
 
-PACES = ("fast", "human")
+PACES = ("fast", "brisk", "human")
 HUMAN_GAP = (0.6, 1.2)  # seconds between rolls at a human pace
+GAPS = {"human": HUMAN_GAP, "brisk": (0.3, 0.6)}
 BETWEEN_ROUNDS = 2.0  # seconds on the results screen before she goes on (standalone, human)
 APPLY_TIMEOUT = 3.0  # a press not applied by then is given up (the round moved on)
 
@@ -125,13 +127,13 @@ class SimulatedScorekeeper:
             if snap is None:
                 continue
             if _go_on(snap):  # a table that is its own head: pass starts what comes next
-                self._pause(BETWEEN_ROUNDS if self.pace == "human" else 0.0)
+                self._pause(BETWEEN_ROUNDS if self.pace in GAPS else 0.0)
                 now = self._wait_for(_go_on, 0.0)
                 if now is not None:
                     self._press("pass", lambda s, mode=now.mode: s.mode != mode)
                 continue
-            if self.pace == "human":
-                self._pause(self.rng.uniform(*HUMAN_GAP))
+            if self.pace in GAPS:
+                self._pause(self.rng.uniform(*GAPS[self.pace]))
                 snap = self._wait_for(_my_turn, 0.0)
                 if snap is None:
                     continue
