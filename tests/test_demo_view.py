@@ -6,7 +6,6 @@ import pytest
 
 from bunco_pi.commands.demo_view import (
     compact_screen,
-    console_address,
     fits_oled,
     oled_screen,
     table_line,
@@ -70,12 +69,6 @@ def test_a_table_line_follows_the_round():
                                                      "score": [21, 9]}}
     assert "21 : 9" in table_line(1, result) and "won:" in table_line(1, result)
     assert "waiting for players" in table_line(2, {"phase": "lobby"})
-
-
-def test_the_browser_line_appears_only_once_the_head_reports_a_console():
-    assert console_address({"phase": "lobby"}) is None
-    assert console_address({"console": "ftp://x"}) is None
-    assert console_address({"console": "http://10.0.0.2:8080/"}) == "http://10.0.0.2:8080/"
 
 
 @pytest.mark.parametrize("name", PRESET_NAMES)

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bunco_pi.commands.demo_view import compact_screen, console_address, fits_oled, oled_screen
+from bunco_pi.commands.demo_view import compact_screen, fits_oled, oled_screen
 from bunco_pi.errors import UserError
 from bunco_pi.rules.house import resolve_rules
 from bunco_pi.rules.night import MAX_TABLES
@@ -137,8 +137,9 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
                           *(["--console-port", str(args.console_port), "--console-bind",
                              "127.0.0.1", "--console-password", str(workdir / "no-host-password")]
                             if args.console_port else ["--no-console"])])
-    if args.console_port:
-        print(f"Watch the night in a browser: http://127.0.0.1:{args.console_port}/", flush=True)
+    console_url = f"http://127.0.0.1:{args.console_port}/" if args.console_port else None
+    if console_url:
+        print(f"Watch the night in a browser: {console_url}", flush=True)
     frames = [workdir / f"table-{n}.frame" for n in range(1, args.tables + 1)]
     for n in range(1, args.tables + 1):
         spawn(f"table-{n}", ["table", "--table", str(n), "--night", night, *common,
@@ -147,7 +148,7 @@ def _play(args: argparse.Namespace, broker: Any, workdir: Path, record: Path, pl
                              "--pace", _pace(args),
                              "--frame-file", str(frames[n - 1])])
     viewer = Viewer(broker, night, frames, screens=not args.no_screens and sys.stdout.isatty(),
-                    team_play=rules.team_play)
+                    team_play=rules.team_play, console_url=console_url)
     interrupted = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -194,7 +195,7 @@ class Viewer:
     """Follows the night's state on the broker and draws every table's screen."""
 
     def __init__(self, broker: Any, night: str, frames: list[Path], screens: bool,
-                 team_play: bool = True) -> None:
+                 team_play: bool = True, console_url: str | None = None) -> None:
         from bunco_pi.net.mqtt import MqttLink
         from bunco_pi.net.topics import Topics
 
@@ -202,7 +203,7 @@ class Viewer:
         self.frames = frames
         self.screens = screens
         self.team_play = team_play
-        self.console_shown = False
+        self.console_url = console_url  # kept on screen: the first print scrolls away
         self.layout: tuple[bool, int, int] | None = None
         self.state: dict[str, Any] = {}
         self.views: dict[int, dict[str, Any]] = {}
@@ -267,9 +268,8 @@ class Viewer:
     def notes(self) -> list[str]:
         """Lines under the headline: how to watch in a browser, who is offline."""
         notes = []
-        console = console_address(self.state)
-        if console:
-            notes.append(f"Watch it in a browser: {console}")
+        if self.console_url:
+            notes.append(f"Watch it in a browser: {self.console_url}")
         if self.offline:
             notes.append(f"offline: {', '.join(sorted(self.offline))}")
         return notes
@@ -278,10 +278,6 @@ class Viewer:
         self._drain()
         line = self.headline()
         if not self.screens:
-            console = console_address(self.state)
-            if console and not self.console_shown:
-                print(f"Watch it in a browser: {console}", flush=True)
-                self.console_shown = True
             if line != self.last_line:
                 print(line, flush=True)
                 self.last_line = line

@@ -85,15 +85,6 @@ def table_line(table: int, view: Mapping[str, Any], team_play: bool = True) -> s
     return f"T{table:<2} {line}" + (f"  {tail}" if tail else "")
 
 
-def console_address(state: Mapping[str, Any]) -> str | None:
-    """Where a browser shows the night, if the head runs a web console and says so in its
-    night state (as ``console``: an http URL); None until then, and the demo says nothing."""
-    url = state.get("console")
-    if isinstance(url, str) and url.startswith(("http://", "https://")):
-        return url
-    return None
-
-
 def _name(name: str, limit: int = 8) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "."
 

@@ -231,7 +231,7 @@ def _error(image: Image.Image, draw: ImageDraw.ImageDraw, view: ErrorView) -> No
 
 
 def _qr(image: Image.Image, draw: ImageDraw.ImageDraw, view: QrView) -> None:
-    from bunco_pi.console.qr import draw_qr  # segno: only the head's box has the console extra
+    from bunco_pi.table.qr import draw_qr  # segno: only the head's box has the console extra
 
     draw_qr(image, view.url)
 

@@ -1,4 +1,4 @@
-"""The console's address as a QR code on the head's 128x64 OLED (segno draws the code).
+"""The web console's address as a QR code on the head table's 128x64 OLED (segno draws it).
 
 ``qr_screen(url, lines)`` is pure: a 1-bit image with the code on the right, white modules on
 a black screen inverted so phones read it (dark modules must be dark: the code is drawn as

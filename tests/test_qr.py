@@ -3,7 +3,7 @@ every module of the code segno makes is on the screen, dark where it is dark."""
 
 from luma.core.device import dummy
 
-from bunco_pi.console.qr import QUIET, qr_matrix, qr_screen
+from bunco_pi.table.qr import QUIET, qr_matrix, qr_screen
 
 URL = "http://bunco-head.local:8080/"
 
