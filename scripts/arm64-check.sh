@@ -50,7 +50,12 @@ mirror() {
     uri="$(grep -rhoE '^(URIs:|deb) +(\[[^]]*\] +)?https?://[^ ]+/debian/?( |$)' \
         /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | grep -oE 'https?://[^ ]+' \
         | head -n 1 || true)"
-    echo "${uri:-http://deb.debian.org/debian}"
+    uri="${DEBIAN_MIRROR:-$uri}"
+    if [ -z "$uri" ]; then
+        echo "$(basename "$0"): no Debian mirror in apt's sources: set DEBIAN_MIRROR=URL" >&2
+        exit 2
+    fi
+    echo "$uri"
 }
 
 # pip and npm inside trust the certificate authorities this machine trusts (a network that
@@ -86,9 +91,10 @@ step() {  # step NAME COMMAND...: run, time, keep the output; doctor may fail (n
 }
 
 if [ ! -x "$BASE/usr/bin/python3" ]; then
+    MIRROR="$(mirror)"
     step "debootstrap arm64 bookworm (minbase, python3, python3-venv)" \
         debootstrap --arch=arm64 --variant=minbase --include=python3,python3-venv,ca-certificates \
-        bookworm "$BASE" "$(mirror)"
+        bookworm "$BASE" "$MIRROR"
 fi
 ROOT="$BASE"
 MOUNTED=()

@@ -34,7 +34,12 @@ mirror() {
     uri="$(grep -rhoE '^(URIs:|deb) +(\[[^]]*\] +)?https?://[^ ]+/debian/?( |$)' \
         /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | grep -oE 'https?://[^ ]+' \
         | head -n 1 || true)"
-    echo "${uri:-http://deb.debian.org/debian}"
+    uri="${DEBIAN_MIRROR:-$uri}"
+    if [ -z "$uri" ]; then
+        echo "$(basename "$0"): no Debian mirror in apt's sources: set DEBIAN_MIRROR=URL" >&2
+        exit 2
+    fi
+    echo "$uri"
 }
 
 command -v debootstrap >/dev/null 2>&1 || {
@@ -58,8 +63,9 @@ trust_host_cas() {
 WORK="$(mktemp -d /tmp/bunco-fresh-debian.XXXXXX)"
 [ -n "$BASE" ] || BASE="$WORK/base"
 if [ ! -x "$BASE/usr/bin/python3" ]; then
-    echo "bootstrapping Debian bookworm (minbase + python3, git, sudo) into $BASE from $(mirror)"
-    debootstrap --variant=minbase --include=python3,git,sudo bookworm "$BASE" "$(mirror)" \
+    MIRROR="$(mirror)"
+    echo "bootstrapping Debian bookworm (minbase + python3, git, sudo) into $BASE from $MIRROR"
+    debootstrap --variant=minbase --include=python3,git,sudo bookworm "$BASE" "$MIRROR" \
         >"$WORK/debootstrap.log" 2>&1 || { tail -n 5 "$WORK/debootstrap.log"; exit 1; }
 fi
 
