@@ -84,8 +84,9 @@ class TableBox:
             self.panel = _open_panel(self.config, self.node.post, self._clock,
                                      self._pin_factory)
             # A networked table keeps its entries in its outbox, not the journal.
-            last_roll_seq = getattr(self.node.link, "last_roll_seq",
-                                    self.journal.last_roll_seq)
+            link = self.node.link
+            last_roll_seq = (link.last_roll_seq if link.keeps_entries
+                             else self.journal.last_roll_seq)
             if self._dice_port:
                 from bunco_pi.table.dice_feed import DiceFeed
 
