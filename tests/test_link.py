@@ -141,3 +141,17 @@ def test_a_standalone_night_resumes_across_the_break():
     resumed.resume(finished, open_round=True)
     assert (resumed.night.round_index, resumed.night.phase) == (13, "playing")
     assert resumed.night.cards == played.night.cards
+
+
+def test_every_link_has_the_whole_declared_interface():
+    from bunco_pi.table.link import TableLink
+    from bunco_pi.table.net_link import NetTableLink
+
+    declared = {name for name in vars(TableLink) if not name.startswith("_")}
+    declared |= set(TableLink.__annotations__)
+    assert {"keeps_entries", "last_roll_seq", "record_entry", "status"} <= declared
+    for link in (StandaloneLink, InProcessLink, NetTableLink):
+        missing = {name for name in declared if not hasattr(link, name)}
+        assert not missing, f"{link.__name__} lacks {sorted(missing)}"
+    assert not StandaloneLink.keeps_entries and NetTableLink.keeps_entries
+    assert StandaloneLink(CLASSIC, PLAYERS).last_roll_seq() is None  # the journal has them

@@ -16,7 +16,7 @@ from bunco_pi.table.config import TableConfig
 from bunco_pi.table.events import DiceRoll, DiceStatus, Tick
 from bunco_pi.table.gallery import SAMPLES
 from bunco_pi.table.link import InProcessLink, StandaloneLink
-from bunco_pi.table.screens import PlayingView, ResultsView, render
+from bunco_pi.table.screens import ErrorView, PlayingView, ResultsView, render
 
 PINS = default_button_pins()
 PLAYERS = ("Ann", "Bea", "Cat", "Dot")
@@ -336,6 +336,40 @@ def test_a_failing_journal_is_reported_and_the_point_not_counted(table):
     del table.box.journal.append  # the disk has room again
     table.tap("point")
     assert table.scores == (1, 0)
+
+
+def test_a_point_that_could_not_be_stored_is_never_drawn(table):
+    shown = []
+    display = table.device.display
+
+    def keep(image):
+        shown.append(image.convert("1").tobytes())
+        display(image)
+
+    table.device.display = keep
+    would_be = render(dataclasses.replace(table.node.view(), score_a=1, flash="+1 Ann"))
+
+    def disk_full(round_id, entry):
+        raise OSError(28, "No space left on device")
+
+    table.box.journal.append = disk_full
+    table.tap("point")
+    assert shown and would_be.convert("1").tobytes() not in shown
+    assert table.node.accepted == 0 and table.node.view().flash == "error: OSError"
+
+
+def test_a_link_that_cannot_open_says_so_on_the_whole_screen(mock_factory, tmp_path):
+    class Unreachable(InProcessLink):
+        def open(self):
+            raise ConnectionRefusedError("no broker")
+
+    t = Table(mock_factory, tmp_path, Unreachable())
+    try:
+        assert t.node.view() == ErrorView("no link to head", ("ConnectionRefusedError",
+                                                             "see the log"))
+        assert "link open failed: ConnectionRefusedError" in t.log.getvalue()
+    finally:
+        t.close()
 
 
 def test_individual_play_shows_each_seat_and_who_moves(mock_factory, tmp_path):

@@ -19,6 +19,8 @@ from bunco_pi.table.journal import Journal
 from bunco_pi.table.link import TableLink
 from bunco_pi.table.node import HOLD_ROLES, TableNode
 
+STOP_WAIT_S = 30.0  # at most, for the node to finish what was queued before the stop
+
 
 class TableBox:
     def __init__(
@@ -82,8 +84,9 @@ class TableBox:
             self.panel = _open_panel(self.config, self.node.post, self._clock,
                                      self._pin_factory)
             # A networked table keeps its entries in its outbox, not the journal.
-            last_roll_seq = getattr(self.node.link, "last_roll_seq",
-                                    self.journal.last_roll_seq)
+            link = self.node.link
+            last_roll_seq = (link.last_roll_seq if link.keeps_entries
+                             else self.journal.last_roll_seq)
             if self._dice_port:
                 from bunco_pi.table.dice_feed import DiceFeed
 
@@ -114,7 +117,14 @@ class TableBox:
             print(f"bunco-pi table: {self.camera.summary()}", file=self.log, flush=True)
         if self.panel is not None:
             self.panel.close()
-        self.node.stop()
+        # Every roll and press already queued is handled (stored) before the thread ends.
+        self.node.stop(timeout=STOP_WAIT_S)
+        if self.node.alive:
+            # Closing the journal under a thread still writing to it crashes the process
+            # (SQLite), so leave both to the exit: every entry stored so far is on disk.
+            print(f"bunco-pi table: still handling queued input after {STOP_WAIT_S:.0f} s; "
+                  "leaving the journal as it is", file=self.log, flush=True)
+            return
         self.sink.close()
         self.journal.close()
 

@@ -64,6 +64,9 @@ class TableLink(Protocol):
     between_rounds_hint: str
     #: The hint under a round's results.
     results_hint: str
+    #: The link keeps the table's entries in a store of its own (the outbox), so the dice
+    #: reader resumes from ``last_roll_seq``; otherwise from the node's journal.
+    keeps_entries: bool
 
     def attach(self, post: Post) -> None:
         """Start sending events to ``post`` (seating first)."""
@@ -88,6 +91,10 @@ class TableLink(Protocol):
     def resume(self, finished: Sequence[Sequence[Entry]], open_round: bool) -> None:
         """After a restart: the rounds the node's journal holds (finished ones, and whether
         one is open)."""
+
+    def last_roll_seq(self) -> int | None:
+        """The dice reader's seq of the latest roll in the link's own store (any thread), so
+        a repeat of it after a restart is ignored (None: no roll there)."""
 
     @property
     def status(self) -> str:
@@ -124,6 +131,7 @@ class LinkBase:
     poll_interval: float | None = None
     between_rounds_hint = ""
     results_hint = "pass: go on"
+    keeps_entries = False
 
     def open(self) -> None:
         """Nothing to open."""
@@ -142,6 +150,10 @@ class LinkBase:
 
     def resume(self, finished: Sequence[Sequence[Entry]], open_round: bool) -> None:
         """Nothing to rebuild."""
+
+    def last_roll_seq(self) -> int | None:
+        """No store of its own: the node's journal has the rolls."""
+        return None
 
     @property
     def status(self) -> str:

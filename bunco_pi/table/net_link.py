@@ -113,6 +113,7 @@ class NetTableLink(LinkBase):
     """The table's side of the night, over a broker link made by ``connect(sink)``."""
 
     rolls_start_rounds = False
+    keeps_entries = True  # the outbox
     poll_interval = 0.5  # seconds between resend checks (TableSender.tick)
     between_rounds_hint = "no round on: wait"
     results_hint = "next: head's bell"

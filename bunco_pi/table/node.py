@@ -1,9 +1,11 @@
-"""The table node: the one thread that owns a table's state.
+"""The table node: the one thread that owns a table's state, a thin loop around its machine.
 
 Buttons (gpiozero threads), the dice sensor (its reader thread) and the link only ``post``
-events; this thread takes them off the queue in order, turns them into entries, checks each
-against the rules, stores it durably, and only then lets it count and draws the OLED. Nothing
-else touches the round, so there is no lock anywhere in the game.
+events; this thread takes them off the queue in order, feeds each to the ``TableMachine``
+(bunco_pi.table.machine: the decisions, pure) and carries out the effects it returns in their
+order: an accepted entry is stored durably (the link's outbox, the journal) before the frame
+that shows it is drawn. Nothing else touches the round, so there is no lock anywhere in the
+game.
 
 Buttons and what they do while a round is played (docs/table-box.md has the full story):
 
@@ -28,16 +30,15 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from bunco_pi.errors import UserError
-from bunco_pi.hardware.buttons import Edge, Gesture, Gestures
+from bunco_pi.hardware.buttons import Edge, Gestures
 from bunco_pi.hardware.oled import FrameSink
 from bunco_pi.rules.house import HouseRules
-from bunco_pi.rules.table_round import RuleViolation, TableRound
-from bunco_pi.table import game, screens
+from bunco_pi.rules.table_round import RuleViolation
+from bunco_pi.table import screens
 from bunco_pi.table.book import RoundBook
 from bunco_pi.table.events import (
     BellRang,
@@ -54,32 +55,38 @@ from bunco_pi.table.events import (
     Tick,
     Waiting,
 )
-from bunco_pi.table.game import JsonEntry
 from bunco_pi.table.journal import Journal
-from bunco_pi.table.link import RoundSummary, TableLink
+from bunco_pi.table.link import TableLink
+from bunco_pi.table.machine import (
+    HOLD_ROLES,
+    BeginRound,
+    Draw,
+    Effect,
+    EndReached,
+    Failed,
+    FinishRound,
+    LinkChanged,
+    LinkFacts,
+    LinkFailed,
+    NextRequested,
+    NodeSnapshot,
+    ReopenRound,
+    ResumeLink,
+    RoundOver,
+    RoundReopened,
+    SetHoldRoles,
+    Store,
+    TableMachine,
+    Warn,
+    hold_roles,
+)
 
-HOLD_ROLES = frozenset({"pass", "undo"})
+__all__ = ["HOLD_ROLES", "NodeSnapshot", "TableNode", "hold_roles"]
 QR_SECONDS = 4.0  # between rounds the head table turns between its screen and the console's QR
 
-
-def hold_roles(rules: HouseRules | None) -> frozenset[str]:
-    """The buttons whose tap waits for release because holding them means something else:
-    under the all-twos traveler a held "three" is three 2s; otherwise "three" counts at once."""
-    if rules is not None and rules.traveler.enabled and rules.traveler.trigger == "all-twos":
-        return HOLD_ROLES | {"three"}
-    return HOLD_ROLES
-TALLIES = ("point", "three", "bunco")
-FLASH = {"point": "+1", "three": "three of a kind", "bunco": "BUNCO!", "wipeout": "WIPEOUT"}
-
-
-@dataclass(frozen=True)
-class NodeSnapshot:
-    """What the node looks like after an event, for watchers on other threads (immutable)."""
-
-    mode: str
-    round: TableRound | None  # the round at this table (None before the first one)
-    accepted: int  # entries accepted since the node started: grows by one per stored entry
-    self_paced: bool = False  # the table is its own head: pass between rounds goes on
+# What the machine takes from the queue; everything else is the link's own records.
+MACHINE_INPUTS = (DiceRoll, DiceStatus, Seating, RoundStart, BellRang, HostUndo, RoundResults,
+                  Waiting, BreakStart, NightEnd)
 
 
 class TableNode:
@@ -98,14 +105,12 @@ class TableNode:
         log: TextIO | None = None,
         on_frame: Callable[[Any], None] | None = None,
     ) -> None:
-        self.rules = rules
         gestures.hold_roles = hold_roles(rules)
         self.link = link
         self.journal = journal
         self.sink = sink
         self.gestures = gestures
         self.table_number = table_number
-        self.players = players
         self.clock = clock
         self.on_round_over = on_round_over
         self.on_frame = on_frame
@@ -113,32 +118,63 @@ class TableNode:
         # Called on the node's thread with a NodeSnapshot after every event (a simulated
         # scorekeeper watches the game this way without sharing any mutable state).
         self.watchers: list[Callable[[NodeSnapshot], None]] = []
-        self.accepted = 0
-        self.names: dict[str, str] = {}  # player id -> name shown (a networked night)
-        self.head_result: RoundResults | None = None
-        self.waiting_message = ""
         self.log = log if log is not None else sys.stderr
         self.queue: queue.Queue[object] = queue.Queue()
-        self.mode = "waiting"  # waiting, playing, results, break, ended
-        self.book: RoundBook | None = None
-        self.round_id: int | None = None
-        self.round_index: int | None = None  # the head's index of the round played here
-        self.flash = ""
-        self.dice_warning = ""
-        self.alert: screens.ErrorView | None = None
-        self.results_moves: tuple[str, ...] = ()
-        self.prizes: tuple[tuple[str, str], ...] = ()
-        self.break_message = ""
-        self.finished_rounds: list[RoundBook] = []
+        self.machine = TableMachine(rules, table_number=table_number, players=players,
+                                    link=self._link_facts())
+        self.round_id: int | None = None  # the journal's round the entries go to
         self.frame: Any = None
         self._last_view: object = None
-        self.dice_seen = 0
-        self._end_reported = False
-        self._pending_rolls: list[DiceRoll] = []
         self._display_reported = False
         self._thread: threading.Thread | None = None
         self._local: collections.deque[object] = collections.deque()
         self._resume_from_journal()
+
+    # --- the machine's state, read-only for watchers on this thread and tests ---------------
+
+    @property
+    def mode(self) -> str:
+        return self.machine.mode
+
+    @property
+    def book(self) -> RoundBook | None:
+        return self.machine.book
+
+    @property
+    def flash(self) -> str:
+        return self.machine.flash
+
+    @property
+    def dice_warning(self) -> str:
+        return self.machine.dice_warning
+
+    @property
+    def dice_seen(self) -> int:
+        return self.machine.dice_seen
+
+    @property
+    def accepted(self) -> int:
+        return self.machine.accepted
+
+    @property
+    def finished_rounds(self) -> tuple[RoundBook, ...]:
+        return self.machine.finished_rounds
+
+    @property
+    def head_result(self) -> RoundResults | None:
+        return self.machine.head_result
+
+    @property
+    def names(self) -> Mapping[str, str]:
+        return self.machine.names
+
+    @property
+    def players(self) -> tuple[str, str, str, str]:
+        return self.machine.players
+
+    @property
+    def rules(self) -> HouseRules:
+        return self.machine.rules
 
     # --- other threads call these -----------------------------------------------------------
 
@@ -225,11 +261,9 @@ class TableNode:
         try:
             method()
         except Exception as exc:  # noqa: BLE001 - reported; the box keeps its screen alive
-            print(f"bunco-pi table: link {name} failed: {type(exc).__name__}: {exc}",
-                  file=self.log, flush=True)
+            self._warn(f"link {name} failed: {type(exc).__name__}: {exc}")
             if name == "open":
-                self.alert = screens.ErrorView("no link to head", (type(exc).__name__,
-                                                                   "see the log"))
+                self._feed(LinkFailed(type(exc).__name__))
 
     def _handle_safely(self, event: object) -> None:
         """Handle one event; an unexpected failure (a full disk, a bug) is reported on the
@@ -237,270 +271,96 @@ class TableNode:
         try:
             self.handle(event)
         except Exception as exc:  # noqa: BLE001 - this thread must outlive any one event
-            self.flash = f"error: {type(exc).__name__}"
-            print(f"bunco-pi table: could not handle {type(event).__name__}: "
-                  f"{type(exc).__name__}: {exc}", file=self.log, flush=True)
+            self._warn(f"could not handle {type(event).__name__}: {type(exc).__name__}: {exc}")
+            self._feed(Failed(type(exc).__name__))
 
     def handle(self, event: object) -> None:
         if event is None or isinstance(event, Tick):
-            self._gestures(self.gestures.tick(self.clock()))
+            for gesture in self.gestures.tick(self.clock()):
+                self._feed(gesture)
         elif isinstance(event, Edge):
-            self._gestures(self.gestures.feed(event))
-        elif isinstance(event, DiceRoll):
-            self._dice_roll(event)
-        elif isinstance(event, DiceStatus):
-            self._dice_status(event)
-        elif isinstance(event, Seating):
-            if self.mode != "playing":
-                self.players = event.players
-        elif isinstance(event, RoundStart):
-            self._round_start(event)
-        elif isinstance(event, BellRang):
-            self._hear_bell()
-        elif isinstance(event, HostUndo):
-            self._host_undo(event)
-        elif isinstance(event, RoundResults):
-            self.results_moves = event.moves
-            if event.score is not None:  # the head's word on a round: show it, whatever we had
-                self.head_result, self.mode, self.flash = event, "results", ""
-        elif isinstance(event, Waiting):
-            self.mode, self.flash, self.waiting_message = "waiting", "", event.message
-            if event.players is not None:
-                self.players = event.players
-            self._pending_rolls = []
+            for gesture in self.gestures.feed(event):
+                self._feed(gesture)
+        elif isinstance(event, MACHINE_INPUTS):
+            self._feed(event)
         elif isinstance(event, _LinkTick):
             self.link.tick()
-        elif isinstance(event, BreakStart):
-            self.mode, self.break_message, self.flash = "break", event.message, ""
-            self._pending_rolls = []  # a roll thrown into the break starts nothing
-        elif isinstance(event, NightEnd):
-            self.mode, self.prizes, self.flash = "ended", event.prizes, ""
-            self._pending_rolls = []
-        else:  # a networked link's own records (messages, connects)
+        else:  # a networked link's own records (messages, acks, connects)
             self.link.take(event)
 
-    # --- inputs -> entries ------------------------------------------------------------------
+    # --- carrying out the machine's effects ---------------------------------------------------
 
-    def _gestures(self, gestures: list[Gesture]) -> None:
-        for gesture in gestures:
-            self._gesture(gesture)
+    def _feed(self, event: object) -> None:
+        """One input to the machine, with the link's facts as they are now; then its effects,
+        in order."""
+        facts = self._link_facts()
+        if facts != self.machine.link:
+            self._carry_out(self.machine.feed(LinkChanged(facts)))
+        self._carry_out(self.machine.feed(event))
 
-    def _dice_status(self, event: DiceStatus) -> None:
-        if not event.up and not self.dice_warning:
-            # Full screen once, so nobody misses it; the first press goes back to the game,
-            # where the bottom line keeps saying it.
-            self.alert = screens.ErrorView(event.device, event.alert)
-        self.dice_warning = "" if event.up else (event.detail or "dice off: use buttons")
-        if event.up:
-            self.alert = None
-            if event.detail:
-                self.flash = event.detail
-
-    def _gesture(self, gesture: Gesture) -> None:
-        role, kind = gesture.role, gesture.kind
-        if kind == "down":
-            self.alert = None
-            if role in HOLD_ROLES and self.mode == "playing":
-                self.flash = {"pass": "hold: wipeout", "undo": "hold: undo turn",
-                              "three": "hold: three 2s" if self._twos_travel() else "three"}[role]
-            elif self.mode != "playing":
-                # Between rounds only pass (and undo on results) mean something: say so.
-                hint = self.link.between_rounds_hint
-                if hint:
-                    self.flash = hint
-                else:
-                    self.flash = f"{role}: press pass to go on" if role != "pass" else "pass"
-            return
-        if self.mode == "playing":
-            if role == "three" and kind == "hold" and self._twos_travel():
-                if self._accept({"tally": "three", "face": 2}):
-                    self.flash = f"three 2s: travel! {self._roller_name()}"
-            elif role in TALLIES:
-                self._tally(role)
-            elif role == "pass" and kind == "hold":
-                self._tally("wipeout")
-            elif role == "pass":
-                if self._accept({"pass": True}):
-                    self.flash = f"dice to {self._roller_name()}"
-            elif role == "undo":
-                self._undo(whole_turn=kind == "hold")
-        elif role == "pass" and kind == "tap" and self.mode in ("waiting", "results", "break"):
-            self.link.next_requested()
-        elif role == "undo" and kind == "tap" and self.mode == "results":
-            self._reopen()
-
-    def _hear_bell(self) -> None:
-        if self.mode != "playing" or self.book is None or self.book.state.bell:
-            return
-        if self._accept({"bell": True}):
-            self.flash = "BELL! finish the turn"
-
-    def _twos_travel(self) -> bool:
-        """Three 2s pass the traveler under these rules ("unless we are rolling for 2s")."""
-        return (self.rules.traveler.enabled and self.rules.traveler.trigger == "all-twos"
-                and self.book is not None and self.book.target != 2)
-
-    def _tally(self, kind: str) -> None:
-        name = self._roller_name()
-        if self._accept({"tally": kind}):
-            self.flash = f"{FLASH[kind]} {name}"
-
-    def _undo(self, whole_turn: bool) -> None:
-        assert self.book is not None
-        entry = self.book.undo_turn() if whole_turn else self.book.undo_last()
-        if entry is None:
-            self.flash = "nothing to undo"
-        elif self._accept(entry):
-            self.flash = "undone: whole turn" if whole_turn else "undone"
-
-    def _host_undo(self, event: HostUndo) -> None:
-        """The host's undo from the head: the same entry the undo button makes, once."""
-        if self.mode != "playing" or self.book is None \
-                or event.round_index != self.round_index:
-            print(f"bunco-pi table: the host's undo {event.command} is for round "
-                  f"{event.round_index + 1}, not being played here; ignored",
-                  file=self.log, flush=True)
-            return
-        entry = self.book.undo_last()
-        if entry is None:
-            self.flash = "host: nothing to undo"
-        elif self._accept({**entry, "command": event.command}):
-            self.flash = "undone by the host"
-
-    def _dice_roll(self, event: DiceRoll, replay: bool = False) -> None:
-        if not replay:
-            self.dice_seen += 1
-        if self.mode == "playing":
-            name = self._roller_name()
-            if self._accept({"roll": list(event.dice), "seq": event.seq}):
-                self.flash = f"{name} {'-'.join(map(str, event.dice))}"
-        elif self.link.rolls_start_rounds and self.mode in ("waiting", "results"):
-            self._pending_rolls.append(event)
-            if len(self._pending_rolls) == 1:
+    def _carry_out(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, Store):
+                assert self.round_id is not None
+                try:
+                    self.link.record_entry(effect.entry)  # networked: the outbox (and sent)
+                    self.journal.append(self.round_id, effect.entry)
+                except BaseException:
+                    self.machine.restore(effect.before)  # it never counted
+                    raise
+            elif isinstance(effect, Draw):
+                self._draw(effect.view)
+            elif isinstance(effect, BeginRound):
+                self.round_id = self.journal.begin_round(
+                    effect.set_number, effect.round_number, effect.target, effect.seats,
+                    effect.can_end_round)
+            elif isinstance(effect, FinishRound):
+                assert self.round_id is not None
+                self.journal.finish_round(self.round_id)
+            elif isinstance(effect, ReopenRound):
+                assert self.round_id is not None
+                self.journal.reopen_round(self.round_id)
+            elif isinstance(effect, EndReached):
+                self.link.end_reached()
+            elif isinstance(effect, RoundOver):
+                self.link.round_over(effect.summary)
+                if self.on_round_over is not None:
+                    self.on_round_over(self)
+            elif isinstance(effect, RoundReopened):
+                self.link.round_reopened()
+            elif isinstance(effect, NextRequested):
                 self.link.next_requested()
-        elif not replay:
-            self.flash = self.link.between_rounds_hint or "no round on"
+            elif isinstance(effect, SetHoldRoles):
+                self.gestures.hold_roles = effect.roles
+            elif isinstance(effect, Warn):
+                self._warn(effect.text)
+            elif isinstance(effect, ResumeLink):
+                self.link.resume(effect.finished, effect.open_round)
+            else:
+                raise TypeError(f"not an effect of the table: {effect!r}")
 
-    # --- the round --------------------------------------------------------------------------
+    def _link_facts(self) -> LinkFacts:
+        link = self.link
+        return LinkFacts(status=link.status, bell_rung=link.bell_rung,
+                         may_reopen=link.may_reopen,
+                         rolls_start_rounds=bool(link.rolls_start_rounds),
+                         between_rounds_hint=link.between_rounds_hint,
+                         results_hint=link.results_hint)
 
-    def _round_start(self, event: RoundStart) -> None:
-        if event.rules is not None:
-            self.rules = event.rules
-            self.gestures.hold_roles = hold_roles(event.rules)
-        if event.names:
-            self.names = dict(event.names)
-        self.players = tuple(self.names.get(s, s) for s in event.seats)  # type: ignore[assignment]
-        self.round_id = self.journal.begin_round(event.set_number, event.round_number,
-                                                 event.target, event.seats,
-                                                 event.can_end_round)
-        book = RoundBook(self.rules, self.table_number, event.set_number,
-                         event.round_number, event.target, event.seats,
-                         event.can_end_round, ghosts=event.ghosts)
-        for entry in event.replay:  # already durable (and sent): fold them, store nothing
-            try:
-                book = book.add(entry)
-            except RuleViolation as exc:
-                print(f"bunco-pi table: a stored entry {entry!r} does not fit the round "
-                      f"({exc}); it is skipped here", file=self.log, flush=True)
-        if event.replay:
-            print(f"bunco-pi table: resumed set {event.set_number} round {event.round_number} "
-                  f"from the outbox ({len(event.replay)} entries)", file=self.log, flush=True)
-        self.book = book
-        self.round_index = event.round_index
-        self.mode = "playing"
-        self.flash = ""
-        self.results_moves = ()
-        self.head_result = None
-        self._end_reported = False
-        if event.replay:
-            self._after_change()
-        pending, self._pending_rolls = self._pending_rolls, []
-        for roll in pending:
-            self._dice_roll(roll, replay=True)
-
-    def _accept(self, entry: JsonEntry) -> bool:
-        """Check the entry against the rules, store it durably, then let it count."""
-        assert self.book is not None and self.round_id is not None
-        try:
-            book = self.book.add(entry)
-        except RuleViolation as exc:
-            self.flash = _short_reason(exc)
-            return False
-        self.link.record_entry(entry)  # networked: durable in the outbox (and sent) first
-        self.journal.append(self.round_id, entry)
-        self.book = book
-        self.accepted += 1
-        self._after_change()
-        return True
-
-    def _after_change(self) -> None:
-        assert self.book is not None
-        state = self.book.state
-        if state.ended_round and not self._end_reported:
-            self._end_reported = True
-            self.link.end_reached()
-        elif not state.ended_round:
-            self._end_reported = False
-        if state.done:
-            self._finish()
-        elif not state.bell and self.link.bell_rung:
-            # The head's bell stays rung even when an undo here takes back what rang it.
-            self._hear_bell()
-
-    def _finish(self) -> None:
-        assert self.book is not None and self.round_id is not None
-        self.journal.finish_round(self.round_id)
-        self.mode, self.flash = "results", ""
-        self.finished_rounds.append(self.book)
-        self.link.round_over(RoundSummary(self.book.set_number, self.book.round_number,
-                                          self.book.state))
-        if self.on_round_over is not None:
-            self.on_round_over(self)
-
-    def _reopen(self) -> None:
-        """Undo on the results screen: the round's last change was a mistake."""
-        assert self.book is not None and self.round_id is not None
-        entry = self.book.undo_last()
-        if entry is None or not self.finished_rounds:
-            return
-        if not self.link.may_reopen:
-            self.flash = "round closed by the head"
-            return
-        self.finished_rounds.pop()
-        self.journal.reopen_round(self.round_id)
-        self.link.round_reopened()
-        self.mode = "playing"
-        if self._accept(entry):
-            self.flash = "undone: round reopened"
-
-    def _roller_name(self) -> str:
-        if self.book is None:
-            return ""
-        return self.names.get(self.book.state.roller, self.book.state.roller)
+    def _warn(self, text: str) -> None:
+        print(f"bunco-pi table: {text}", file=self.log, flush=True)
 
     def snapshot(self) -> NodeSnapshot:
-        return NodeSnapshot(self.mode, self.book.state if self.book is not None else None,
-                            self.accepted, bool(self.link.rolls_start_rounds))
+        return self.machine.snapshot()
 
     def _resume_from_journal(self) -> None:
-        open_round = False
-        for past in self.journal.rounds():
-            book = RoundBook(self.rules, self.table_number, past.set_number, past.round_number,
-                             past.target, past.players, past.can_end_round, past.entries)
-            if past.finished:
-                self.finished_rounds.append(book)
-                self.book, self.mode, self.players = book, "results", past.players
-            else:
-                self.book, self.round_id = book, past.id
-                self.players = past.players
-                self.mode = "playing"
-                open_round = True
+        rounds = self.journal.rounds()
+        for past in rounds:
+            if not past.finished:
+                self.round_id = past.id
         try:
-            if self.book is not None:
-                # Refold now: a journal that no longer fits the rules fails here, not mid-game.
-                self._end_reported = self.book.state.ended_round
-            if self.finished_rounds or open_round:
-                self.link.resume([b.state.entries for b in self.finished_rounds], open_round)
+            effects = self.machine.resume(rounds)
+            self._carry_out([e for e in effects if not isinstance(e, Draw)])  # not started yet
         except RuleViolation as exc:
             raise UserError(
                 f"{self.journal.path}: this journal's night does not fit these house rules or "
@@ -510,82 +370,49 @@ class TableNode:
     # --- the screen ---------------------------------------------------------------------------
 
     def view(self) -> screens.View:
-        if self.alert is not None:
-            return self.alert
-        net = self.link.status
-        book = self.book
-        if self.mode == "playing" and book is not None:
-            state = book.state
-            a, b = state.team_scores
-            seat = state.roller_seat
-            return screens.PlayingView(
-                table=self.table_number, target=book.target, score_a=a, score_b=b,
-                roller=self._roller_name(), roller_team="A" if seat % 2 else "B",
-                set_number=book.set_number, bell=state.bell, flash=self.flash,
-                warning=self.dice_warning or net,
-                seat_scores=None if self.rules.team_play else state.seat_points,
-                roller_seat=seat)
-        if self.console_url and self.mode != "ended" and not self.flash \
+        return self._with_qr(self.machine.view())
+
+    def _with_qr(self, view: screens.View) -> screens.View:
+        """The head table's box turns, every QR_SECONDS, between a screen nobody needs for
+        scoring (waiting, results, the break) and the web console's address as a QR code. The
+        turning is the shell's: it reads the clock, which the machine never does."""
+        if self.console_url and not self.flash \
+                and isinstance(view, screens.WaitingView | screens.ResultsView | screens.BreakView) \
                 and int(self.clock() // QR_SECONDS) % 2:
-            return screens.QrView(self.console_url)  # turn about with the waiting screens
-        hint = self.flash or net or self.link.results_hint
-        head = self.head_result
-        if self.mode == "results" and head is not None and head.score is not None:
-            return screens.ResultsView(
-                table=self.table_number, won=bool(head.won), score_a=head.score[0],
-                score_b=head.score[1], moves=self.results_moves, hint=hint,
-                headline=head.headline)
-        if self.mode == "results" and book is not None:
-            a, b = book.state.team_scores
-            headline = ""
-            result = book.state.result
-            if not self.rules.team_play and result is not None:
-                losers = [self.names.get(p, p) for p in result.losers]
-                headline = f"{' & '.join(losers)} move{'s' if len(losers) == 1 else ''}"
-            return screens.ResultsView(
-                table=self.table_number, won=game.winner_team(book.state) == "A",
-                score_a=a, score_b=b, moves=self.results_moves,
-                hint=hint, headline=headline)
-        if self.mode == "break":
-            return screens.BreakView(self.break_message, self.flash or "pass: go on")
-        if self.mode == "ended":
-            return screens.EndView(self.prizes)
-        return screens.WaitingView(self.table_number, self.players,
-                                   self.flash or net or self.waiting_message
-                                   or "pass: start round")
+            return screens.QrView(self.console_url)
+        return view
 
     def _refresh(self) -> None:
+        """After an event: what the link says now on the screen, and the watchers told."""
+        facts = self._link_facts()
+        if facts != self.machine.link:
+            self._carry_out(self.machine.feed(LinkChanged(facts)))
         for watch in self.watchers:
             watch(self.snapshot())
+        self._draw(self.machine.view())
+
+    def _draw(self, view: screens.View) -> None:
+        view = self._with_qr(view)
         try:
-            view = self.view()
             if view == self._last_view and self.frame is not None and not self.sink.failure:
                 return  # nothing new to draw (a networked table wakes twice a second)
             self.frame = screens.render(view)
             self._last_view = view
         except Exception as exc:  # noqa: BLE001 - a drawing bug must not stop the scoring
-            print(f"bunco-pi table: cannot draw the screen: {type(exc).__name__}: {exc}",
-                  file=self.log, flush=True)
+            self._warn(f"cannot draw the screen: {type(exc).__name__}: {exc}")
             return
         self.sink.show(self.frame)
         if self.on_frame is not None:
             try:
                 self.on_frame(self.frame)
             except OSError as exc:
-                print(f"bunco-pi table: cannot write the frame: {exc}", file=self.log, flush=True)
+                self._warn(f"cannot write the frame: {exc}")
         if self.sink.failure and not self._display_reported:
             self._display_reported = True
-            print(f"bunco-pi table: {self.sink.failure}; still counting with the buttons",
-                  file=self.log, flush=True)
+            self._warn(f"{self.sink.failure}; still counting with the buttons")
         elif not self.sink.failure and self._display_reported:
             self._display_reported = False
-            print("bunco-pi table: the display answers again", file=self.log, flush=True)
-
-
-def _short_reason(exc: RuleViolation) -> str:
-    """The rules' reason without the "table N: " prefix, to fit the OLED's last line."""
-    text = str(exc)
-    return text.split(": ", 1)[1] if text.startswith("table ") and ": " in text else text
+            self._warn("the display answers again")
 
 
 class _LinkTick:
