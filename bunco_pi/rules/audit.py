@@ -740,6 +740,8 @@ class _Audit:
     def _check_ghost_partners(self, seating: list[list[str]], where: str) -> None:
         if not (self.rules.ghost.real_partner and self.rules.team_play):
             return
+        if len(self.ghosts) > 2 * len(seating):
+            return  # more ghosts than partnerships: some must partner each other
         for t, seats in enumerate(seating):
             for i in (0, 1):
                 if seats[i] in self.ghosts and seats[i + 2] in self.ghosts:
@@ -750,11 +752,15 @@ class _Audit:
     def _check_breaks(self, log: list[Any]) -> None:
         per_set = len(self.rules.night.targets)
         closes = 0
-        expecting = False
+        expecting = ended = False
         for at, event in enumerate(log):
             if not isinstance(event, list) or not event:
                 continue
-            if event[0] == "close":
+            if event[0] == "end-night":
+                ended, expecting = True, False
+            elif event[0] in ("start", "next") and ended:
+                self.say(f"log entry {at}: the night goes on after the host ended it")
+            elif event[0] in _CLOSES:
                 closes += 1
             elif event[0] == "next":
                 finished = closes // per_set if closes % per_set == 0 else 0
