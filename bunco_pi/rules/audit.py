@@ -386,13 +386,33 @@ def _expected_seating(rules: HouseRules, tables: list[_Table], ghosts: set[str]
         free = iter(rest)
         seating.append([p if p is not None else next(free) for p in seats])
     if rules.ghost.real_partner:
-        for seats in seating:
-            for s in (0, 1):
-                # the ghost in the higher seat of a ghost pair changes places with the next seat
-                if seats[s] in ghosts and seats[s + 2] in ghosts and \
-                        seats[s + 1] not in ghosts and seats[(s + 3) % 4] not in ghosts:
-                    seats[s + 2], seats[(s + 3) % 4] = seats[(s + 3) % 4], seats[s + 2]
+        _mend_ghost_pairs(seating, ghosts)
     return seating
+
+
+def _mend_ghost_pairs(seating: list[list[str]], ghosts: set[str]) -> None:
+    """docs/house-rules.md: a ghost across from another ghost changes places with the player in
+    the next seat, whose team is then one real player and one ghost; failing that (three ghosts
+    at a table), with the first real player, head table first, whose partner is real."""
+    def real_pair(seats: list[str], seat: int) -> bool:
+        return seats[seat] not in ghosts and seats[(seat + 2) % 4] not in ghosts
+
+    for _ in range(4 * len(seating)):  # each change mends a pair and makes none
+        pair = next(((t, s) for t, seats in enumerate(seating) for s in (0, 1)
+                     if seats[s] in ghosts and seats[s + 2] in ghosts), None)
+        if pair is None:
+            return
+        t, s = pair
+        seats = seating[t]
+        if real_pair(seats, s + 1):
+            seats[s + 2], seats[(s + 3) % 4] = seats[(s + 3) % 4], seats[s + 2]
+            continue
+        other = next(((u, i) for u, there in enumerate(seating) for i in range(4)
+                      if u != t and real_pair(there, i)), None)
+        if other is None:
+            return  # not real players enough
+        u, i = other
+        seats[s + 2], seating[u][i] = seating[u][i], seats[s + 2]
 
 
 # --- the audit ----------------------------------------------------------------------------------
@@ -493,7 +513,8 @@ class _Audit:
                 break  # no winners to seat the next round by (reported above)
             next_seating = self._next_seating(tables)
             self._compare_moves(index, tables, next_seating, where)
-            self._check_ghost_partners(next_seating, f"after {where}")
+            self._check_ghost_partners(next_seating, f"after {where}",
+                                       [t.decided for t in tables])
             seating = next_seating
         else:
             self._change_seats(log, changed, len(log))
@@ -737,12 +758,17 @@ class _Audit:
                     if pair in partners and not pair & self.ghosts:
                         self.say(f"{where}: partners {seats[i]} and {seats[i + 2]} were not split")
 
-    def _check_ghost_partners(self, seating: list[list[str]], where: str) -> None:
+    def _check_ghost_partners(self, seating: list[list[str]], where: str,
+                              moved: list[bool] | None = None) -> None:
+        """``moved``: which tables the rotation seated (a table without a result kept its
+        seats); ghosts pair up among those only where there were real players enough."""
         if not (self.rules.ghost.real_partner and self.rules.team_play):
             return
-        if len(self.ghosts) > 2 * len(seating):
+        tables = [t for t in range(len(seating)) if moved is None or moved[t]]
+        if sum(p in self.ghosts for t in tables for p in seating[t]) > 2 * len(tables):
             return  # more ghosts than partnerships: some must partner each other
-        for t, seats in enumerate(seating):
+        for t in tables:
+            seats = seating[t]
             for i in (0, 1):
                 if seats[i] in self.ghosts and seats[i + 2] in self.ghosts:
                     self.say(f"{where}: table {self.numbers[t]} seats ghosts {seats[i]} and "
