@@ -15,8 +15,12 @@ from bunco_pi.rules.night import (
     PRIZES,
     READY,
     RESULTS,
+    Arrive,
+    CloseHeldRound,
     CloseRound,
     EndBreak,
+    EndNight,
+    Leave,
     NextRound,
     Night,
     RingBell,
@@ -340,9 +344,11 @@ def core_with_wipeout():
 FUZZ_RULES = [preset(n) for n in PRESET_NAMES] + [core_with_wipeout()]
 
 
-def messy_night(rules, players: int, seed: int):
+def messy_night(rules, players: int, seed: int, host: bool = False):
     """A night played through every kind of entry a box can send: dice, buttons, the pass
-    button, undo, the host's bell; entries the night refuses are left out, as a box's are."""
+    button, undo, the host's bell; entries the night refuses are left out, as a box's are.
+    ``host``: the host also seats late arrivals, lets players leave, closes rounds held up by
+    a table, and may end the night early."""
     rng = random.Random(seed)
     roster = make_players(players)
     seating = initial_seating([p.id for p in roster], rng.sample(range(len(roster)), len(roster)))
@@ -366,6 +372,15 @@ def messy_night(rules, players: int, seed: int):
             play(SettlePrizes(rng.getrandbits(32)))
             break
         if phase in (READY, BREAK, RESULTS):
+            if host and rng.random() < 0.3:
+                who = rng.choice(night.players)
+                if rng.random() < 0.03:
+                    play(EndNight())
+                elif who.ghost:
+                    play(Arrive(who.id, f"Late {len(log)}"))
+                else:
+                    play(Leave(who.id))
+                continue
             play({READY: StartRound(), BREAK: EndBreak(), RESULTS: NextRound()}[phase])
             continue
         if night.all_tables_done:
@@ -384,6 +399,9 @@ def messy_night(rules, players: int, seed: int):
         elif r < 0.88:
             play(RingBell())
             continue
+        elif host and r < 0.885:
+            play(CloseHeldRound())  # refused where every table has finished
+            continue
         else:  # a table hears the bell only once it has rung
             entry = Bell() if night.bell_rung else Roll((rng.randint(1, 6),) * 3)
         play(TableEntry(table, entry))
@@ -395,6 +413,21 @@ def messy_night(rules, players: int, seed: int):
 @given(st.sampled_from(FUZZ_RULES), st.integers(1, 14), st.integers(0, 2**32 - 1))
 def test_any_mix_of_entries_gives_a_record_the_audit_agrees_with(rules, players, seed) -> None:
     night, log = messy_night(rules, players, seed)
+    record = build_record(night, log, seed=seed)
+    assert audit_record(record, rules) == []
+    assert replay(record, rules) == night
+
+
+HELD_RULES = [parse_rules(preset_text(n).replace('held_table = "as-it-stands"',
+                                                  f'held_table = "{held}"'))
+              for n in PRESET_NAMES for held in ("as-it-stands", "no-result")]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from(HELD_RULES), st.integers(1, 14), st.integers(0, 2**32 - 1))
+def test_held_rounds_and_seat_changes_give_a_record_the_audit_agrees_with(rules, players,
+                                                                         seed) -> None:
+    night, log = messy_night(rules, players, seed, host=True)
     record = build_record(night, log, seed=seed)
     assert audit_record(record, rules) == []
     assert replay(record, rules) == night

@@ -6,12 +6,28 @@ consistently, its log too) and checks the audit's list names that damage.
 
 import copy
 import functools
+import json
 
 import pytest
 
 from bunco_pi.rules.audit import audit_record
-from bunco_pi.rules.house import preset
+from bunco_pi.rules.house import parse_rules, preset, preset_text
+from bunco_pi.rules.night import (
+    Arrive,
+    CloseHeldRound,
+    CloseRound,
+    EndNight,
+    Leave,
+    NextRound,
+    Night,
+    Player,
+    RingBell,
+    SettlePrizes,
+    StartRound,
+    TableEntry,
+)
 from bunco_pi.rules.record import build_record
+from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally
 from bunco_pi.sim.players import simulate_night
 
 BASES = {"classic": (12, 5), "core": (10, 7), "rotate": (10, 3), "individual": (9, 2)}
@@ -315,3 +331,185 @@ def test_a_players_only_roll_taken_away_where_everyone_rolls(name) -> None:
                        "finished", "'extra' phase")
                 return
     pytest.fail("no round where the last roller rolled once")
+
+
+# --- the host's way out and the host's seat changes ---------------------------------------------
+
+
+def _held_rules(held: str):
+    text = preset_text("classic")
+    return parse_rules(text.replace('held_table = "as-it-stands"', f'held_table = "{held}"'))
+
+
+@functools.cache
+def _held_base(held: str) -> dict:
+    """Classic, three tables: round 1 closed by the host while table 3's box was dead (p9 had
+    scored 1, so as it stood p9 and p11 were winning), then round 2 played to its close."""
+    rules = _held_rules(held)
+    players = [Player(f"p{i}", f"P{i}") for i in range(1, 13)]
+    seating = [tuple(f"p{i}" for i in range(t, t + 4)) for t in (1, 5, 9)]
+    night = Night.start(rules, players, seating)
+    log = []
+    for event in (StartRound(), TableEntry(3, Roll((1, 4, 5))), TableEntry(2, Roll((1, 1, 3))),
+                  TableEntry(2, Roll((2, 3, 4))), TableEntry(1, Roll((1, 1, 1))),
+                  TableEntry(2, Bell()), CloseHeldRound(), NextRound(), StartRound(),
+                  *(TableEntry(t, Roll(d)) for t in (2, 3) for d in ((2, 1, 1), (3, 4, 5))),
+                  TableEntry(1, Roll((2, 2, 2))), TableEntry(2, Bell()), TableEntry(3, Bell()),
+                  CloseRound()):
+        night = night.apply(event)
+        log.append(event)
+    record = json.loads(json.dumps(build_record(night, log)))
+    assert record["rounds"][0]["tables"][2]["held"] == held
+    assert audit_record(record, rules) == []
+    return record
+
+
+def held(held: str) -> dict:
+    return copy.deepcopy(_held_base(held))
+
+
+def held_caught(record: dict, held: str, *words: str) -> list[str]:
+    problems = audit_record(record, _held_rules(held))
+    hits = [p for p in problems if all(w in p for w in words)]
+    assert hits, problems[:10]
+    return hits
+
+
+def test_a_held_tables_result_against_its_scores_as_they_stood() -> None:
+    record = held("as-it-stands")
+    t = record["rounds"][0]["tables"][2]
+    assert t["winners"] == ["p9", "p11"]
+    t["winners"], t["losers"] = t["losers"], t["winners"]
+    held_caught(record, "as-it-stands", "set 1 round 1 table 3", "scores as they stood",
+                "['p9', 'p11']")
+
+
+def test_a_held_table_given_a_result_under_no_result() -> None:
+    record = held("no-result")
+    t = record["rounds"][0]["tables"][2]
+    t["winners"], t["losers"] = ["p9", "p11"], ["p10", "p12"]
+    held_caught(record, "no-result", "set 1 round 1 table 3", "had no result")
+
+
+def test_a_no_result_tables_players_credited() -> None:
+    record = held("no-result")
+    card = record["cards"]["p9"]
+    points, wins = card["points"], card["wins"]
+    card["points"] += 1  # the point p9 rolled before the box died
+    card["wins"] += 1  # and the win it stood at
+    held_caught(record, "no-result", f"p9: card says points {points + 1}, rolls say {points}")
+    held_caught(record, "no-result", f"p9: card says wins {wins + 1}, rolls say {wins}")
+
+
+def test_a_held_table_that_finished_or_a_finished_table_marked_held() -> None:
+    record = held("as-it-stands")
+    del record["rounds"][0]["tables"][2]["held"]
+    record["rounds"][0]["tables"][1]["held"] = "as-it-stands"
+    held_caught(record, "as-it-stands", "set 1 round 1 table 3: held is None", "as-it-stands")
+    held_caught(record, "as-it-stands", "set 1 round 1 table 2: held is 'as-it-stands'",
+                "the log gives None")
+
+
+def test_a_sitting_out_tables_players_moved() -> None:
+    record = held("no-result")
+    assert record["rounds"][1]["tables"][2]["seats"] == ["p9", "p10", "p11", "p12"]
+    record["rounds"][1]["tables"][2]["seats"].reverse()
+    for move in record["rounds"][0]["moves"]:
+        if move["from_table"] == 3:
+            move["to_seat"] = 5 - move["to_seat"]
+    held_caught(record, "no-result", "set 1 round 1: moves", "are not the rotation's")
+    held_caught(record, "no-result", "set 1 round 2 table 3: seats", "the rotation gives")
+
+
+def test_a_held_close_where_every_table_had_finished() -> None:
+    record = held("as-it-stands")
+    record["log"][record["log"].index(["close"])] = ["close-held"]
+    held_caught(record, "as-it-stands", "set 1 round 2", "closed a held round",
+                "every table had finished")
+
+
+def test_an_ordinary_close_on_a_dead_table() -> None:
+    record = held("as-it-stands")
+    record["log"][record["log"].index(["close-held"])] = ["close"]
+    held_caught(record, "as-it-stands", "set 1 round 1 table 3: the round was closed before "
+                "this table finished")
+
+
+RULES = preset("classic")
+
+
+@functools.cache
+def _host_base() -> dict:
+    """Classic, two tables, ghost1 at table 2: round 1; Zoe arrives at ghost1's seat and p3
+    leaves; round 2; the host ends the night and the prizes are settled."""
+    players = [Player(f"p{i}", f"P{i}") for i in range(1, 8)] + [Player("ghost1", "G", True)]
+    night = Night.start(RULES, players, [("p1", "p2", "p3", "p4"), ("p5", "p6", "p7", "ghost1")])
+    log = []
+    one_round = (StartRound(), TableEntry(1, Tally("point")), TableEntry(2, Tally("point")),
+                 RingBell(), TableEntry(1, Bell()), TableEntry(2, Bell()),
+                 TableEntry(1, Pass()), TableEntry(2, Pass()), CloseRound())
+    for event in (*one_round, Arrive("ghost1", "Zoe"), Leave("p3"), NextRound(), *one_round,
+                  EndNight(), SettlePrizes(3)):
+        night = night.apply(event)
+        log.append(event)
+    record = json.loads(json.dumps(build_record(night, log, source="head")))
+    assert audit_record(record, RULES) == []
+    return record
+
+
+def host() -> dict:
+    return copy.deepcopy(_host_base())
+
+
+def test_a_late_arrival_credited_with_the_ghosts_earlier_round() -> None:
+    record = host()
+    first = record["rounds"][0]["tables"][1]
+    assert "ghost1" in first["losers"]  # the ghost's loss is nobody's
+    before = record["cards"]["ghost1"]["losses"]
+    record["cards"]["ghost1"]["losses"] += 1
+    caught(record, "classic", f"ghost1: card says losses {before + 1}, rolls say {before}")
+
+
+def test_a_leaver_credited_after_she_left() -> None:
+    record = host()
+    second = next(t for t in record["rounds"][1]["tables"] if "p3" in t["seats"])
+    mark = "wins" if "p3" in second["winners"] else "losses"
+    record["cards"]["p3"][mark] += 1
+    caught(record, "classic", f"p3: card says {mark}")
+
+
+def test_a_seat_change_during_a_round() -> None:
+    record = host()
+    log = record["log"]
+    arrive = log.index(["arrive", "ghost1", "Zoe"])
+    log.insert(log.index(["start"]) + 1, log.pop(arrive))
+    caught(record, "classic", "set 1 round 1: log entry 1 is a 'arrive' during the round")
+
+
+def test_a_late_arrival_at_the_seat_of_someone_who_left() -> None:
+    record = host()
+    record["log"].insert(record["log"].index(["next"]), ["arrive", "p3", "Ann"])
+    caught(record, "classic", "a late arrival at p3's seat, whose card is someone else's")
+
+
+def test_a_leaver_still_marked_a_player() -> None:
+    record = host()
+    next(p for p in record["players"] if p["id"] == "p3")["ghost"] = False
+    caught(record, "classic", "the record's ghosts", "arrivals and leavings")
+
+
+def test_a_round_after_the_host_ended_the_night() -> None:
+    record = host()
+    log = record["log"]
+    log.insert(log.index(["end-night"]) + 1, ["start"])
+    caught(record, "classic", "the night goes on after the host ended it")
+
+
+def test_a_held_close_counts_towards_the_break() -> None:
+    """The close that ends set 2 is the host's: the break after it is still the rules' break
+    (the audit says only that no table was held up)."""
+    record = good("classic")
+    closes = [i for i, e in enumerate(record["log"]) if e == ["close"]]
+    record["log"][closes[11]] = ["close-held"]
+    problems = caught(record, "classic", "set 2 round 6", "every table had finished")
+    assert not [p for p in audit_record(record, preset("classic")) if "break" in p], problems

@@ -113,6 +113,7 @@ class _Table:
     sessions: int = 0
     losing: list[int] = field(default_factory=list)
     buttons: bool = False  # a tally or the pass button was used: a turn may leave no roll
+    held: str = ""  # the round.held_table rule it counted by, if the host closed it unfinished
 
     def team(self, pool: list[int]) -> tuple[int, int]:
         return pool[0] + pool[2], pool[1] + pool[3]
@@ -278,8 +279,37 @@ class _Table:
     def _done(self, losing: list[int]) -> None:
         self.phase, self.losing, self.queue = "done", sorted(losing), []
 
+    def hold(self, rule: str) -> None:
+        """The host closed the round before this table finished: "as-it-stands" decides it by
+        its round scores as they are, the way the end of play would; a tie, or "no-result",
+        leaves it without winners or losers."""
+        self.held = rule
+        self.losing = []
+        if rule != "as-it-stands":
+            return
+        if self.rules.team_play:
+            a, b = self.team(self.points)
+            if a != b:
+                self.losing = [1, 3] if a > b else [0, 2]
+            return
+        ghost_seats = [s for s in range(4) if self.seats[s] in self.ghosts]
+        if ghost_seats and self.rules.ghost.moves_instead:
+            self.losing = [ghost_seats[0]]
+            return
+        low = min(self.points)
+        lowest = [s for s in range(4) if self.points[s] == low]
+        if len(lowest) == 1:
+            self.losing = lowest
+
+    @property
+    def decided(self) -> bool:
+        """The round gave this table winners and losers."""
+        return self.phase == "done" or bool(self.held and self.losing)
+
     @property
     def winners(self) -> list[str]:
+        if not self.decided:
+            return []
         return [self.seats[s] for s in range(4) if s not in self.losing]
 
     @property
@@ -356,21 +386,45 @@ def _expected_seating(rules: HouseRules, tables: list[_Table], ghosts: set[str]
         free = iter(rest)
         seating.append([p if p is not None else next(free) for p in seats])
     if rules.ghost.real_partner:
-        for seats in seating:
-            for s in (0, 1):
-                # the ghost in the higher seat of a ghost pair changes places with the next seat
-                if seats[s] in ghosts and seats[s + 2] in ghosts and \
-                        seats[s + 1] not in ghosts and seats[(s + 3) % 4] not in ghosts:
-                    seats[s + 2], seats[(s + 3) % 4] = seats[(s + 3) % 4], seats[s + 2]
+        _mend_ghost_pairs(seating, ghosts)
     return seating
+
+
+def _mend_ghost_pairs(seating: list[list[str]], ghosts: set[str]) -> None:
+    """docs/house-rules.md: a ghost across from another ghost changes places with the player in
+    the next seat, whose team is then one real player and one ghost; failing that (three ghosts
+    at a table), with the first real player, head table first, whose partner is real."""
+    def real_pair(seats: list[str], seat: int) -> bool:
+        return seats[seat] not in ghosts and seats[(seat + 2) % 4] not in ghosts
+
+    for _ in range(4 * len(seating)):  # each change mends a pair and makes none
+        pair = next(((t, s) for t, seats in enumerate(seating) for s in (0, 1)
+                     if seats[s] in ghosts and seats[s + 2] in ghosts), None)
+        if pair is None:
+            return
+        t, s = pair
+        seats = seating[t]
+        if real_pair(seats, s + 1):
+            seats[s + 2], seats[(s + 3) % 4] = seats[(s + 3) % 4], seats[s + 2]
+            continue
+        other = next(((u, i) for u, there in enumerate(seating) for i in range(4)
+                      if u != t and real_pair(there, i)), None)
+        if other is None:
+            return  # not real players enough
+        u, i = other
+        seats[s + 2], seating[u][i] = seating[u][i], seats[s + 2]
 
 
 # --- the audit ----------------------------------------------------------------------------------
 
 
+_CLOSES = ("close", "close-held")
+_SEAT_CHANGES = ("arrive", "leave", "end-night")
+
+
 def _split_log(log: list[Any]) -> tuple[list[list[tuple[int, list[Any]]]], bool]:
-    """The log's rounds (each a list of (position, event) from "start" to "close"), and whether a
-    round is still in play at its end."""
+    """The log's rounds (each a list of (position, event) from "start" to "close" or the host's
+    "close-held"), and whether a round is still in play at its end."""
     rounds: list[list[tuple[int, list[Any]]]] = []
     current: list[tuple[int, list[Any]]] | None = None
     for at, event in enumerate(log):
@@ -380,10 +434,31 @@ def _split_log(log: list[Any]) -> tuple[list[list[tuple[int, list[Any]]]], bool]
             current = []
         if current is not None:
             current.append((at, event))
-        if event[0] == "close" and current is not None:
+        if event[0] in _CLOSES and current is not None:
             rounds.append(current)
             current = None
     return rounds, current is not None
+
+
+def _first_ghosts(players: list[dict[str, Any]], log: list[Any]) -> tuple[set[str], list[str]]:
+    """Who sat as a ghost when the night began, and the late arrivals in the order they came.
+
+    The record's players carry who is a ghost at its end; a seat someone first arrives at was a
+    ghost's until then, and someone whose first change is leaving was a player until then."""
+    ghosts = {p["id"] for p in players if p["ghost"]}
+    first: dict[str, str] = {}
+    arrived: list[str] = []
+    for event in log:
+        if isinstance(event, list) and len(event) >= 2 and event[0] in ("arrive", "leave"):
+            first.setdefault(event[1], event[0])
+            if event[0] == "arrive" and event[1] not in arrived:
+                arrived.append(event[1])
+    for pid, kind in first.items():
+        if kind == "arrive":
+            ghosts.add(pid)
+        else:
+            ghosts.discard(pid)
+    return ghosts, arrived
 
 
 class _Audit:
@@ -392,8 +467,11 @@ class _Audit:
         self.rules = rules
         self.problems: list[str] = []
         self.players = [p["id"] for p in record["players"]]
-        self.ghosts = {p["id"] for p in record["players"] if p["ghost"]}
-        self.real = [p for p in self.players if p not in self.ghosts]
+        # who sits as a ghost changes only by the host's arrivals and leavings between rounds
+        self.ghosts, arrived = _first_ghosts(record["players"], record.get("log", []))
+        # a card for everyone who checked in, and for each late arrival when she came
+        self.real = [p for p in self.players if p not in self.ghosts] + \
+            [p for p in arrived if p in self.ghosts]
         self.cards = {p: dict.fromkeys(_STATS, 0) for p in self.real}
         self.travel: list[tuple[int, str]] = []
         self.wipeout_travel: list[tuple[int, str]] = []
@@ -411,15 +489,19 @@ class _Audit:
         per_set = len(rules.night.targets)
         if len(rounds) != len(log_rounds):
             self.say(f"the record holds {len(rounds)} rounds, its log closes {len(log_rounds)}")
-        if record.get("complete") and len(log_rounds) != rules.rounds_per_night:
+        ended_early = any(isinstance(e, list) and e[:1] == ["end-night"] for e in log)
+        if record.get("complete") and not ended_early and \
+                len(log_rounds) != rules.rounds_per_night:
             self.say(f"a complete night has {rules.rounds_per_night} rounds, the log closes "
                      f"{len(log_rounds)}")
         seating = [list(s) for s in record["first_seating"]]
         self._check_ghost_partners(seating, "the first seating")
+        changed = 0  # the log position up to which the host's seat changes are applied
         for index, events in enumerate(log_rounds):
             set_no, round_no = index // per_set + 1, index % per_set + 1
             where = f"set {set_no} round {round_no}"
             target = rules.night.targets[index % per_set]
+            changed = self._change_seats(log, changed, events[0][0])
             tables = self._play_round(events, seating, target, where)
             mine = rounds[index] if index < len(rounds) else None
             if mine is None:
@@ -427,12 +509,19 @@ class _Audit:
             else:
                 self._compare_round(mine, tables, set_no, round_no, target, where)
             self._add_cards(tables)
-            if any(t.phase != "done" for t in tables):
+            if any(t.phase != "done" and not t.held for t in tables):
                 break  # no winners to seat the next round by (reported above)
-            next_seating = _expected_seating(rules, tables, self.ghosts)
+            next_seating = self._next_seating(tables)
             self._compare_moves(index, tables, next_seating, where)
-            self._check_ghost_partners(next_seating, f"after {where}")
+            self._check_ghost_partners(next_seating, f"after {where}",
+                                       [t.decided for t in tables])
             seating = next_seating
+        else:
+            self._change_seats(log, changed, len(log))
+            ghosts_now = {p["id"] for p in record["players"] if p["ghost"]}
+            if ghosts_now != self.ghosts:
+                self.say(f"the record's ghosts {sorted(ghosts_now)} are not who the log's "
+                         f"arrivals and leavings leave as ghosts {sorted(self.ghosts)}")
         self._check_breaks(log)
         self._compare_cards()
         if not in_play:
@@ -441,6 +530,49 @@ class _Audit:
         if record.get("complete"):
             self._check_prizes(log)
         return self.problems
+
+    # --- the host's seat changes ---------------------------------------------------------------
+
+    def _change_seats(self, log: list[Any], start: int, end: int) -> int:
+        """Apply the arrivals and leavings logged between positions ``start`` and ``end``
+        (between rounds), checking each could happen; the position reached."""
+        for at in range(start, end):
+            event = log[at]
+            if not isinstance(event, list) or len(event) < 2 or \
+                    event[0] not in ("arrive", "leave"):
+                continue
+            pid = event[1]
+            if pid not in self.players:
+                self.say(f"log entry {at}: '{event[0]}' for {pid}, who is not a player tonight")
+            elif event[0] == "arrive":
+                if pid not in self.ghosts:
+                    self.say(f"log entry {at}: a late arrival at {pid}'s seat, which is not a "
+                             "ghost's")
+                elif self._changed_before(log, pid, at):  # she left: the card is hers
+                    self.say(f"log entry {at}: a late arrival at {pid}'s seat, whose card is "
+                             "someone else's")
+                self.ghosts.discard(pid)
+            else:
+                if pid in self.ghosts:
+                    self.say(f"log entry {at}: {pid} leaves, but she is already a ghost")
+                self.ghosts.add(pid)
+        return max(start, end)
+
+    @staticmethod
+    def _changed_before(log: list[Any], pid: str, at: int) -> bool:
+        return any(isinstance(e, list) and e[:2] in (["arrive", pid], ["leave", pid])
+                   for e in log[:at])
+
+    def _next_seating(self, tables: list[_Table]) -> list[list[str]]:
+        """A table without a result keeps its four where they sit; the others rotate among
+        themselves as if it were not there."""
+        rotating = [t for t in tables if t.decided]
+        seating = [list(t.seats) for t in tables]
+        if rotating:
+            moved = iter(_expected_seating(self.rules, rotating, self.ghosts))
+            seating = [next(moved) if t.decided else seats for t, seats in zip(tables, seating,
+                                                                                strict=True)]
+        return seating
 
     # --- rounds -----------------------------------------------------------------------------
 
@@ -458,6 +590,9 @@ class _Audit:
             kind = event[0]
             if kind == "ring":
                 causes.append(at)
+            if kind in _SEAT_CHANGES:
+                self.say(f"{where}: log entry {at} is a '{kind}' during the round, and seats "
+                         "change only between rounds")
             if kind not in ("roll", "tally", "pass", "bell", "undo"):
                 continue
             if len(event) < 2 or event[1] not in index:
@@ -489,8 +624,17 @@ class _Audit:
                 kept[number].append((at, event))
             if table.ended_round and not ended:
                 causes.append(at)
+        closed_at, close = events[-1]
+        if close[0] == "close-held":
+            held = [t for t in tables if t.phase != "done"]
+            if not held:
+                self.say(f"{where}: the host closed a held round (log entry {closed_at}), but "
+                         "every table had finished")
+            for table in held:
+                table.hold(rules.round.held_table)
+            causes.append(closed_at)  # the host held the bell
         for table in tables:
-            if table.phase != "done":
+            if table.phase != "done" and not table.held:
                 self.say(f"{where} table {table.number}: the round was closed before this "
                          f"table finished (it was in its '{table.phase}' phase)")
         if not causes:
@@ -534,6 +678,19 @@ class _Audit:
         if t["ended_round"] != table.ended_round:
             self.say(f"{where}: ended_round is {t['ended_round']}, its rolls say "
                      f"{table.ended_round}")
+        if t.get("held", "") != table.held:
+            self.say(f"{where}: held is {t.get('held')!r}, the log gives "
+                     f"{table.held or None!r}")
+        if table.held and not table.decided and (t["winners"] or t["losers"]):
+            self.say(f"{where}: winners {t['winners']} and losers {t['losers']}, but the held "
+                     f"table had no result ({table.held}, scores as they stood {table.points})")
+        elif table.held and (sorted(t["winners"]) != sorted(table.winners)
+                             or sorted(t["losers"]) != sorted(table.losers)):
+            self.say(f"{where}: winners {t['winners']} and losers {t['losers']}, its scores as "
+                     f"they stood give winners {table.winners}")
+        if table.held and t["rolloffs"] != table.sessions:
+            self.say(f"{where}: {t['rolloffs']} roll-off sessions in the record, the rolls "
+                     f"had {table.sessions} when the host closed the round")
         if table.phase == "done":
             if sorted(t["winners"]) != sorted(table.winners) or \
                     sorted(t["losers"]) != sorted(table.losers):
@@ -545,7 +702,7 @@ class _Audit:
             if rules.team_play and table.team(table.points)[0] == table.team(table.points)[1] \
                     and not any(r["rolloff"] for r in rolls) and t["rolloffs"] == 0:
                 self.say(f"{where}: tied {score} but no roll-off")
-        if rules.round.every_player_rolls and not table.buttons:
+        if rules.round.every_player_rolls and not table.buttons and not table.held:
             rolled = {r.seat for r in table.rolls if not r.rolloff}
             for s in range(4):
                 if s not in rolled:
@@ -593,17 +750,25 @@ class _Audit:
             if actual != next_seating:
                 self.say(f"{where}: next seating {actual} is not the rotation's {next_seating}")
         if self.rules.team_play and self.rules.rotation.split_partners:
-            partners = {frozenset((t.seats[i], t.seats[i + 2])) for t in tables for i in (0, 1)}
+            partners = {frozenset((t.seats[i], t.seats[i + 2])) for t in tables if t.decided
+                        for i in (0, 1)}  # a table without a result keeps its seats
             for seats in actual:
                 for i in (0, 1):
                     pair = frozenset((seats[i], seats[i + 2]))
                     if pair in partners and not pair & self.ghosts:
                         self.say(f"{where}: partners {seats[i]} and {seats[i + 2]} were not split")
 
-    def _check_ghost_partners(self, seating: list[list[str]], where: str) -> None:
+    def _check_ghost_partners(self, seating: list[list[str]], where: str,
+                              moved: list[bool] | None = None) -> None:
+        """``moved``: which tables the rotation seated (a table without a result kept its
+        seats); ghosts pair up among those only where there were real players enough."""
         if not (self.rules.ghost.real_partner and self.rules.team_play):
             return
-        for t, seats in enumerate(seating):
+        tables = [t for t in range(len(seating)) if moved is None or moved[t]]
+        if sum(p in self.ghosts for t in tables for p in seating[t]) > 2 * len(tables):
+            return  # more ghosts than partnerships: some must partner each other
+        for t in tables:
+            seats = seating[t]
             for i in (0, 1):
                 if seats[i] in self.ghosts and seats[i + 2] in self.ghosts:
                     self.say(f"{where}: table {self.numbers[t]} seats ghosts {seats[i]} and "
@@ -613,11 +778,15 @@ class _Audit:
     def _check_breaks(self, log: list[Any]) -> None:
         per_set = len(self.rules.night.targets)
         closes = 0
-        expecting = False
+        expecting = ended = False
         for at, event in enumerate(log):
             if not isinstance(event, list) or not event:
                 continue
-            if event[0] == "close":
+            if event[0] == "end-night":
+                ended, expecting = True, False
+            elif event[0] in ("start", "next") and ended:
+                self.say(f"log entry {at}: the night goes on after the host ended it")
+            elif event[0] in _CLOSES:
                 closes += 1
             elif event[0] == "next":
                 finished = closes // per_set if closes % per_set == 0 else 0
@@ -638,8 +807,13 @@ class _Audit:
         for i, table in enumerate(tables):
             weight = rules.score_card.head_weight if rules.score_card.weighted_head and i == 0 \
                 else 1
-            cards = {p: self.cards[p] for p in table.seats if p in self.cards}
-            if table.phase == "done":
+            # a ghost's seat scores for nobody, even the seat of someone who left with her card
+            seated = {p: self.cards[p] for p in table.seats
+                      if p in self.cards and p not in table.ghosts}
+            # "no-result": nothing of the held round counts on its players' cards; the
+            # travelers moved all the same, as the dice did
+            cards = {} if table.held == "no-result" else seated
+            if table.decided:
                 for p in table.winners:
                     if p in cards:
                         cards[p]["wins"] += 1
@@ -659,7 +833,7 @@ class _Audit:
                     cards[roll.player]["wipeouts"] += roll.worth.wipeout
                 if roll.worth.travels and who is not None:
                     self.travel.append((roll.at, who))
-                if roll.worth.wipeout and rules.wipeout.traveler and roll.player in cards:
+                if roll.worth.wipeout and rules.wipeout.traveler and roll.player in seated:
                     self.wipeout_travel.append((roll.at, roll.player))
             if table.ended_round and rules.score_card.called_bunko_counts:
                 caller = table.called_bunko()
