@@ -30,8 +30,8 @@ def test_the_demo_under_rotate_puts_baby_buncos_on_the_cards_and_pays_a_player_w
         tmp_path, monkeypatch, capsys) -> None:
     """003: "Los Baby BUNCOs no valen puntos pero son premiados al final." The demo's
     scorekeepers press three for a 0-point baby bunco, so the cards carry them and Most baby
-    buncos goes to a player who rolled one. (`bunco-pi demo --fast --rules rotate` in one
-    process, one set, to keep the test short.)"""
+    buncos goes to a player who rolled one. (`bunco-pi demo --fast --full --rules rotate` in
+    one process, one set, to keep the test short.)"""
     import bunco_pi.net.broker as broker
     from bunco_pi.cli import main
     from bunco_pi.errors import UserError
@@ -45,8 +45,9 @@ def test_the_demo_under_rotate_puts_baby_buncos_on_the_cards_and_pays_a_player_w
     rules = parse_rules(rules_file.read_text())
     assert rules.night.sets == 1
     record_file = tmp_path / "night.json"
-    code = main(["demo", "--fast", "--rules", str(rules_file), "--record", str(record_file),
-                 "--workdir", str(tmp_path / "work")])
+    # --full: the rules file's own night (one set), not the demo's default short night
+    code = main(["demo", "--fast", "--full", "--rules", str(rules_file), "--record",
+                 str(record_file), "--workdir", str(tmp_path / "work")])
     assert code == 0, capsys.readouterr().err[-2000:]
     record = json.loads(record_file.read_text())
     assert record["complete"] and audit_record(record, rules) == []
