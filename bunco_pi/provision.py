@@ -22,7 +22,7 @@ from bunco_pi.errors import UserError
 from bunco_pi.hardware import pinmap
 from bunco_pi.net import broker
 from bunco_pi.net.topics import TopicError, check_night, table_node
-from bunco_pi.rules.night import MAX_TABLES
+from bunco_pi.rules.limits import MAX_TABLES
 
 ETC = "/etc/bunco-pi"
 DATA_DIR = "/var/lib/bunco-pi"

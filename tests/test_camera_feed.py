@@ -22,8 +22,8 @@ from bunco_pi.table.box import TableBox
 from bunco_pi.table.camera_feed import CameraFeed, open_frames, translate
 from bunco_pi.table.config import CameraConfig, TableConfig
 from bunco_pi.table.events import DiceRoll, DiceStatus
-from bunco_pi.table.link import StandaloneLink
 from bunco_pi.table.screens import PlayingView
+from bunco_pi.table.standalone_link import StandaloneLink
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.dataset import read_labels
 from bunco_pi.vision.verdict import SettledRoll, Unsure

@@ -27,7 +27,7 @@ from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import TableConfig
 from bunco_pi.table.dice_feed import translate
 from bunco_pi.table.events import DiceRoll, DiceStatus
-from bunco_pi.table.link import StandaloneLink
+from bunco_pi.table.standalone_link import StandaloneLink
 
 PLAYERS = ("Ann", "Bea", "Cat", "Dot")
 

@@ -13,7 +13,7 @@ from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import TableConfig
 from bunco_pi.table.emulator import HELP, KeyPad, run, screen_lines
 from bunco_pi.table.events import DiceRoll
-from bunco_pi.table.link import StandaloneLink
+from bunco_pi.table.standalone_link import StandaloneLink
 
 
 class NotATerminal(io.StringIO):

@@ -6,7 +6,8 @@ from bunco_pi.rules.house import NightShape, preset
 from bunco_pi.rules.record import replay
 from bunco_pi.rules.table_round import Pass, Roll, TableRound, TableSetup, Tally
 from bunco_pi.table.events import BellRang, BreakStart, NightEnd, RoundResults, RoundStart, Seating
-from bunco_pi.table.link import InProcessLink, RoundSummary, StandaloneLink
+from bunco_pi.table.link import InProcessLink, RoundSummary
+from bunco_pi.table.standalone_link import StandaloneLink
 
 PLAYERS = ("Ann", "Bea", "Cat", "Dot")
 CLASSIC = preset("classic")
@@ -115,7 +116,7 @@ def test_a_standalone_night_resumes_across_the_break():
     from bunco_pi.rules.house import preset
     from bunco_pi.rules.night import BREAK, CloseRound, EndBreak, NextRound, StartRound, TableEntry
     from bunco_pi.rules.table_round import Roll, RuleViolation
-    from bunco_pi.table.link import StandaloneLink
+    from bunco_pi.table.standalone_link import StandaloneLink
 
     rules = preset("classic")
     players = ["Ann", "Bea", "Cat", "Dot"]

@@ -15,8 +15,9 @@ from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import TableConfig
 from bunco_pi.table.events import DiceRoll, DiceStatus, Tick
 from bunco_pi.table.gallery import SAMPLES
-from bunco_pi.table.link import InProcessLink, StandaloneLink
+from bunco_pi.table.link import InProcessLink
 from bunco_pi.table.screens import ErrorView, PlayingView, ResultsView, render
+from bunco_pi.table.standalone_link import StandaloneLink
 
 PINS = default_button_pins()
 PLAYERS = ("Ann", "Bea", "Cat", "Dot")

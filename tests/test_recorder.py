@@ -13,8 +13,8 @@ from bunco_pi.rules.house import preset
 from bunco_pi.rules.record import replay
 from bunco_pi.table.box import TableBox
 from bunco_pi.table.config import TableConfig
-from bunco_pi.table.link import StandaloneLink
 from bunco_pi.table.recorder import record_writer
+from bunco_pi.table.standalone_link import StandaloneLink
 
 PLAYERS = ("Ann", "Bea", "Cat", "Dot")
 RULES = preset("classic")

@@ -176,7 +176,7 @@ def test_at_a_human_pace_she_waits_before_each_roll(mock_factory):
 
 
 def test_at_a_standalone_table_she_goes_on_from_round_to_round(mock_factory):
-    from bunco_pi.table.link import StandaloneLink
+    from bunco_pi.table.standalone_link import StandaloneLink
 
     link = StandaloneLink(CLASSIC, SEATS, seed=1)
     buttons = ButtonConfig(pins=PINS[1], debounce=0.005, hold_time=0.3)

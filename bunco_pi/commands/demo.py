@@ -23,7 +23,7 @@ from typing import Any
 from bunco_pi.commands.demo_view import compact_screen, fits_oled, oled_screen
 from bunco_pi.errors import UserError
 from bunco_pi.rules.house import resolve_rules
-from bunco_pi.rules.night import MAX_TABLES
+from bunco_pi.rules.limits import MAX_TABLES
 from bunco_pi.sim.short_night import SHORT_ROUNDS
 
 HIDE, SHOW, HOME, CLEAR = "\x1b[?25l", "\x1b[?25h", "\x1b[H", "\x1b[2J"

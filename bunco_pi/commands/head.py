@@ -18,7 +18,7 @@ from bunco_pi.net.envelope import MAX_EVENT_BYTES
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import TopicError, Topics
 from bunco_pi.rules.house import PRESET_NAMES, preset_text, resolve_rules
-from bunco_pi.rules.night import MAX_TABLES
+from bunco_pi.rules.limits import MAX_TABLES
 
 log = logging.getLogger("bunco_pi.head")
 

@@ -9,7 +9,7 @@ from bunco_pi.errors import UserError
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.audit import audit_record
 from bunco_pi.rules.house import resolve_rules
-from bunco_pi.rules.night import MAX_TABLES
+from bunco_pi.rules.limits import MAX_TABLES
 from bunco_pi.rules.record import build_record
 from bunco_pi.sim.players import DEFAULT_PLAYERS, simulate_night
 from bunco_pi.sim.report import render_report

@@ -80,11 +80,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bunco_pi.rules.house import resolve_rules
-    from bunco_pi.rules.night import MAX_TABLES
+    from bunco_pi.rules.limits import MAX_TABLES
     from bunco_pi.table.box import TableBox
     from bunco_pi.table.config import load_config
-    from bunco_pi.table.link import StandaloneLink
-    from bunco_pi.table.recorder import record_writer
 
     if args.standalone and args.broker:
         raise UserError("--standalone and --broker: a table is its own head or joins one, "
@@ -136,8 +134,13 @@ def run(args: argparse.Namespace) -> int:
             stored = Journal(journal)
             seed = stored.night_seed(seed)
             stored.close()
+        from bunco_pi.table.standalone_link import StandaloneLink
+
         link = StandaloneLink(rules, config.players, table=config.number, seed=seed)
-        write = record_writer(args.record, link) if args.record else None
+        if args.record:
+            from bunco_pi.table.recorder import record_writer
+
+            write = record_writer(args.record, link)
     on_frame = None
     if args.frame_file is not None:
         from bunco_pi.table.frame_file import FrameFile
@@ -210,7 +213,6 @@ def _net_link(args: argparse.Namespace, config: Any) -> Any:
     """The link to the head: --broker, --night, --credentials, --data-dir, or else the config's
     [broker] and [data] (the head found by zeroconf when ``discover`` is on)."""
     from bunco_pi.net.broker import load_credentials
-    from bunco_pi.net.mqtt import MqttLink
     from bunco_pi.net.topics import TopicError, Topics
     from bunco_pi.table.net_link import NetTableLink
     from bunco_pi.table.outbox import Outbox
@@ -244,7 +246,11 @@ def _net_link(args: argparse.Namespace, config: Any) -> Any:
     else:
         data_dir = config.data_dir if args.config is not None else DEFAULT_DATA_DIR.expanduser()
 
-    def connect(sink: Any) -> MqttLink:
+    def connect(sink: Any) -> Any:
+        # On the node's thread, once the box shows what it holds: the MQTT client (paho and
+        # ssl) is the largest import of a box, and the screen need not wait for it.
+        from bunco_pi.net.mqtt import MqttLink
+
         return MqttLink(name, host, port, username=name, password=password,
                         status_topic=topics.status(name), sink=sink)
 

@@ -68,7 +68,7 @@ from bunco_pi.configfile import (
 from bunco_pi.errors import UserError
 from bunco_pi.hardware import pinmap
 from bunco_pi.net.topics import TopicError, check_night
-from bunco_pi.rules.night import MAX_TABLES
+from bunco_pi.rules.limits import MAX_TABLES
 
 if TYPE_CHECKING:
     from bunco_pi.rules.house import HouseRules

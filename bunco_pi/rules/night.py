@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from bunco_pi.rules.cards import ScoreCard, add_round, credited_player
 from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.limits import MAX_TABLES
 from bunco_pi.rules.prizes import PrizeAward, award_prizes
 from bunco_pi.rules.rotation import (
     Move,
@@ -33,8 +34,6 @@ from bunco_pi.rules.table_round import (
     TableSetup,
     Undo,
 )
-
-MAX_TABLES = 200  # a charity night runs to 100 tables and more; see benchmarks/bench_rules.py
 
 READY, PLAYING, FINISHING, RESULTS, BREAK, PRIZES, ENDED = (
     "ready", "playing", "finishing", "results", "break", "prizes", "ended",

@@ -214,6 +214,9 @@ class TableNode:
     # --- the node's own thread --------------------------------------------------------------
 
     def run(self) -> None:
+        # The screen first: a box shows it is alive before its link opens (on a Pi Zero,
+        # opening the outbox and loading the MQTT client take the better part of a second).
+        self._refresh()
         # A networked link opens its outbox and connects here: SQLite keeps a connection on
         # the thread that opened it, and this thread is the only one that may use it.
         self._link_call("open")

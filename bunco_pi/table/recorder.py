@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bunco_pi.recordfile import write_record
-from bunco_pi.table.link import StandaloneLink
+from bunco_pi.table.standalone_link import StandaloneLink
 
 if TYPE_CHECKING:
     from bunco_pi.table.node import TableNode
