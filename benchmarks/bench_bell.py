@@ -7,9 +7,11 @@ Run: python3 benchmarks/bench_bell.py [--rounds 20] [--presses 100] [--burst 600
 night at 50 and 100 tables: benchmarks/bench_night.py.)
 
 Each figure stands beside a raw paho baseline measured in the same run, on the same private
-broker: the bell beside a bare publish of a payload of the same size to as many bare
-subscribers; a press beside a bare QoS 1 request/response; the ingest beside bare QoS 1
-messages into a bare subscriber. Loopback only; every loop is bounded in count and time.
+broker: the bell beside a bare retained publish of a payload of the same size to as many bare
+subscribers (each also subscribed to its own view's topic, as a table is); a press beside a
+bare QoS 1 request/response; the ingest beside bare QoS 1 messages into a bare subscriber.
+The head's actions come in through its inbox, as a bell press does, so its loop wakes at
+once. Loopback only; every loop is bounded in count and time.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from bunco_pi.head.coordinator import Coordinator
 from bunco_pi.head.eventlog import EventLog, IncomingEvent
-from bunco_pi.head.service import HeadService
+from bunco_pi.head.service import HeadService, HeadTask
 from bunco_pi.net import envelope
 from bunco_pi.net.broker import Broker
 from bunco_pi.net.mqtt import MqttLink
@@ -68,10 +70,11 @@ def stop_clients(clients: list[mqtt.Client]) -> None:
 class Listeners:
     """``count`` bare paho subscribers to ``topic`` in a process of their own, as the tables
     are boxes of their own: their threads do not compete with the head's for this process's
-    GIL. Each arrival is timed on arrival (``time.perf_counter``, the system's monotonic
-    clock, the same in both processes) and handed back as (n, time, payload)."""
+    GIL. Subscriber n also takes ``own.format(n=n)`` (a table's own view), as a table does.
+    Each arrival is timed on arrival (``time.perf_counter``, the system's monotonic clock, the
+    same in both processes) and handed back as (n, time, topic, payload)."""
 
-    def __init__(self, broker: Broker, count: int, topic: str, tag: str) -> None:
+    def __init__(self, broker: Broker, count: int, topic: str, tag: str, own: str = "") -> None:
         ctx = multiprocessing.get_context("spawn")  # not fork: this process has threads
         self.arrivals = ctx.Queue()
         self._ready = ctx.Event()
@@ -80,12 +83,13 @@ class Listeners:
         users = [(f"reader-{n}", broker.credentials.password(f"reader-{n}"))
                  for n in range(1, count + 1)]
         self.proc = ctx.Process(target=_listen, daemon=True, args=(
-            broker.host, broker.port, users, topic, tag, self.arrivals, self._ready, self._stop))
+            broker.host, broker.port, users, topic, own, tag, self.arrivals, self._ready,
+            self._stop))
         self.proc.start()
         if not self._ready.wait(30):
             raise RuntimeError("the listeners did not subscribe in time")
 
-    def get(self, timeout: float) -> tuple[int, float, bytes]:
+    def get(self, timeout: float) -> tuple[int, float, str, bytes]:
         return self.arrivals.get(timeout=timeout)
 
     def drain(self) -> None:
@@ -100,8 +104,8 @@ class Listeners:
             self.proc.kill()
 
 
-def _listen(host, port, users, topic, tag, arrivals, ready, stop) -> None:  # the child
-    seen: queue.Queue[tuple[int, float, bytes]] = queue.Queue()
+def _listen(host, port, users, topic, own, tag, arrivals, ready, stop) -> None:  # the child
+    seen: queue.Queue[tuple[int, float, str, bytes]] = queue.Queue()
     clients = []
     for n, (user, password) in enumerate(users, start=1):
         c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"{tag}-{n}",
@@ -110,11 +114,13 @@ def _listen(host, port, users, topic, tag, arrivals, ready, stop) -> None:  # th
         c.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)  # TCP_NODELAY
 
         def on_message(client, userdata, msg, n=n):  # paho's thread: note the time, no more
-            seen.put((n, time.perf_counter(), msg.payload))
+            seen.put((n, time.perf_counter(), msg.topic, msg.payload))
         c.on_message = on_message
         c.connect(host, port)
         c.loop_start()
         c.subscribe(topic, qos=1)
+        if own:
+            c.subscribe(own.format(n=n), qos=1)
         clients.append(c)
     time.sleep(0.5)
     while not seen.empty():
@@ -128,7 +134,9 @@ def _listen(host, port, users, topic, tag, arrivals, ready, stop) -> None:  # th
 
 class Head:
     """The real head service on its own thread, as `bunco-pi head` runs it: the thread that
-    owns the event log opens it (SQLite connections stay on their thread)."""
+    owns the event log opens it (SQLite connections stay on their thread). The benchmark's
+    actions reach it as the web console's do, a ``HeadTask`` on its inbox, which wakes it at
+    once (as a bell press on that inbox does)."""
 
     def __init__(self, broker: Broker, night: str, tables: int, data: Path) -> None:
         self.topics = Topics(night)
@@ -139,8 +147,15 @@ class Head:
                              status_topic=self.topics.status("head"), client_id=f"head-{night}")
         self.path = data / f"{night}.sqlite"
         self.players = make_players(tables * 4)
-        self.commands: queue.Queue[Callable[[], None]] = queue.Queue()
         self.stopped = False
+        self.published = 0  # messages the head has published
+        self.bell_messages = 0  # of which, at the timed bells
+        publish = self.link.publish
+
+        def counted(*args, **kwargs):
+            self.published += 1
+            return publish(*args, **kwargs)
+        self.link.publish = counted
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -156,9 +171,7 @@ class Head:
         self.link.wait_subscribed(10)
         self.ready.set()
         while not self.stopped:
-            self.service.step(timeout=0.005)
-            while not self.commands.empty():
-                self.commands.get()()
+            self.service.step(timeout=0.2)
         self.link.stop()
         self.log.close()
 
@@ -171,9 +184,9 @@ class Head:
             self.do(lambda: self.service.carry_out(self.coord.press_bell()))
 
     def do(self, action: Callable[[], object]) -> None:
-        done = threading.Event()
-        self.commands.put(lambda: (action(), done.set()))
-        done.wait(10)
+        task = HeadTask(lambda service: action())
+        self.link.inbox.put(task)
+        task.done.result(10)
 
     def highest(self) -> dict[int, int]:
         result: dict[int, int] = {}
@@ -182,6 +195,7 @@ class Head:
 
     def stop(self) -> None:
         self.stopped = True
+        self.link.inbox.put(HeadTask(lambda service: None))  # wake it
         self.thread.join(10)
 
 
@@ -191,7 +205,9 @@ def bell_latency(broker: Broker, tables: int, rounds: int, data: Path
     night = f"bell{tables}"
     head = Head(broker, night, tables, data)
     head.start()
-    seen = Listeners(broker, tables, head.topics.state(), f"bench-{night}")
+    state_topic = head.topics.state()
+    seen = Listeners(broker, tables, state_topic, f"bench-{night}",
+                     own=head.topics.view(1).replace("/table/1/", "/table/{n}/"))
     seqs = dict.fromkeys(range(1, tables + 1), 0)
 
     def finish_round(index: int) -> None:
@@ -211,25 +227,31 @@ def bell_latency(broker: Broker, tables: int, rounds: int, data: Path
     head.bell()  # lobby: the seats are drawn
     head.bell()  # the first round starts
     for _ in range(rounds):
+        # A round lasts minutes: let what the round's start sent settle before the bell
+        # (otherwise the bell waits behind 100 views in paho's 20 in-flight messages).
+        time.sleep(0.3)
         index = head.coord.night.round_index
         seen.drain()
+        before = head.published
         t0 = time.perf_counter()
         head.bell()  # the host's bell ends the round: this is what is timed
+        head.bell_messages += head.published - before
         # collect first, decode after: decoding while 50 paho threads deliver would make them
         # queue for the GIL and time the benchmark, not the head
         arrivals = []
         deadline = time.monotonic() + 5
         while len(arrivals) < tables and time.monotonic() < deadline:
             try:
-                n, t, payload = seen.get(timeout=1)
+                n, t, topic, payload = seen.get(timeout=1)
             except queue.Empty:
                 continue
-            if b'"bell":true' in payload and f'"round_index":{index},'.encode() in payload:
+            if topic == state_topic and b'"bell":true' in payload \
+                    and f'"round_index":{index},'.encode() in payload:
                 arrivals.append((n, t, payload))
         got: set[int] = set()
         last = t0
         for n, t, payload in arrivals:
-            state = envelope.decode(head.topics.state(), payload).payload
+            state = envelope.decode(state_topic, payload).payload
             if state.get("phase") == "finishing" and state["round_index"] == index:
                 got.add(n)
                 last = max(last, t)
@@ -242,15 +264,14 @@ def bell_latency(broker: Broker, tables: int, rounds: int, data: Path
             head.bell()
         if head.coord.night.phase != "playing":
             break
-        # A round lasts minutes: let what the round's start sent settle before the next bell
-        # (otherwise the bell waits behind 100 views in paho's 20 in-flight messages).
-        time.sleep(0.3)
     seen.close()
-    # the bell's message as published: the small state (its parts travel on their own)
+    # the bell's message as published: the small state (its parts travel on their own; no
+    # table's view changes at the bell, so none is said again)
     core, _ = split_state(head.coord.state())
     size = len(envelope.message("head", NightPosition("0" * 12, 99999).stamp(
         {**core, "parts": {"roster": 9999, "seating": 99999, "rules": 9}})))
-    print(f"{tables} tables: the bell's state message is {size} bytes", flush=True)
+    print(f"{tables} tables: the bell's state message is {size} bytes; the head published "
+          f"{head.bell_messages / max(1, len(ours)):.1f} messages a bell", flush=True)
     head.stop()
     return (ours, raw_fanout(broker, tables, len(ours), size, f"base{tables}"),
             raw_fanout(broker, tables, len(ours), size, f"durable{tables}",
@@ -259,11 +280,12 @@ def bell_latency(broker: Broker, tables: int, rounds: int, data: Path
 
 def raw_fanout(broker: Broker, tables: int, count: int, size: int, tag: str,
                durable: Path | None = None) -> list[float]:
-    """A bare publish of ``size`` bytes to ``tables`` bare subscribers; with ``durable``, each
-    publish follows a commit to SQLite with the head's guarantees (WAL, synchronous=FULL), as
-    the head logs the ring before it announces it."""
+    """A bare retained publish of ``size`` bytes to ``tables`` bare subscribers (each also
+    subscribed to a topic of its own, as a table is to its view), timed until the last has
+    it; with ``durable``, each publish follows a commit to SQLite with the head's guarantees
+    (WAL, synchronous=FULL), as the head logs the ring before it announces it."""
     topic = f"bunco/{tag}/state"
-    seen = Listeners(broker, tables, topic, f"raw-{tag}")
+    seen = Listeners(broker, tables, topic, f"raw-{tag}", own=f"bunco/{tag}/view/{{n}}")
     pub = raw_client(broker, "head", f"raw-{tag}-pub")
     db = None
     if durable is not None:
@@ -275,20 +297,23 @@ def raw_fanout(broker: Broker, tables: int, count: int, size: int, tag: str,
     time.sleep(0.5)
     out = []
     for _ in range(count):
+        time.sleep(0.3)  # as between the head's bells: what was sent before has settled
         seen.drain()
         t0 = time.perf_counter()
         if db is not None:
             db.execute("INSERT INTO log (payload) VALUES (?)", ('{"kind": "night"}',))
             db.commit()
-        pub.publish(topic, b"x" * size, qos=1)
+        pub.publish(topic, b"x" * size, qos=1, retain=True)
         got, last = 0, t0
         deadline = time.monotonic() + 5
         while got < tables and time.monotonic() < deadline:
             try:
-                last = max(last, seen.get(timeout=1)[1])
-                got += 1
+                _, arrived, at_topic, _ = seen.get(timeout=1)
             except queue.Empty:
                 continue
+            if at_topic == topic:
+                last = max(last, arrived)
+                got += 1
         out.append((last - t0) * 1000)
     seen.close()
     stop_clients([pub])
@@ -416,10 +441,11 @@ def main() -> None:
     print(f"{'measure':56} {'bunco-pi':>10} {'raw paho':>10} {'ratio':>7}")
     for label, ours_v, base_v in rows:
         print(f"{label:56} {ours_v:10.2f} {base_v:10.2f} {ours_v / base_v:7.2f}")
-    print("\nbaselines: bare paho clients on the same broker in the same run (bell: a publish of "
-          "the same size\nto as many subscribers, and the same after a commit to SQLite in WAL "
-          "mode with synchronous=FULL,\nas the head logs the ring before it says it; press: a "
-          "QoS 1 request/response; ingest: QoS 1\nmessages into a bare subscriber, no storage).")
+    print("\nbaselines: bare paho clients on the same broker in the same run (bell: a retained "
+          "publish of the\nsame size to as many subscribers, and the same after a commit to "
+          "SQLite in WAL mode with\nsynchronous=FULL, as the head logs the ring before it says "
+          "it; press: a QoS 1 request/response;\ningest: QoS 1 messages into a bare subscriber, "
+          "no storage).")
 
 
 if __name__ == "__main__":

@@ -38,9 +38,10 @@ def _require_mosquitto() -> None:
 
 @pytest.fixture(scope="session")
 def broker() -> Iterator[Broker]:
-    """One broker for the session; tests keep apart by night name and client id."""
+    """One broker for the session; tests keep apart by night name. The broker binds a client
+    id to its user, so a test that watches beside a head logs in as ``watcher`` (read-only)."""
     _require_mosquitto()
-    with Broker(tables=4) as b:
+    with Broker(tables=4, readers=("watcher",)) as b:
         yield b
 
 

@@ -291,7 +291,10 @@ class Viewer:
             out = oled_screen(headline, [_read_frame(path) for path in self.frames], width,
                               notes)
         else:
-            out = compact_screen(headline, self.views, len(self.frames), width, height, notes,
+            # a view holds the table's own part; the night's phase is the state's
+            phase = self.state.get("phase", "starting")
+            views = {n: {"phase": phase, **view} for n, view in self.views.items()}
+            out = compact_screen(headline, views, len(self.frames), width, height, notes,
                                  team_play=self.team_play)
         # Every line padded to the width and no newline after the last: nothing scrolls.
         print(clear + HOME + "\n".join(out), end="", flush=True)

@@ -126,6 +126,9 @@ class HeadService:
     _last_bell: float = -1e9
     # The state's parts as last published (roster, seating, rules) and the log position then.
     _parts: dict[str, tuple[dict[str, Any], int]] = field(default_factory=dict)
+    # Each table's view as last published: one that has not changed is not said again (the
+    # broker retains it), so the bell, which changes no table's view, is one small message.
+    _views: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.ingest = HeadIngest(self.link, self.topics, self.eventlog,
@@ -182,6 +185,7 @@ class HeadService:
                 self._status(item)
             elif isinstance(item, Connected):
                 self._parts.clear()  # the broker may have lost them: say them again too
+                self._views.clear()
                 # A fresh snapshot on every connect: a broker restarted from its last autosave
                 # holds an older state and older views (the tables ignore those, by position).
                 self.carry_out(self.coordinator.announce())
@@ -318,6 +322,9 @@ class HeadService:
                     self.record_soon()  # after the results are out, and off this thread
                     wrote_record = True
             elif isinstance(effect, PublishView):
+                if self._views.get(effect.table) == effect.view:
+                    continue
+                self._views[effect.table] = effect.view
                 self.link.publish(self.topics.view(effect.table),
                                   envelope.message(HEAD_NAME, self._position().stamp(effect.view)),
                                   retain=True)

@@ -35,14 +35,16 @@ def night_state(night: Night | None, *, name: str, rules_toml: str, table_count:
 
 
 def table_view(night: Night | None, table: int) -> dict[str, Any]:
-    """What table ``table`` must show, by the head's own fold of every table's entries."""
+    """What table ``table`` must show, by the head's own fold of every table's entries.
+
+    The night's phase and bell are the state's, not repeated here: a view changes only when
+    something of this table's does, so the bell (which changes none) is the state alone."""
     view: dict[str, Any] = {"v": PROTOCOL_VERSION, "table": table}
     if night is None:
-        view["phase"] = "lobby"
         return view
     names = {p.id: p.name for p in night.players}
-    view.update(phase=night.phase, round_index=night.round_index, set=night.set_number,
-                round=night.round_number, target=night.target, bell=night.bell_rung,
+    view.update(round_index=night.round_index, set=night.set_number,
+                round=night.round_number, target=night.target,
                 traveler=names.get(night.traveler))
     if night.tables and table <= len(night.tables):
         t = night.tables[table - 1]

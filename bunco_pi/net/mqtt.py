@@ -67,12 +67,15 @@ class PahoReceipt:
         self.mid = info.mid
 
     def acknowledged(self) -> bool:
-        return self._info.is_published()
+        try:
+            return self._info.is_published()
+        except RuntimeError:  # paho's word for a message queued while offline: not yet
+            return False
 
     def wait(self, timeout: float) -> bool:
         # paho's wait_for_publish raises for a message queued while offline; poll instead.
         deadline = time.monotonic() + timeout
-        while not self._info.is_published():
+        while not self.acknowledged():
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.002)
