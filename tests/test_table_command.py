@@ -391,3 +391,55 @@ dir = "{tmp_path / 'data'}"
 """)
     message = run_error("--config", config)
     assert "add --night NAME" in message and "10.9.8.7:1883" in message
+
+
+FIRST_FRAME = """
+import os, sys
+import bunco_pi.table.frame_file as frame_file
+write = frame_file.FrameFile.__call__
+
+def first(self, image):
+    write(self, image)
+    game = [m for m in ("bunco_pi.table.box", "bunco_pi.rules.house", "bunco_pi.table.machine")
+            if m in sys.modules]
+    print("loaded before the first frame:", " ".join(game) or "none", flush=True)
+    os._exit(0)
+
+frame_file.FrameFile.__call__ = first
+from bunco_pi.cli import main
+sys.argv = ["bunco-pi", "table", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["--standalone", "--broker"])
+def test_the_first_frame_is_the_seats_and_starting_drawn_before_the_game_loads(tmp_path, mode):
+    """A box shows it is alive as soon as its display is up: its seats from the config and
+    "starting...", before the rules, the game and the link are imported (the larger part of a
+    start-up; a Pi Zero takes seconds over it)."""
+    from bunco_pi.table import screens
+    from bunco_pi.table.blocks import to_blocks
+
+    frame = tmp_path / "frame.txt"
+    if mode == "--standalone":
+        argv = ["--standalone", "--journal", str(tmp_path / "j.db")]
+    else:  # nothing listens there: the screen must not wait for a broker either
+        credentials = tmp_path / "credentials.json"
+        credentials.write_text(json.dumps({"users": {"table-1": "x" * 16}}))
+        argv = ["--broker", "127.0.0.1:9", "--night", "n1", "--credentials", str(credentials),
+                "--data-dir", str(tmp_path / "data")]
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_FRAME, *argv, "--simulate", "--frame-file", str(frame)],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=60)
+    assert "loaded before the first frame: none" in out.stdout, out.stdout + out.stderr
+    config = load_config(None)
+    expected = screens.render(screens.WaitingView(config.number, config.players, "starting..."))
+    assert frame.read_text() == "\n".join(to_blocks(expected)) + "\n"
+
+
+def test_a_frame_file_that_cannot_be_written_is_one_line(tmp_path):
+    (tmp_path / "plain-file").write_text("")
+    message = run_error("--standalone", "--simulate", "--journal", str(tmp_path / "j.db"),
+                        "--frame-file", str(tmp_path / "plain-file" / "frame.txt"))
+    assert message.startswith("--frame-file ") and "plain-file" in message

@@ -79,9 +79,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bunco_pi.rules.house import resolve_rules
+    from bunco_pi.hardware.oled import DisplayConfig, open_device
     from bunco_pi.rules.limits import MAX_TABLES
-    from bunco_pi.table.box import TableBox
     from bunco_pi.table.config import load_config
 
     if args.standalone and args.broker:
@@ -109,14 +108,25 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"--table {args.table}: a table number is 1 to {MAX_TABLES}")
         config = config.with_overrides(number=args.table)
     _one_dice_reader(args, config)
-    device = pin_factory = None
+    pin_factory = reopen = None
     if args.emulate or args.simulate:
         from gpiozero.pins.mock import MockFactory
 
-        from bunco_pi.hardware.oled import DisplayConfig, open_device
-
         pin_factory = MockFactory()
         device = open_device(DisplayConfig(kind="dummy"))
+    else:
+        device = open_device(config.display)
+        reopen = lambda: open_device(config.display)  # noqa: E731 - when it drops off the bus
+    on_frame = None
+    if args.frame_file is not None:
+        from bunco_pi.table.frame_file import FrameFile
+
+        on_frame = FrameFile(args.frame_file)
+    _show_starting(config, device, on_frame)
+    # The screen says the box is starting: now the game and its links, the larger imports.
+    from bunco_pi.rules.house import resolve_rules
+    from bunco_pi.table.box import TableBox
+
     write = None
     if networked:
         rules = resolve_rules("classic")  # until the head's rules arrive with the first round
@@ -141,12 +151,8 @@ def run(args: argparse.Namespace) -> int:
             from bunco_pi.table.recorder import record_writer
 
             write = record_writer(args.record, link)
-    on_frame = None
-    if args.frame_file is not None:
-        from bunco_pi.table.frame_file import FrameFile
-
-        on_frame = FrameFile(args.frame_file)
-    box = TableBox(config, rules, link, journal, device=device, pin_factory=pin_factory,
+    box = TableBox(config, rules, link, journal, device=device, reopen=reopen,
+                   pin_factory=pin_factory,
                    dice_port=args.dice_port, on_round_over=write, on_frame=on_frame,
                    camera=args.camera, camera_calibration=args.camera_calibration)
     if args.console_url:
@@ -194,6 +200,24 @@ def run(args: argparse.Namespace) -> int:
         if write is not None:
             write(box.node)
     return 0
+
+
+def _show_starting(config: Any, device: Any | None, on_frame: Any | None) -> None:
+    """The box's first screen, drawn from its config alone before the game is loaded: its
+    seats, and "starting..." where the game's screen will say what to do."""
+    from bunco_pi.table import screens
+
+    frame = screens.render(screens.WaitingView(config.number, config.players, "starting..."))
+    if device is not None:
+        try:
+            device.display(frame)
+        except OSError:
+            pass  # a display that does not take it is reported once the game draws
+    if on_frame is not None:
+        try:
+            on_frame(frame)
+        except OSError as exc:
+            raise UserError(f"--frame-file {on_frame.path}: cannot write it ({exc})") from None
 
 
 def _one_dice_reader(args: argparse.Namespace, config: Any) -> None:

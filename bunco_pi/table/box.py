@@ -31,6 +31,7 @@ class TableBox:
         journal_path: str | Path,
         *,
         device: Any | None = None,
+        reopen: Callable[[], Any] | None = None,
         pin_factory: Any | None = None,
         dice_port: str | None = None,
         camera: str | None = None,
@@ -58,7 +59,8 @@ class TableBox:
             self.sink = FrameSink(open_device(config.display),
                                   reopen=lambda: open_device(config.display), clock=clock)
         else:
-            self.sink = FrameSink(device)
+            # ``reopen``: how to set the given device up again if it drops off the bus
+            self.sink = FrameSink(device, reopen=reopen, clock=clock)
         self.journal = Journal(journal_path)
         gestures = Gestures(config.buttons.pins, hold_roles=HOLD_ROLES,
                             debounce=config.buttons.debounce, hold_time=config.buttons.hold_time)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bunco_pi.errors import UserError
+from bunco_pi.table.config import SPECS
 from bunco_pi.table.events import DiceRoll, DiceStatus
 
 Post = Callable[[object], None]
@@ -23,7 +24,6 @@ Post = Callable[[object], None]
 CAMERA = "dice camera"
 FAILED = "camera failed"  # the reason CameraDiceSource gives when its frame source failed
 BACK = "dice camera back"
-SPECS = "picamera, opencv:INDEX (or opencv:VIDEO) or folder:DIR"
 MAX_LINE = 21  # characters across the OLED's bottom line
 
 

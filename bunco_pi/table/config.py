@@ -61,7 +61,6 @@ from bunco_pi.errors import UserError
 from bunco_pi.hardware.buttons import DEFAULT_DEBOUNCE, DEFAULT_HOLD_TIME
 from bunco_pi.hardware.oled import DISPLAY_TYPES, DisplayConfig
 from bunco_pi.hardware.pinmap import DEFAULT_I2C_ADDRESS, default_button_pins
-from bunco_pi.table.camera_feed import SPECS
 
 BUTTON_ROLES = tuple(default_button_pins())
 DEFAULT_HEAD_HOST = "bunco-head.local"
@@ -71,6 +70,10 @@ CAMERA_KEYS = ("source", "calibration", "frame_timeout")
 CAMERA_KINDS = ("picamera", "opencv", "folder")
 DEFAULT_CALIBRATION = "dice-tray.json"
 DEFAULT_FRAME_TIMEOUT = 5.0
+
+# The dice camera sources a table can name (--camera, [camera] source): checked here, at
+# start-up, so a typo fails before anything is opened.
+SPECS = "picamera, opencv:INDEX (or opencv:VIDEO) or folder:DIR"
 
 
 @dataclass(frozen=True)
