@@ -9,13 +9,14 @@ See docs/table-box.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bunco_pi.errors import UserError
 
@@ -108,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"--table {args.table}: a table number is 1 to {MAX_TABLES}")
         config = config.with_overrides(number=args.table)
     _one_dice_reader(args, config)
+    plan = _find_head_offline(args, config) if networked else None
     pin_factory = reopen = None
     if args.emulate or args.simulate:
         from gpiozero.pins.mock import MockFactory
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     write = None
     if networked:
         rules = resolve_rules("classic")  # until the head's rules arrive with the first round
-        link: Any = _net_link(args, config)
+        link: Any = _net_link(args, config, plan)
         journal = ":memory:"  # the outbox is this table's durable store
     else:
         rules = resolve_rules(args.rules)
@@ -209,10 +211,9 @@ def _show_starting(config: Any, device: Any | None, on_frame: Any | None) -> Non
 
     frame = screens.render(screens.WaitingView(config.number, config.players, "starting..."))
     if device is not None:
-        try:
+        # a display that does not take it is reported once the game draws
+        with contextlib.suppress(OSError):
             device.display(frame)
-        except OSError:
-            pass  # a display that does not take it is reported once the game draws
     if on_frame is not None:
         try:
             on_frame(frame)
@@ -233,42 +234,90 @@ def _one_dice_reader(args: argparse.Namespace, config: Any) -> None:
                         "or --camera \"\" to leave one out)")
 
 
-def _net_link(args: argparse.Namespace, config: Any) -> Any:
-    """The link to the head: --broker, --night, --credentials, --data-dir, or else the config's
-    [broker] and [data] (the head found by zeroconf when ``discover`` is on)."""
-    from bunco_pi.net.broker import load_credentials
-    from bunco_pi.net.topics import TopicError, Topics
-    from bunco_pi.table.net_link import NetTableLink
-    from bunco_pi.table.outbox import Outbox
+class NetPlan(NamedTuple):
+    """Where a networked box finds its head, and what it needs to join the night."""
 
-    table, name = config.number, config.node_name
-    credentials = args.credentials
-    if credentials is None:
-        if args.config is None:
-            raise UserError("--broker needs --credentials FILE (this table's broker password)")
-        credentials = config.broker.credentials
+    host: str
+    port: int
+    night: str
+    topics: Any
+    password: str
+    outbox: Path
+
+
+def _find_head_offline(args: argparse.Namespace, config: Any) -> NetPlan | None:
+    """The head's broker and night where finding them needs no network (--broker, or a
+    config that does not discover), with every flag and file checked: done before the display
+    is touched, so a mistake is the one line the user sees. None: zeroconf must look."""
+    if args.credentials is None and args.config is None:
+        raise UserError("--broker needs --credentials FILE (this table's broker password)")
     if args.broker:
         if not args.night:
             raise UserError("--broker needs --night NAME (the night the head runs)")
         (host, port), night = parse_broker(args.broker), args.night
-    else:
-        from bunco_pi.net.discovery import find_head
-
-        head = find_head(config.broker.host, config.broker.port,
-                         discover=config.broker.discover, night=args.night)
-        host, port, night = head.host, head.port, head.night
+    elif not config.broker.discover:
+        host, port, night = config.broker.host, config.broker.port, args.night
         if not night:
             raise UserError(f"no head advertises its night on this network, and none is given: "
                             f"add --night NAME (the broker is {host}:{port}, from the config)")
+    else:
+        return None
+    return _plan(args, config, host, port, night)
+
+
+def _plan(args: argparse.Namespace, config: Any, host: str, port: int, night: str) -> NetPlan:
+    return NetPlan(host, port, night, _topics(night), _password(args, config),
+                   _check_outbox(args, config, night))
+
+
+def _topics(night: str) -> Any:
+    from bunco_pi.net.topics import TopicError, Topics
+
     try:
-        topics = Topics(night)
+        return Topics(night)
     except TopicError as exc:
         raise UserError(f"--night: {exc}") from None
-    password = load_credentials(Path(credentials)).password(name)
+
+
+def _password(args: argparse.Namespace, config: Any) -> str:
+    from bunco_pi.net.broker import load_credentials
+
+    credentials = args.credentials if args.credentials is not None else config.broker.credentials
+    return load_credentials(Path(credentials)).password(config.node_name)
+
+
+def _check_outbox(args: argparse.Namespace, config: Any, night: str) -> Path:
+    """The table's outbox for ``night``: a data directory that cannot hold it fails here, in
+    one line."""
+    from bunco_pi.table.outbox import Outbox
+
     if args.data_dir is not None:
         data_dir = args.data_dir.expanduser()
     else:
         data_dir = config.data_dir if args.config is not None else DEFAULT_DATA_DIR.expanduser()
+    outbox = data_dir / f"outbox-{night}-table-{config.number}.sqlite"
+    Outbox(outbox).close()
+    return outbox
+
+
+def _net_link(args: argparse.Namespace, config: Any, plan: NetPlan | None) -> Any:
+    """The link to the head: --broker, --night, --credentials, --data-dir, or else the config's
+    [broker] and [data] (the head found by zeroconf when ``discover`` is on and ``plan``, what
+    was found without the network, is None)."""
+    from bunco_pi.table.net_link import NetTableLink
+
+    if plan is None:
+        from bunco_pi.net.discovery import find_head
+
+        found = find_head(config.broker.host, config.broker.port,
+                          discover=config.broker.discover, night=args.night)
+        if not found.night:
+            raise UserError(f"no head advertises its night on this network, and none is given: "
+                            f"add --night NAME (the broker is {found.host}:{found.port}, from "
+                            "the config)")
+        plan = _plan(args, config, found.host, found.port, found.night)
+    name, host, port, topics, password = (config.node_name, plan.host, plan.port, plan.topics,
+                                          plan.password)
 
     def connect(sink: Any) -> Any:
         # On the node's thread, once the box shows what it holds: the MQTT client (paho and
@@ -278,9 +327,7 @@ def _net_link(args: argparse.Namespace, config: Any) -> Any:
         return MqttLink(name, host, port, username=name, password=password,
                         status_topic=topics.status(name), sink=sink)
 
-    outbox = data_dir / f"outbox-{night}-table-{table}.sqlite"
-    Outbox(outbox).close()  # a data directory that cannot hold it fails here, in one line
-    link = NetTableLink(connect, topics, table, outbox)
+    link = NetTableLink(connect, topics, config.number, plan.outbox)
     link.where = f"{host}:{port}"
     return link
 
