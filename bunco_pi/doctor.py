@@ -504,7 +504,7 @@ def read_password(path: Path | None, user: str | None
     """``user``'s password from the credentials file at ``path`` (``bunco_pi.net.broker``'s
     format), or a FAIL line saying why it cannot be had."""
     from bunco_pi.errors import UserError
-    from bunco_pi.net.broker import load_credentials
+    from bunco_pi.net.credentials import load_credentials
 
     if path is None or user is None:
         return None, None

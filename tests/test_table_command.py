@@ -303,7 +303,7 @@ def test_a_data_dir_that_cannot_hold_the_outbox_is_one_line(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     message = run_error("--broker", "h:1", "--night", "n", "--credentials", str(creds),
-                        "--data-dir", str(blocker))
+                        "--data-dir", str(blocker), "--simulate")
     assert "cannot open the database" in message and str(blocker) in message
 
 

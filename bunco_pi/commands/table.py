@@ -242,13 +242,13 @@ class NetPlan(NamedTuple):
     night: str
     topics: Any
     password: str
-    outbox: Path
 
 
 def _find_head_offline(args: argparse.Namespace, config: Any) -> NetPlan | None:
     """The head's broker and night where finding them needs no network (--broker, or a
-    config that does not discover), with every flag and file checked: done before the display
-    is touched, so a mistake is the one line the user sees. None: zeroconf must look."""
+    config that does not discover), with the flags and the credentials checked: done before the
+    display is touched, so a mistake in them is the one line the user sees. None: zeroconf
+    must look."""
     if args.credentials is None and args.config is None:
         raise UserError("--broker needs --credentials FILE (this table's broker password)")
     if args.broker:
@@ -266,8 +266,7 @@ def _find_head_offline(args: argparse.Namespace, config: Any) -> NetPlan | None:
 
 
 def _plan(args: argparse.Namespace, config: Any, host: str, port: int, night: str) -> NetPlan:
-    return NetPlan(host, port, night, _topics(night), _password(args, config),
-                   _check_outbox(args, config, night))
+    return NetPlan(host, port, night, _topics(night), _password(args, config))
 
 
 def _topics(night: str) -> Any:
@@ -280,7 +279,7 @@ def _topics(night: str) -> Any:
 
 
 def _password(args: argparse.Namespace, config: Any) -> str:
-    from bunco_pi.net.broker import load_credentials
+    from bunco_pi.net.credentials import load_credentials
 
     credentials = args.credentials if args.credentials is not None else config.broker.credentials
     return load_credentials(Path(credentials)).password(config.node_name)
@@ -327,7 +326,8 @@ def _net_link(args: argparse.Namespace, config: Any, plan: NetPlan | None) -> An
         return MqttLink(name, host, port, username=name, password=password,
                         status_topic=topics.status(name), sink=sink)
 
-    link = NetTableLink(connect, topics, config.number, plan.outbox)
+    outbox = _check_outbox(args, config, plan.night)
+    link = NetTableLink(connect, topics, config.number, outbox)
     link.where = f"{host}:{port}"
     return link
 

@@ -22,11 +22,12 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bunco_pi.errors import UserError
+from bunco_pi.net.credentials import Credentials, load_credentials
 from bunco_pi.net.topics import ROOT, check_node, table_node
 
 HEAD_USER = "head"
@@ -47,19 +48,6 @@ def node_users(tables: int) -> list[str]:
     return [HEAD_USER, *(table_node(n) for n in range(1, tables + 1))]
 
 
-@dataclass(frozen=True)
-class Credentials:
-    """User name -> password, as stored in the credentials file."""
-
-    passwords: Mapping[str, str]
-
-    def password(self, user: str) -> str:
-        try:
-            return self.passwords[user]
-        except KeyError:
-            raise UserError(f"no broker password for user {user!r} in the credentials") from None
-
-
 def _write_private(path: Path, text: str) -> None:
     # Written beside the target and renamed over it, so a power cut leaves old or new, never half.
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,21 +63,6 @@ def _write_private(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-
-
-def load_credentials(path: Path) -> Credentials:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: credentials file not found (run the install step)") from None
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path}: unreadable credentials file ({exc})") from None
-    users = doc.get("users") if isinstance(doc, dict) else None
-    if not isinstance(users, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) and v for k, v in users.items()
-    ):
-        raise UserError(f"{path}: credentials file must hold {{\"users\": {{name: password}}}}")
-    return Credentials(dict(users))
 
 
 def new_password() -> str:
