@@ -324,18 +324,52 @@ def raw_fanout(broker: Broker, tables: int, count: int, size: int, tag: str,
 
 def press_to_commit(broker: Broker, presses: int, burst: int, data: Path):
     """A table's entry from submit (outbox fsync) until the head's ack (sent after its log
-    commit); then a burst from 3 tables at once, for the head's durable ingest rate."""
+    commit); then a burst from 3 tables at once, for the head's durable ingest rate. The
+    tables run in a process of their own, as boxes do: they do not share the head's GIL."""
     head = Head(broker, "press", 3, data)
     head.start()
     head.bell()
     head.bell()  # round 1 is being played
+    ctx = multiprocessing.get_context("spawn")  # not fork: this process has threads
+    out, go, stop = ctx.Queue(), ctx.Event(), ctx.Event()
+    users = {n: broker.credentials.password(table_node(n)) for n in (1, 2, 3)}
+    tables = ctx.Process(target=_press_tables, daemon=True, args=(
+        broker.host, broker.port, users, head.topics.night, str(data), presses, burst, out,
+        go, stop))
+    tables.start()
+    try:
+        latencies = out.get(timeout=120)
+        target = out.get(timeout=60)  # each table's last seq once its outbox holds the burst
+        before = head.highest()
+        go.set()
+        t0 = out.get(timeout=30)  # when the tables began to send it (the same clock)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            high = head.highest()
+            if all(high.get(n, 0) >= target[n] for n in target):
+                break
+            time.sleep(0.005)
+        elapsed = time.perf_counter() - t0
+        committed = sum(head.highest().get(n, 0) - before.get(n, 0) for n in target)
+    finally:
+        stop.set()
+        tables.join(20)
+        if tables.is_alive():
+            tables.kill()
+        head.stop()
+    return latencies, raw_round_trip(broker, presses), committed / elapsed, raw_ingest(broker, burst)
+
+
+def _press_tables(host, port, users, night, data, presses, burst, out, go, stop) -> None:
+    """The child: three tables' senders; table 2 presses and times each ack, then all three
+    hold ``burst`` entries and send them at once when told."""
+    topics = Topics(night)
     senders = []
-    for n in (1, 2, 3):
+    for n, password in users.items():
         name = table_node(n)
-        link = MqttLink(name, broker.host, broker.port, username=name,
-                        password=broker.credentials.password(name),
-                        status_topic=head.topics.status(name), client_id=f"press-{name}")
-        sender = TableSender(link, head.topics, n, Outbox(data / f"out-{n}.sqlite"))
+        link = MqttLink(name, host, port, username=name, password=password,
+                        status_topic=topics.status(name), client_id=f"press-{name}")
+        sender = TableSender(link, topics, n, Outbox(Path(data) / f"out-{n}.sqlite"))
         link.start()
         link.wait_connected(10)
         link.wait_subscribed(10)
@@ -351,27 +385,19 @@ def press_to_commit(broker: Broker, presses: int, burst: int, data: Path):
             with contextlib.suppress(queue.Empty):
                 sender2.handle(link2.inbox.get(timeout=0.5))
         latencies.append((time.perf_counter() - t0) * 1000)
+    out.put(latencies)
     for _, sender in senders:  # entries waiting in the outboxes, as after a Wi-Fi cut
         for _ in range(burst // 3):
             sender.outbox.append({"round": 0, "entry": no_score})
-    before = head.highest()
-    target = {n: senders[n - 1][1].outbox.last_seq for n in (1, 2, 3)}
-    t0 = time.perf_counter()
+    out.put({n: sender.outbox.last_seq for n, (_, sender) in zip(users, senders, strict=True)})
+    go.wait(60)
+    out.put(time.perf_counter())
     for _, sender in senders:
         sender.resend_pending()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        high = head.highest()
-        if all(high.get(n, 0) >= target[n] for n in target):
-            break
-        time.sleep(0.002)
-    elapsed = time.perf_counter() - t0
-    committed = sum(head.highest().get(n, 0) - before.get(n, 0) for n in target)
+    stop.wait(120)
     for link, sender in senders:
         link.stop()
         sender.outbox.close()
-    head.stop()
-    return latencies, raw_round_trip(broker, presses), committed / elapsed, raw_ingest(broker, burst)
 
 
 def raw_round_trip(broker: Broker, count: int) -> list[float]:

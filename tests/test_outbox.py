@@ -58,6 +58,35 @@ def test_database_is_wal_with_full_sync(tmp_path):
         assert box._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
 
+def test_an_ack_is_not_fsynced_unless_it_moves_the_numbering(tmp_path):
+    """An ack a power cut forgets costs nothing (the events go again and the head drops them
+    as duplicates), so it skips the fsync that a slow SD card makes long; an entry, and an
+    ack that moves the numbering on, are synced (synchronous=FULL) as before."""
+    with Outbox(tmp_path / "outbox.sqlite") as box:
+        said: list[str] = []
+        box._db.set_trace_callback(said.append)
+
+        def sync_level_of(statement: str) -> str:
+            """The last synchronous setting said before ``statement`` (FULL at open)."""
+            level = "FULL"
+            for line in said[: said.index(next(s for s in said if s.startswith(statement)))]:
+                if line.startswith("PRAGMA synchronous="):
+                    level = line.split("=", 1)[1]
+            return level
+
+        box.append({"n": 1})
+        box.append({"n": 2})
+        assert sync_level_of("INSERT") == "FULL"
+        said.clear()
+        assert box.ack(1) == 1
+        assert sync_level_of("UPDATE") == "NORMAL"
+        assert box._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again after
+        said.clear()
+        box.ack(40)  # a replaced card: the head has seq 1..40 already
+        assert sync_level_of("UPDATE") == "FULL"
+        assert box.append({"n": 3}) == 41
+
+
 WRITER = textwrap.dedent("""
     import sys
     from bunco_pi.table.outbox import Outbox

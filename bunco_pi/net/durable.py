@@ -32,12 +32,22 @@ def open_durable(path: Path | str) -> sqlite3.Connection:
 
 
 @contextmanager
-def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (durable on return), or ``ROLLBACK`` on an exception."""
-    db.execute("BEGIN IMMEDIATE")
+def transaction(db: sqlite3.Connection, *, sync: bool = True) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (durable on return), or ``ROLLBACK`` on an exception.
+
+    ``sync=False``: a commit that survives kill -9 (it is in the WAL) but not necessarily a
+    power cut, saving an fsync, for what may be lost without harm; the next synced commit
+    makes it durable too (the WAL is fsynced whole)."""
+    if not sync:
+        db.execute("PRAGMA synchronous=NORMAL")
     try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    finally:
+        if not sync:
+            db.execute("PRAGMA synchronous=FULL")

@@ -116,7 +116,14 @@ class Outbox:
         or replaced card): the next seq jumps past it, or the head would take our new events
         for duplicates of old ones and drop them.
         """
-        with transaction(self._db):
+        last_seq, acked = self._state()
+        if up_to <= acked:
+            return 0
+        # An ack forgotten in a power cut costs nothing: the events are sent again and the
+        # head drops them as duplicates. So it is not fsynced, which keeps a slow SD card off
+        # the box's one thread, unless it moves the numbering on: that must not be forgotten.
+        renumbers = up_to > last_seq
+        with transaction(self._db, sync=renumbers):
             last_seq, acked = self._state()
             if up_to <= acked:
                 return 0
