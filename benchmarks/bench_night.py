@@ -39,7 +39,7 @@ import paho.mqtt.client as mqtt  # noqa: E402
 from paho.mqtt.enums import CallbackAPIVersion  # noqa: E402
 
 from bunco_pi.net.broker import Broker  # noqa: E402
-from bunco_pi.net.topics import Topics, table_node  # noqa: E402
+from bunco_pi.net.topics import Topics  # noqa: E402
 from bunco_pi.rules.house import preset_text  # noqa: E402
 
 RELAY = r"""
@@ -85,7 +85,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 class Observers:
-    """One bare paho client per table, as that table's user: notes when each state arrives."""
+    """One bare paho client per table, each a read-only user of its own (``observer-n``: the
+    broker binds a client id to its user, so one logged in as the table's user would knock
+    the table off): notes when each state arrives."""
 
     def __init__(self, broker: Broker, tables: int, topic: str, tag: str) -> None:
         self.arrivals: queue.Queue[tuple[int, float, bytes]] = queue.Queue()
@@ -93,7 +95,7 @@ class Observers:
         for n in range(1, tables + 1):
             c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"obs-{tag}-{n}",
                             protocol=mqtt.MQTTv5)
-            user = table_node(n)
+            user = f"observer-{n}"
             c.username_pw_set(user, broker.credentials.password(user))
             c.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
 
@@ -162,7 +164,8 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float) -> dict:
     rules.write_text(preset_text("classic").replace("sets = 4", f"sets = {sets}")
                      .replace("break_after_sets = [2]", "break_after_sets = []")
                      .replace("target_score = 21", f"target_score = {target}"))
-    with Broker(tmp / "broker", tables=tables) as broker:
+    with Broker(tmp / "broker", tables=tables,
+                readers=[f"observer-{n}" for n in range(1, tables + 1)]) as broker:
         topics = Topics(f"n{tables}")
         creds = broker.workdir / "credentials.json"
         obs = Observers(broker, tables, topics.state(), f"n{tables}")
