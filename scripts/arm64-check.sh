@@ -45,18 +45,8 @@ fi
 [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] \
     || { echo "arm64-check.sh: qemu-aarch64 is not registered with binfmt_misc" >&2; exit 3; }
 
-mirror() {
-    local uri
-    uri="$(grep -rhoE '^(URIs:|deb) +(\[[^]]*\] +)?https?://[^ ]+/debian/?( |$)' \
-        /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | grep -oE 'https?://[^ ]+' \
-        | head -n 1 || true)"
-    uri="${DEBIAN_MIRROR:-$uri}"
-    if [ -z "$uri" ]; then
-        echo "$(basename "$0"): no Debian mirror in apt's sources: set DEBIAN_MIRROR=URL" >&2
-        exit 2
-    fi
-    echo "$uri"
-}
+# shellcheck source=scripts/debian-mirror.sh
+source scripts/debian-mirror.sh  # from the repository root (cd above)
 
 # pip and npm inside trust the certificate authorities this machine trusts (a network that
 # inspects TLS has its own), from a file of their own: Debian's ca-certificates, once apt

@@ -28,19 +28,8 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || { echo "fresh-debian-check.sh: run as root (it uses debootstrap and chroot)" >&2; exit 2; }
 
-# The mirror apt already uses, so this works wherever apt does.
-mirror() {
-    local uri
-    uri="$(grep -rhoE '^(URIs:|deb) +(\[[^]]*\] +)?https?://[^ ]+/debian/?( |$)' \
-        /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | grep -oE 'https?://[^ ]+' \
-        | head -n 1 || true)"
-    uri="${DEBIAN_MIRROR:-$uri}"
-    if [ -z "$uri" ]; then
-        echo "$(basename "$0"): no Debian mirror in apt's sources: set DEBIAN_MIRROR=URL" >&2
-        exit 2
-    fi
-    echo "$uri"
-}
+# shellcheck source=scripts/debian-mirror.sh
+source scripts/debian-mirror.sh  # from the repository root (cd above)
 
 command -v debootstrap >/dev/null 2>&1 || {
     echo "installing debootstrap" >&2

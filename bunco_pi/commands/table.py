@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import random
 import signal
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         device = open_device(DisplayConfig(kind="dummy"))
     else:
         device = open_device(config.display)
-        reopen = lambda: open_device(config.display)  # noqa: E731 - when it drops off the bus
+        reopen = functools.partial(open_device, config.display)  # when it drops off the bus
     on_frame = None
     if args.frame_file is not None:
         from bunco_pi.table.frame_file import FrameFile
