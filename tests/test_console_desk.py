@@ -14,19 +14,21 @@ import urllib.request
 import pytest
 
 from bunco_pi.console.auth import hash_password
-from bunco_pi.console.desk import ConsoleBridge
+from bunco_pi.console.desk import SNAPSHOT_EVERY, ConsoleBridge, undo_last
 from bunco_pi.console.server import CSRF_HEADER, ConsoleServer
 from bunco_pi.head.coordinator import Coordinator
 from bunco_pi.head.eventlog import EventLog
 from bunco_pi.head.service import HEAD_NAME, HeadService, HeadTask, make_players
 from bunco_pi.net.inproc import InprocBroker, InprocLink
 from bunco_pi.net.topics import Topics
+from bunco_pi.protocol import TableEvent
 from bunco_pi.rules.house import preset, preset_text
+from bunco_pi.rules.table_round import Roll
 
 PASSWORD = "host password"
 
 
-def _head(service_class, tmp_path):
+def _head(service_class, tmp_path, **kwargs):
     """Made on the owner thread: the event log's SQLite connection stays on its thread."""
     topics = Topics("desk")
     link = InprocLink(InprocBroker(), HEAD_NAME, status_topic=topics.status(HEAD_NAME))
@@ -34,7 +36,7 @@ def _head(service_class, tmp_path):
                               entropy=random.Random(2))
     log = EventLog(tmp_path / "night.sqlite")
     service = service_class(coordinator, link, log, topics,
-                            make_players([f"N{i}" for i in range(7)], None, 2))
+                            make_players([f"N{i}" for i in range(7)], None, 2), **kwargs)
     return service, log
 
 
@@ -156,3 +158,48 @@ def wait_for(predicate, what, timeout=15.0):
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)
+
+
+def test_scores_are_drawn_at_most_every_half_second_the_news_and_the_hosts_acts_at_once(tmp_path):
+    """At 100 tables a snapshot costs the head's thread more than a score takes to arrive; the
+    phones see a score within ``SNAPSHOT_EVERY``, the bell and the host's own action at once."""
+    now = [1000.0]
+    shown: list[dict] = []
+    service, log = _head(HeadService, tmp_path, clock=lambda: now[0])
+    bridge = ConsoleBridge(service, lambda text: shown.append(json.loads(text)),
+                           clock=lambda: now[0])
+    service.start()
+    service.step(0)
+
+    def roll(table, seq, dice):
+        service.carry_out(service.coordinator.accept([TableEvent(table, seq, 0, Roll(dice))]))
+        service.step(0)
+
+    def score(table):
+        return shown[-1]["board"][table - 1]["score"]
+
+    service.press_bell()  # seats drawn
+    now[0] += 1
+    service.press_bell()  # round 1
+    service.step(0)
+    assert shown[-1]["phase"] == "playing"
+    drawn = len(shown)
+    now[0] += 0.1
+    roll(2, 1, (1, 1, 3))  # a 1 in round 1 scores 2 points, in a tenth of a second
+    assert len(shown) == drawn  # not drawn yet
+    now[0] += SNAPSHOT_EVERY - 0.1
+    service.step(0)  # the loop comes back within its timeout with nothing new
+    assert len(shown) == drawn + 1 and score(2) == [2, 0]
+    roll(2, 2, (1, 4, 5))
+    assert len(shown) == drawn + 1  # routine: waits again
+    asked = bridge.task(undo_last(1))  # the host acts: the desk is drawn at once, with the
+    service.step(0)                    # score that was waiting
+    assert asked.done.result(0) == "table 1: undo asked"
+    assert len(shown) == drawn + 2 and score(2) == [3, 0]
+    roll(1, 1, (2, 3, 4))
+    assert len(shown) == drawn + 2
+    now[0] += 5  # past the guard on a fresh round: the bell ends it
+    service.press_bell()
+    service.step(0)
+    assert len(shown) == drawn + 3 and shown[-1]["bell"] is True
+    log.close()

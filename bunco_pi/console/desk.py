@@ -24,6 +24,12 @@ from bunco_pi.rules.table_round import RuleViolation
 
 log = logging.getLogger("bunco_pi.console")
 
+# Scores change a few times a second at a big night, and a snapshot of 100 tables costs the
+# head's thread some 13 ms here (several times that on a Pi): a score shows on the phones
+# within this many seconds, while the state's news (a round, the bell, the results) and the
+# host's own actions show at once.
+SNAPSHOT_EVERY = 0.5
+
 
 class Refused(Exception):
     """A host request the night cannot take now; its text is shown to the host as it is."""
@@ -32,7 +38,9 @@ class Refused(Exception):
 class ConsoleBridge:
     def __init__(self, service: HeadService, publish: Callable[[str], None], *,
                  url: str = "", season_dir: str | Path | None = None,
-                 today: Callable[[], str] = lambda: time.strftime("%Y-%m-%d")) -> None:
+                 today: Callable[[], str] = lambda: time.strftime("%Y-%m-%d"),
+                 clock: Callable[[], float] = time.monotonic,
+                 every: float = SNAPSHOT_EVERY) -> None:
         self.service = service
         self.publish = publish
         self.url = url
@@ -41,7 +49,11 @@ class ConsoleBridge:
         # the roster before the night: owner thread only
         self.roster: list[dict[str, Any]] = [{"name": p.name, "here": True}
                                              for p in service.players if not p.ghost]
+        self.clock = clock
+        self.every = every
         self._dirty = True
+        self._urgent = True
+        self._published_at = float("-inf")
         self._chained = service.on_effects
         service.on_effects = self._after
         service.after_step = self.publish_if_changed
@@ -57,13 +69,23 @@ class ConsoleBridge:
         if self._chained is not None:
             self._chained(effects)
         self._dirty = True  # drawn once per batch of the head's loop, however many changes
+        if any(isinstance(e, PublishState) for e in effects):
+            self._urgent = True
         if any(isinstance(e, PublishState) and e.state.get("phase") == ENDED for e in effects):
             self.keep_night()
 
     def publish_if_changed(self) -> None:
-        if self._dirty:
-            self._dirty = False
-            self.publish(json.dumps(self.snapshot(), separators=(",", ":")))
+        """After each batch of the head's loop: a changed night is drawn at once when its state
+        changed or the host acted, else at most once every ``every`` seconds (the loop comes
+        back within its step's timeout, so a last change is not left unshown)."""
+        if not self._dirty:
+            return
+        now = self.clock()
+        if not self._urgent and now - self._published_at < self.every:
+            return
+        self._dirty = self._urgent = False
+        self._published_at = now
+        self.publish(json.dumps(self.snapshot(), separators=(",", ":")))
 
     def keep_night(self) -> Path | None:
         """The finished night's record into the season folder, once per night name."""
@@ -88,7 +110,11 @@ class ConsoleBridge:
 
     def task(self, work: Callable[[HeadService], Any]) -> HeadTask:
         """Queue ``work`` for the owner thread; await or wait on ``.done``."""
-        task = HeadTask(work)
+        def acted(service: HeadService) -> Any:
+            self._urgent = True  # the host who pressed it watches for the change
+            return work(service)
+
+        task = HeadTask(acted)
         self.service.link.inbox.put(task)
         return task
 
