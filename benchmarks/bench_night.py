@@ -294,6 +294,9 @@ def main() -> int:
     parser.add_argument("--target", type=int, default=21,
                         help="the head table's target score (lower: shorter rounds; default 21)")
     parser.add_argument("--limit", type=float, default=900, help="seconds per night at most")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="keep each night's files (the head's and tables' logs, the record, "
+                             "the event log) in DIR/n<tables> to look into a slow figure")
     parser.add_argument("--play", type=int, help=argparse.SUPPRESS)  # the tables' process
     for name in ("broker", "credentials", "night", "data", "out"):
         parser.add_argument(f"--play-{name}", help=argparse.SUPPRESS)
@@ -303,6 +306,11 @@ def main() -> int:
         return play_tables(args)
     figures = {}
     for tables in args.tables:
+        if args.keep:
+            kept = args.keep / f"n{tables}"
+            kept.mkdir(parents=True)
+            figures[tables] = night(tables, args.sets, args.target, kept, args.limit)
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             figures[tables] = night(tables, args.sets, args.target, Path(tmp), args.limit)
     print(f"{'figure':50} {'bunco-pi':>10} {'raw':>10} {'ratio':>7}")
