@@ -79,3 +79,11 @@ def test_a_box_takes_nothing_older_than_what_it_holds():
     assert not is_older(held, NightPosition("abc", 41))
     assert not is_older(held, NightPosition("new", 1))  # the head's log started afresh
     assert is_older(held, None)  # no position: not from this head
+
+
+def test_decoded_rolls_share_their_dice():
+    """A night keeps every roll's dice: the same throw decoded twice is one tuple, so a
+    100-table night holds 216 of them rather than one per roll."""
+    first, again = decode_entry(["roll", [2, 5, 5]]), decode_entry(["roll", [2, 5, 5]])
+    assert first == again == Roll((2, 5, 5))
+    assert first.dice is again.dice
