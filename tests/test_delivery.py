@@ -395,3 +395,50 @@ def test_the_coordinator_over_delivery_gives_the_same_night_after_a_restore(tmp_
     again = Coordinator(preset("classic"), preset_text("classic"), "fri", 3)
     again.restore(records)
     assert again.night == coord.night
+
+
+def test_a_table_resends_less_and_less_often_while_no_ack_comes(tmp_path):
+    """A head that has fallen behind must not get every table's whole backlog again every few
+    seconds: the wait doubles after each resend that brings no ack (3, 6, 12, 24, then 30 s),
+    and the first ack brings it back to 3 s."""
+    from bunco_pi.net.delivery import ack_payload
+
+    broker, topics = InprocBroker(), Topics("fri")
+    silent = broker.link("head")  # hears every event, acknowledges nothing until told to
+    silent.subscribe(topics.events(1))
+    silent.start()
+    now = [0.0]
+    table = Table(broker.link("table-1"), topics, 1, tmp_path / "ob.sqlite",
+                  clock=lambda: now[0])
+    table.link.start()
+    heard: list[int] = []
+
+    def advance(seconds):
+        now[0] += seconds
+        table.step()
+        while not silent.inbox.empty():  # the in-process broker delivers as it publishes
+            m = silent.inbox.get_nowait()
+            if isinstance(m, Message):
+                heard.append(envelope.decode(m.topic, m.payload).seq)
+
+    advance(0)  # the table takes its Connected
+    table.sender.submit({"i": 1})
+    table.sender.submit({"i": 2})
+    advance(0)
+    assert heard == [1, 2]
+    resent_at = []
+    for _ in range(90):  # 90 s without an ack
+        before = len(heard)
+        advance(1)
+        if len(heard) > before:
+            assert heard[before:] == [1, 2]  # the whole backlog, each time
+            resent_at.append(now[0])
+    assert resent_at == [3, 9, 21, 45, 75]
+    silent.publish(topics.ack(1), envelope.message("head", ack_payload(1)), qos=1, retain=True)
+    advance(0)
+    assert table.sender.pending_count == 1
+    del heard[:]
+    advance(2.5)
+    assert heard == []
+    advance(0.5)  # progress: three seconds again
+    assert heard == [2]

@@ -27,13 +27,19 @@ class TableSender:
     """Sends a table's outbox to the head and drops what the head acknowledged."""
 
     def __init__(self, link: Link, topics: Topics, table: int, outbox: Outbox, *,
-                 resend_after: float = 3.0,
+                 resend_after: float = 3.0, resend_at_most: float = 30.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.link, self.topics, self.table, self.outbox = link, topics, table, outbox
         self.name = table_node(table)
         self._events_topic = topics.events(table)
         self._ack_topic = topics.ack(table)
         self._resend_after = resend_after
+        self._resend_at_most = resend_at_most
+        # How long to wait for an ack before resending: doubled after each resend that brings
+        # none, back to ``resend_after`` on any progress. A head that falls behind (a busy Pi,
+        # a long replay after a restart) would otherwise get every table's whole backlog again
+        # every few seconds, fall further behind on the duplicates, and never catch up.
+        self._wait = resend_after
         self._clock = clock
         self._last_progress = clock()
         self._ack_seen = False
@@ -72,6 +78,7 @@ class TableSender:
     def handle(self, event: LinkEvent) -> bool:
         """Take a link event if it concerns delivery; returns whether it did."""
         if isinstance(event, Connected):
+            self._wait = self._resend_after
             self.resend_pending()
             return False  # others may want to know about the connection too
         if not (isinstance(event, Message) and event.topic == self._ack_topic):
@@ -84,16 +91,18 @@ class TableSender:
         self._ack_seen = True
         if self.outbox.ack(seq):
             self._last_progress = self._clock()
+            self._wait = self._resend_after
         return True
 
     def tick(self) -> None:
-        """Resend if events are pending and no ack has come for ``resend_after`` seconds."""
-        if not self.link.connected or self._clock() - self._last_progress < self._resend_after:
+        """Resend if events are pending and no ack has come for ``resend_after`` seconds,
+        then for twice as long each time, up to ``resend_at_most``."""
+        if not self.link.connected or self._clock() - self._last_progress < self._wait:
             return
         if self.pending_count > 0:
             n = self.resend_pending()
-            log.info("%s: no ack for %.1f s, resent %d event(s)",
-                     self.name, self._resend_after, n)
+            log.info("%s: no ack for %.1f s, resent %d event(s)", self.name, self._wait, n)
+            self._wait = min(self._wait * 2, self._resend_at_most)
         else:
             self._last_progress = self._clock()
 
