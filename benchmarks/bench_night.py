@@ -305,6 +305,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.play:
         return play_tables(args)
+    if args.keep and any((args.keep / f"n{t}").exists() for t in args.tables):
+        parser.error(f"--keep {args.keep}: it already holds a night of these sizes; "
+                     "name an empty folder")
     figures = {}
     for tables in args.tables:
         if args.keep:

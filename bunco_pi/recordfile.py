@@ -22,7 +22,7 @@ def write_record(path: str | Path, record: dict[str, Any]) -> None:
         raise UserError(f"{path}: cannot write the night record: {exc.strerror}") from None
     try:
         # dumps, not dump: only the one-shot encoder is C; dump's chunks are pure Python,
-        # 8x slower for a 100-table night's 12 MB record (and indent would be 10x again)
+        # 7x slower for a 100-table night's 12 MB record (and indent would be 10x again)
         text = json.dumps(record, separators=(",", ":"))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

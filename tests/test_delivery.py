@@ -7,6 +7,7 @@ import pytest
 from bunco_pi.head.eventlog import EventLog
 from bunco_pi.head.ingest import HeadIngest
 from bunco_pi.net import envelope
+from bunco_pi.net.delivery import ack_payload
 from bunco_pi.net.inproc import InprocBroker
 from bunco_pi.net.link import Message
 from bunco_pi.net.topics import Topics
@@ -401,8 +402,6 @@ def test_a_table_resends_less_and_less_often_while_no_ack_comes(tmp_path):
     """A head that has fallen behind must not get every table's whole backlog again every few
     seconds: the wait doubles after each resend that brings no ack (3, 6, 12, 24, then 30 s),
     and the first ack brings it back to 3 s."""
-    from bunco_pi.net.delivery import ack_payload
-
     broker, topics = InprocBroker(), Topics("fri")
     silent = broker.link("head")  # hears every event, acknowledges nothing until told to
     silent.subscribe(topics.events(1))

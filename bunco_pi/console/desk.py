@@ -69,9 +69,10 @@ class ConsoleBridge:
         if self._chained is not None:
             self._chained(effects)
         self._dirty = True  # drawn once per batch of the head's loop, however many changes
-        if any(isinstance(e, PublishState) for e in effects):
-            self._urgent = True
-        if any(isinstance(e, PublishState) and e.state.get("phase") == ENDED for e in effects):
+        states = [e.state for e in effects if isinstance(e, PublishState)]
+        if states:
+            self._urgent = True  # the state's news is drawn at once
+        if any(state.get("phase") == ENDED for state in states):
             self.keep_night()
 
     def publish_if_changed(self) -> None:

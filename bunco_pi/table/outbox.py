@@ -123,17 +123,13 @@ class Outbox:
         # head drops them as duplicates. So it is not fsynced, which keeps a slow SD card off
         # the box's one thread, unless it moves the numbering on: that must not be forgotten.
         renumbers = up_to > last_seq
-        with transaction(self._db, sync=renumbers):
-            last_seq, acked = self._state()
-            if up_to <= acked:
-                return 0
-            if up_to > last_seq:
-                log.warning("outbox %s: head acknowledged seq %d but the last here is %d; "
-                            "numbering continues after %d", self.path, up_to, last_seq, up_to)
-                last_seq = up_to
+        if renumbers:
+            log.warning("outbox %s: head acknowledged seq %d but the last here is %d; "
+                        "numbering continues after %d", self.path, up_to, last_seq, up_to)
+        with transaction(self._db, sync=renumbers):  # the box's one thread is the only writer
             self._db.execute("UPDATE outbox_state SET last_seq = ?, acked = ? WHERE id = 1",
-                             (last_seq, up_to))
-        return min(up_to, last_seq) - acked
+                             (max(last_seq, up_to), up_to))
+        return up_to - acked
 
     def _select(self, where: str) -> Iterator[OutboxEntry]:
         for seq, text in self._db.execute(f"SELECT seq, payload FROM outbox {where} ORDER BY seq"):
