@@ -236,7 +236,7 @@ def message(browser) -> str:
 
 
 def dialog_open(browser) -> bool:
-    return browser.execute_script("return document.getElementById('confirm').open")
+    return browser.execute_script("const d = document.getElementById('confirm'); return !!d && d.open")
 
 
 def confirm(browser, element_id: str) -> None:
@@ -354,8 +354,6 @@ def test_the_board_shows_a_press_within_one_second(night, browser):
 
 def test_with_javascript_off_the_pi_draws_the_board_and_standings_and_refreshes_them(
         night, plain_browser):
-    from bunco_pi.console.pages import REFRESH
-
     b = plain_browser
     for view in ("#board", "#standings", "#host"):
         b.get(f"{night.base}/{view}")
@@ -364,6 +362,8 @@ def test_with_javascript_off_the_pi_draws_the_board_and_standings_and_refreshes_
         assert night.snapshot()["status"].split(" · ")[0] in text_of(b, "#status")
     b.find_element("link text", "Host").click()
     wait_page(b, lambda: "needs JavaScript" in text_of(b, "main"), "the host's page saying why")
+    from bunco_pi.console.pages import REFRESH
+
     b.get(night.base + "/board")
     score = night.snapshot()["board"][1]["score"]
     assert text_of(b, "#table-2 .score").replace(" ", "") == f"{score[0]}–{score[1]}"
@@ -428,10 +428,10 @@ def test_leaving_asks_first_and_the_host_can_take_it_back_before_it_is_sent(nigh
     leave = f"leave-{ann['id']}"
     wait_page(browser, lambda: browser.execute_script(
         "return !!document.getElementById(arguments[0])", leave), "Ann's row")
-    held = browser.execute_script("return UNDO_SECONDS")
     # a tap asks; Cancel changes nothing
     click(browser, leave)
     wait_page(browser, lambda: dialog_open(browser), "the question")
+    held = browser.execute_script("return UNDO_SECONDS")
     assert "Ann leaves?" in text_of(browser, "#confirm-title")
     shoot(browser, "confirm-leave", PHONE)
     click(browser, "confirm-no")
@@ -462,6 +462,9 @@ def test_the_host_undoes_a_tables_last_entry(night, browser):
     _to_playing(night, browser)
     open_desk(browser, night)
     # Undo is on the first screen of a phone, above the seats however many they are
+    browser.execute_script(  # a big night's 20 more seat rows (the next snapshot redraws them)
+        "const body = document.getElementById('seats').tBodies[0];"
+        "for (let i = 0; i < 20; i++) body.append(body.rows[0].cloneNode(true));")
     assert rect(browser, "undo-2")["bottom"] <= PHONE[1]
     assert rect(browser, "undo-card")["bottom"] <= rect(browser, "seats-card")["top"]
     before = night.snapshot()["board"][1]["score"]
