@@ -2,9 +2,10 @@
 the live page reads, as escaped HTML that reloads itself, with no inline style or script (the
 console's content policy would refuse them)."""
 
+import json
 import re
 
-from bunco_pi.console.pages import REFRESH, board_page, host_page, standings_page
+from bunco_pi.console.pages import REFRESH, Drawn, board_page, host_page, standings_page
 from bunco_pi.console.snapshot import console_snapshot, status_line
 from bunco_pi.rules.house import preset
 from bunco_pi.rules.night import Night, Player, StartRound, TableEntry
@@ -65,3 +66,11 @@ def test_the_status_line_says_where_the_night_is() -> None:
     assert status_line(lobby) == "waiting for tables · online: 2 of 3" == lobby["status"]
     night = Night.start(RULES, PLAYERS, SEATING)
     assert _snap(night)["status"] == "Set 1, round 1 (target 1) · ready: the bell starts the round"
+
+
+def test_a_page_is_drawn_once_per_snapshot_however_often_it_is_reloaded() -> None:
+    drawn: list[dict] = []
+    page = Drawn(lambda snap: drawn.append(snap) or f"page {len(drawn)}")
+    first = json.dumps({"n": 1})
+    assert page(first) == page(first) == "page 1" and len(drawn) == 1
+    assert page(json.dumps({"n": 2})) == "page 2" and drawn[-1] == {"n": 2}

@@ -128,24 +128,40 @@ def host_page() -> str:
     return _layout("Host", "host", body, refresh=False)
 
 
+class Drawn:
+    """A page drawn once per snapshot: every reload between two changes of the night gets the
+    same string, so a room of phones reloading every few seconds costs the Pi one drawing per
+    change, not one per reload."""
+
+    def __init__(self, draw: Callable[[dict[str, Any]], str]) -> None:
+        self._draw = draw
+        self._source: str | None = None
+        self._page = ""
+
+    def __call__(self, source: str) -> str:
+        if source is not self._source:  # the server keeps one string per snapshot
+            self._page = self._draw(json.loads(source or "{}"))
+            self._source = source
+        return self._page
+
+
 def register(router: Any, latest: Callable[[], str],
              nights: Callable[[], Sequence[SeasonNight]]) -> None:
     """Add the pages to the console's aiohttp router: ``latest`` gives the snapshot's JSON,
     ``nights`` the season's kept nights (for the season chart drawn at a phone's width)."""
     from aiohttp import web
 
-    def snapshot() -> dict[str, Any]:
-        return json.loads(latest() or "{}")
+    drawn_board, drawn_standings = Drawn(board_page), Drawn(standings_page)
 
     def html(text: str) -> web.Response:
         return web.Response(text=text, content_type="text/html",
                             headers={"Cache-Control": "no-cache"})
 
     async def board(request: web.Request) -> web.Response:
-        return html(board_page(snapshot()))
+        return html(drawn_board(latest()))
 
     async def standings(request: web.Request) -> web.Response:
-        return html(standings_page(snapshot()))
+        return html(drawn_standings(latest()))
 
     async def host(request: web.Request) -> web.Response:
         return html(host_page())

@@ -153,6 +153,7 @@ function ask(title, text, yes) {
 // A destructive action asks first; confirmed, it waits UNDO_SECONDS with an Undo before it is
 // sent (the night itself cannot take it back), unless `now`.
 async function guarded(action, body, {title, text, yes, label = "", now = false}) {
+  if ($("confirm").open) return null; // a second tap while the question is up
   if (!(await ask(title, text, yes))) { say("Nothing was changed"); return null; }
   if (now) return act(action, body);
   sendPending();
