@@ -614,6 +614,14 @@ def test_every_page_fits_a_phone_at_the_end_of_the_night(night, browser, plain_b
         "return [...document.querySelectorAll('#final tr')].map(r => "
         "r.cells[r.cells.length - 1].getBoundingClientRect().right)")
     assert money and max(money) <= PHONE[0], money
+    # and the desk's log-in, as a host who has logged out sees it
+    browser.get(night.base + "/#host")
+    wait_page(browser, lambda: text_of(browser, "#host-status") != "", "the desk")
+    click(browser, "logout")
+    wait_page(browser, lambda: browser.execute_script(
+        "return !document.getElementById('login').classList.contains('hidden')"), "the log-in")
+    fits_a_phone(browser)
+    shoot(browser, "end-login", PHONE)
     for name, path, key in PLAIN_PAGES:
         plain_browser.get(night.base + path)
         wait_page(plain_browser, lambda k=key: text_of(plain_browser, k).strip() != "", key)
@@ -621,7 +629,7 @@ def test_every_page_fits_a_phone_at_the_end_of_the_night(night, browser, plain_b
         shoot(plain_browser, name, PHONE)
 
 
-PHONE_SHOTS = ["host-roster", "confirm-leave", "confirm-end", "end-cards",
+PHONE_SHOTS = ["host-roster", "confirm-leave", "confirm-end", "end-cards", "end-login",
                *(name for name, _, _ in END_PAGES + PLAIN_PAGES)]
 
 
