@@ -527,6 +527,8 @@ def test_the_host_ends_the_night_and_downloads_it(night, browser):
     assert red > 150 and green < 80 and blue < 80, colour
     click(browser, "act-end")
     wait_page(browser, lambda: dialog_open(browser), "the question")
+    played = night.snapshot()["played"]  # checked against the night's record below
+    assert f"settled on the {played} rounds played" in text_of(browser, "#confirm-text")
     shoot(browser, "confirm-end", PHONE)
     click(browser, "confirm-no")
     confirm(browser, "act-end")
@@ -544,6 +546,7 @@ def test_the_host_ends_the_night_and_downloads_it(night, browser):
     assert host.request("POST", "/api/login", {"password": PASSWORD})[0] == 200
     status, record = host.request("GET", "/host/night.json")
     assert status == 200 and record["complete"] and ["leave", "p1"] in record["log"]
+    assert len(record["rounds"]) == played  # what the question said the prizes are settled on
     status, csv_text = host.request("GET", "/host/cards.csv")
     assert status == 200 and csv_text.splitlines()[0].startswith("name,wins,losses")
     assert any(line.startswith("Ivy,") for line in csv_text.splitlines())

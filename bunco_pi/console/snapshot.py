@@ -91,6 +91,7 @@ def console_snapshot(night: Night | None, *, name: str, table_count: int, online
     snap.update(
         phase=night.phase, round=night.round_number, set=night.set_number,
         round_index=night.round_index, rounds=night.rules.rounds_per_night,
+        played=len(night.history),  # rounds closed: what ending the night settles prizes on
         target=night.target, bell=night.bell_rung,
         traveler=names.get(night.traveler or ""),
         board=tables, standings=rows,

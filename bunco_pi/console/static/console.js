@@ -124,7 +124,7 @@ function undoTable(n) {
 }
 
 function endNight() {
-  const played = snap.round_index || 0;
+  const played = snap.played || 0;
   return guarded("end", {}, {title: "End the night?",
     text: `The prizes are settled on the ${played} round${played === 1 ? "" : "s"} played, and no more ` +
       "rounds can be played tonight. Once done it cannot be taken back.",
