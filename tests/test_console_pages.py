@@ -47,6 +47,7 @@ def test_the_standings_and_the_prizes_at_the_end() -> None:
     page = standings_page(snap)
     assert page.count("<tr><td class=\"name\">") == len(snap["standings"])
     assert "Final standings." in page and "the night is over" in snap["status"]
+    assert snap["played"] == RULES.rounds_per_night  # what ending the night settles prizes on
     cash = [p for p in snap["prizes"] if p["cash"]]
     assert cash and all(f'<td class="money">${p["amount"]:.2f}</td>' in page for p in cash)
     assert page.count('<td class="money">') == len(snap["prizes"])
