@@ -3,15 +3,19 @@ process serving it, two table boxes as processes driven by key presses (their gp
 as ``bunco-pi table --emulate`` does), and a real mosquitto.
 
 The tests run in order on one night: the lobby, refusals, the host's desk, a press on the board,
-a late arrival, the head killed and restarted, the end of the night, the season. They write the
-screenshots docs/console.md shows (docs/console/*.png) at a phone's and a laptop's size.
+the board and standings with JavaScript off, a late arrival, someone leaving (asked first, and
+undone once), the head killed and restarted, the end of the night (asked first, and undone once),
+the printable cards, the season, and every page at the end of the night on a phone. They write
+the screenshots docs/console.md shows (docs/console/*.png) at a phone's and a laptop's size.
 """
 
 from __future__ import annotations
 
+import base64
 import http.cookiejar
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -31,7 +35,7 @@ from bunco_pi.recordfile import write_record
 from bunco_pi.rules.house import preset
 from bunco_pi.rules.record import build_record
 from bunco_pi.sim.players import simulate_night
-from tests.browser import LAPTOP, PHONE, chrome, resize
+from tests.browser import LAPTOP, PHONE, chrome, resize, sticking_out
 from tests.conftest import _require_mosquitto
 
 pytestmark = pytest.mark.slow
@@ -177,6 +181,13 @@ def browser():
         yield b
 
 
+@pytest.fixture(scope="module")
+def plain_browser():
+    """A phone whose owner turned JavaScript off."""
+    with chrome(PHONE, javascript=False) as b:
+        yield b
+
+
 def _season_of_three(folder: Path) -> None:
     """Three earlier nights of the group, as the head keeps them."""
     rules = preset("classic")
@@ -222,6 +233,35 @@ def click(browser, element_id: str) -> None:
 
 def message(browser) -> str:
     return text_of(browser, "#message")
+
+
+def dialog_open(browser) -> bool:
+    return browser.execute_script("const d = document.getElementById('confirm'); return !!d && d.open")
+
+
+def confirm(browser, element_id: str) -> None:
+    """Press a destructive button and say yes when the page asks."""
+    click(browser, element_id)
+    wait_page(browser, lambda: dialog_open(browser), f"the question {element_id} asks")
+    click(browser, "confirm-yes")
+
+
+def rect(browser, element_id: str) -> dict:
+    return browser.execute_script(
+        "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
+        "return {top: r.top, bottom: r.bottom, left: r.left, right: r.right};", element_id)
+
+
+def open_desk(browser, night: ConsoleNight) -> None:
+    resize(browser, PHONE)
+    browser.get(night.base + "/#host")
+    wait_page(browser, lambda: browser.execute_script(
+        "return !document.getElementById('desk').classList.contains('hidden')"), "the desk")
+    wait_page(browser, lambda: text_of(browser, "#host-status") != "", "the desk's status")
+
+
+def fits_a_phone(browser) -> None:
+    assert sticking_out(browser, PHONE[0]) == [], browser.current_url
 
 
 HOST_ACTIONS = [("roster", {"roster": [{"name": "Mallory", "here": True}]}), ("start", {}),
@@ -312,6 +352,35 @@ def test_the_board_shows_a_press_within_one_second(night, browser):
     shoot(browser, "board", LAPTOP)
 
 
+def test_with_javascript_off_the_pi_draws_the_board_and_standings_and_refreshes_them(
+        night, plain_browser):
+    b = plain_browser
+    for view in ("#board", "#standings", "#host"):
+        b.get(f"{night.base}/{view}")
+        wait_page(b, lambda: "Connecting" not in text_of(b, "body") and "/board" in b.current_url,
+                  f"{view} drawn without JavaScript")
+        assert night.snapshot()["status"].split(" · ")[0] in text_of(b, "#status")
+    b.find_element("link text", "Host").click()
+    wait_page(b, lambda: "needs JavaScript" in text_of(b, "main"), "the host's page saying why")
+    from bunco_pi.console.pages import REFRESH
+
+    b.get(night.base + "/board")
+    score = night.snapshot()["board"][1]["score"]
+    assert text_of(b, "#table-2 .score").replace(" ", "") == f"{score[0]}–{score[1]}"
+    night.press(2, "p")
+    night.wait(lambda: night.snapshot()["board"][1]["score"] != score, "the point")
+    now = night.snapshot()["board"][1]["score"]
+    # nobody reloads: the page does, every REFRESH seconds
+    wait_page(b, lambda: text_of(b, "#table-2 .score").replace(" ", "") == f"{now[0]}–{now[1]}",
+              "the new score", seconds=REFRESH + 10)
+    b.get(night.base + "/standings")
+    names = [r["name"] for r in night.snapshot()["standings"]]
+    assert [c.split(" (")[0] for c in b.execute_script(
+        "return [...document.querySelectorAll('#standings tbody tr')]"
+        ".map(r => r.cells[0].textContent)")] == names
+    fits_a_phone(b)
+
+
 def _finish_round(night: ConsoleNight, browser) -> None:
     """The host rings the bell; each table's roller passes: the round closes."""
     browser.get(night.base + "/#host")
@@ -338,7 +407,9 @@ def test_a_late_arrival_takes_the_ghost_seat_and_someone_leaves(night, browser):
     assert ghost_won in (0, 1) and wins == 4 - ghost_won  # two winners a table; a ghost's is nobody's
     shoot(browser, "standings", PHONE)
     shoot(browser, "standings", LAPTOP)
-    browser.get(night.base + "/#host")
+    open_desk(browser, night)
+    assert "round over" in text_of(browser, "#host-status")  # the desk says where the night is
+    assert text_of(browser, "#host-status") == night.snapshot()["status"]
     ghost = next(p for p in night.snapshot()["players"] if p["ghost"])
     wait_page(browser, lambda: browser.execute_script(
         "return !!document.getElementById(arguments[0])", f"arrive-{ghost['id']}"), "the seats")
@@ -346,12 +417,34 @@ def test_a_late_arrival_takes_the_ghost_seat_and_someone_leaves(night, browser):
     click(browser, f"arrive-{ghost['id']}")
     night.wait(lambda: any(p["name"] == "Ivy" and not p["ghost"]
                            for p in night.snapshot().get("players", [])), "Ivy seated")
-    ann = next(p for p in night.snapshot()["players"] if p["name"] == "Ann")
+
+
+def _ann(night: ConsoleNight) -> dict:
+    return next(p for p in night.snapshot()["players"] if p["name"] == "Ann")
+
+
+def test_leaving_asks_first_and_the_host_can_take_it_back_before_it_is_sent(night, browser):
+    ann = _ann(night)
+    leave = f"leave-{ann['id']}"
     wait_page(browser, lambda: browser.execute_script(
-        "return !!document.getElementById(arguments[0])", f"leave-{ann['id']}"), "Ann's row")
-    click(browser, f"leave-{ann['id']}")
-    night.wait(lambda: any(p["name"] == "Ann" and p["ghost"]
-                           for p in night.snapshot().get("players", [])), "Ann left")
+        "return !!document.getElementById(arguments[0])", leave), "Ann's row")
+    # a tap asks; Cancel changes nothing
+    click(browser, leave)
+    wait_page(browser, lambda: dialog_open(browser), "the question")
+    held = browser.execute_script("return UNDO_SECONDS")
+    assert "Ann leaves?" in text_of(browser, "#confirm-title")
+    shoot(browser, "confirm-leave", PHONE)
+    click(browser, "confirm-no")
+    wait_page(browser, lambda: not dialog_open(browser), "the question closed")
+    # a yes waits, and its Undo keeps it from being sent
+    confirm(browser, leave)
+    wait_page(browser, lambda: "Ann leaves in" in text_of(browser, "#pending"), "the undo bar")
+    click(browser, "pending-undo")
+    time.sleep(held + 1.5)
+    assert not _ann(night)["ghost"] and "Undone" in message(browser)
+    # a yes left alone is done
+    confirm(browser, leave)
+    night.wait(lambda: _ann(night)["ghost"], "Ann left")
     shoot(browser, "host", PHONE)
     shoot(browser, "host", LAPTOP)
     standings = {r["name"] for r in night.snapshot()["standings"]}
@@ -367,10 +460,17 @@ def _to_playing(night: ConsoleNight, browser) -> None:
 
 def test_the_host_undoes_a_tables_last_entry(night, browser):
     _to_playing(night, browser)
+    open_desk(browser, night)
+    # Undo is on the first screen of a phone, above the seats however many they are
+    browser.execute_script(  # a big night's 20 more seat rows (the next snapshot redraws them)
+        "const body = document.getElementById('seats').tBodies[0];"
+        "for (let i = 0; i < 20; i++) body.append(body.rows[0].cloneNode(true));")
+    assert rect(browser, "undo-2")["bottom"] <= PHONE[1]
+    assert rect(browser, "undo-card")["bottom"] <= rect(browser, "seats-card")["top"]
     before = night.snapshot()["board"][1]["score"]
     night.press(2, "p")
     night.wait(lambda: night.snapshot()["board"][1]["score"] != before, "the point")
-    click(browser, "undo-2")
+    confirm(browser, "undo-2")
     night.wait(lambda: night.snapshot()["board"][1]["score"] == before, "the undo")
 
 
@@ -383,7 +483,7 @@ def test_the_host_closes_a_round_a_killed_table_holds_up(night, browser):
     click(browser, "act-bell")
     night.press(1, " ")
     night.wait(lambda: night.snapshot().get("waiting_for") == [2], "the round held by table 2")
-    click(browser, "act-close-held")
+    confirm(browser, "act-close-held")
     night.wait(lambda: night.phase() == "results", "the held round to close")
     night.start_table(2)
 
@@ -415,10 +515,28 @@ def test_the_page_comes_back_by_itself_after_the_head_is_killed_and_restarted(ni
 def test_the_host_ends_the_night_and_downloads_it(night, browser):
     if night.phase() == "playing":
         _finish_round(night, browser)
-    browser.get(night.base + "/#host")
-    wait_page(browser, lambda: browser.execute_script(
-        "return !document.getElementById('desk').classList.contains('hidden')"), "the desk")
+    open_desk(browser, night)
+    # the end is red, on its own card, well away from the bell
+    bell, end = rect(browser, "act-bell"), rect(browser, "act-end")
+    assert end["top"] - bell["bottom"] >= 100, (bell, end)
+    colour = browser.execute_script(
+        "return [...arguments].map(id => getComputedStyle(document.getElementById(id))"
+        ".backgroundColor)", "act-bell", "act-end", "act-close-held")
+    assert colour[1] != colour[0] and colour[1] == colour[2], colour
+    red, green, blue = map(int, re.findall(r"\d+", colour[1])[:3])
+    assert red > 150 and green < 80 and blue < 80, colour
     click(browser, "act-end")
+    wait_page(browser, lambda: dialog_open(browser), "the question")
+    played = night.snapshot()["played"]  # checked against the night's record below
+    assert f"settled on the {played} rounds played" in text_of(browser, "#confirm-text")
+    shoot(browser, "confirm-end", PHONE)
+    click(browser, "confirm-no")
+    confirm(browser, "act-end")
+    wait_page(browser, lambda: "night ends in" in text_of(browser, "#pending"), "the undo bar")
+    click(browser, "pending-undo")
+    time.sleep(browser.execute_script("return UNDO_SECONDS") + 1.5)
+    assert night.phase() != "ended"
+    confirm(browser, "act-end")
     night.wait(lambda: night.phase() == "ended", "the end of the night")
     browser.get(night.base + "/#board")
     wait_page(browser, lambda: "Prizes" in text_of(browser, "#final"), "the prizes")
@@ -428,11 +546,27 @@ def test_the_host_ends_the_night_and_downloads_it(night, browser):
     assert host.request("POST", "/api/login", {"password": PASSWORD})[0] == 200
     status, record = host.request("GET", "/host/night.json")
     assert status == 200 and record["complete"] and ["leave", "p1"] in record["log"]
+    assert len(record["rounds"]) == played  # what the question said the prizes are settled on
     status, csv_text = host.request("GET", "/host/cards.csv")
     assert status == 200 and csv_text.splitlines()[0].startswith("name,wins,losses")
     assert any(line.startswith("Ivy,") for line in csv_text.splitlines())
     status, cards = host.request("GET", "/host/cards.html")
     assert status == 200 and cards.count('class="card"') == len(record["cards"])
+
+
+def test_the_printable_cards_print_a_page_per_player_with_borders_and_fit_a_phone(night, browser):
+    resize(browser, PHONE)
+    browser.get(night.base + "/host/cards.html")  # the browser holds the host's session
+    players = len(night.snapshot()["standings"])
+    wait_page(browser, lambda: browser.execute_script(
+        "return document.querySelectorAll('section.card').length") == players, "the cards")
+    # the page's look comes from the Pi's stylesheet, which the content policy lets in
+    assert browser.execute_script(
+        "return getComputedStyle(document.querySelector('.card td')).borderTopWidth") == "1px"
+    fits_a_phone(browser)
+    shoot(browser, "end-cards", PHONE)
+    pdf = base64.b64decode(browser.print_page())
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf)) == players
 
 
 def test_the_season_page_shows_every_kept_night(night, browser):
@@ -444,9 +578,71 @@ def test_the_season_page_shows_every_kept_night(night, browser):
     shoot(browser, "season", LAPTOP)
 
 
+def _chart_label_px(browser, night: ConsoleNight) -> float:
+    """How tall the season chart's labels are on the screen, in CSS pixels."""
+    src, shown = browser.execute_script(
+        "const i = document.querySelector('img.chart');"
+        "return [i.currentSrc, i.getBoundingClientRect().width]")
+    with urllib.request.urlopen(src, timeout=5) as r:
+        svg = r.read().decode()
+    drawn = float(re.search(r'viewBox="0 0 ([\d.]+)', svg).group(1))
+    size = float(re.search(r'font-size="([\d.]+)"', svg).group(1))
+    return size * shown / drawn
+
+
+END_PAGES = [("end-board", "/#board", "#final table"), ("end-standings", "/#standings", "#prizes"),
+             ("end-host", "/#host", "#host-status"), ("end-season", "/season", "#season")]
+PLAIN_PAGES = [("plain-board", "/board", "#final table"),
+               ("plain-standings", "/standings", "#standings"), ("plain-host", "/host", "main")]
+
+
+def test_every_page_fits_a_phone_at_the_end_of_the_night(night, browser, plain_browser):
+    assert night.phase() == "ended"
+    resize(browser, PHONE)
+    for name, path, key in END_PAGES:
+        browser.get(night.base + path)
+        wait_page(browser, lambda k=key: text_of(browser, k).strip() != "", f"{key} on {path}")
+        if path == "/#host":
+            wait_page(browser, lambda: "over" in text_of(browser, "#host-status"), "the status")
+        if path == "/season":
+            wait_page(browser, lambda: browser.execute_script(
+                "return document.querySelector('img.chart').naturalWidth") > 0, "the chart")
+            assert _chart_label_px(browser, night) >= 10  # readable, as the laptop's are
+        fits_a_phone(browser)
+        shoot(browser, name, PHONE)
+    # the prizes' money column is on the screen, beside every prize on the board
+    browser.get(night.base + "/#board")
+    wait_page(browser, lambda: text_of(browser, "#final table") != "", "the prizes")
+    money = browser.execute_script(
+        "return [...document.querySelectorAll('#final tr')].map(r => "
+        "r.cells[r.cells.length - 1].getBoundingClientRect().right)")
+    assert money and max(money) <= PHONE[0], money
+    # and the desk's log-in, as a host who has logged out sees it
+    browser.get(night.base + "/#host")
+    wait_page(browser, lambda: text_of(browser, "#host-status") != "", "the desk")
+    click(browser, "logout")
+    wait_page(browser, lambda: browser.execute_script(
+        "return !document.getElementById('login').classList.contains('hidden')"), "the log-in")
+    fits_a_phone(browser)
+    shoot(browser, "end-login", PHONE)
+    for name, path, key in PLAIN_PAGES:
+        plain_browser.get(night.base + path)
+        wait_page(plain_browser, lambda k=key: text_of(plain_browser, k).strip() != "", key)
+        fits_a_phone(plain_browser)
+        shoot(plain_browser, name, PHONE)
+
+
+PHONE_SHOTS = ["host-roster", "confirm-leave", "confirm-end", "end-cards", "end-login",
+               *(name for name, _, _ in END_PAGES + PLAIN_PAGES)]
+
+
 def test_screenshots_are_in_docs():
     if not shutil.which("chromium"):
         pytest.skip("no browser, no screenshots")
     for name in ("board", "standings", "host", "season"):
         for kind in ("phone", "laptop"):
             assert (DOCS_SHOTS / f"{name}-{kind}.png").stat().st_size > 1000
+    docs = (DOCS_SHOTS.parent / "console.md").read_text()
+    for name in PHONE_SHOTS:
+        assert (DOCS_SHOTS / f"{name}-phone.png").stat().st_size > 1000, name
+        assert f"console/{name}-phone.png" in docs, name

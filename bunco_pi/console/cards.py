@@ -48,23 +48,33 @@ def _rounds_of(record: dict[str, Any], pid: str) -> list[tuple[str, int, str, in
     return rows
 
 
+TOTALS = (("wins", "wins"), ("losses", "losses"), ("buncos", "buncos"),
+          ("baby_buncos", "baby buncos"), ("wipeouts", "wipeouts"), ("points", "points"))
+
+
 def cards_html(record: dict[str, Any]) -> str:
+    """A page per player. The console's content policy refuses inline styles, so the look and
+    the page breaks come from the Pi's own stylesheet (static/cards.css)."""
     names, won = _names(record), _prizes_by_player(record)
     pages = []
     for pid, card in record["cards"].items():
         rounds = "".join(f"<tr><td>{escape(label)}</td><td>{table}</td><td>{result}</td>"
                          f"<td>{points}</td></tr>"
                          for label, table, result, points in _rounds_of(record, pid))
+        totals = "".join(f"<div><b>{card.get(key, 0)}</b><span>{label}</span></div>"
+                         for key, label in TOTALS)
         prizes = ", ".join(escape(p) for p in won.get(pid, [])) or "-"
         pages.append(
             f'<section class="card"><h1>{escape(names[pid])}</h1>'
-            f'<p class="totals">wins {card["wins"]} · losses {card["losses"]} · buncos '
-            f'{card["buncos"]} · baby buncos {card["baby_buncos"]} · points {card["points"]}</p>'
-            f"<p>Prizes: {prizes}</p>"
+            f'<div class="totals">{totals}</div>'
+            f'<p class="won">Prizes: {prizes}</p>'
             f"<table><thead><tr><th>round</th><th>table</th><th>result</th><th>points</th></tr>"
             f"</thead><tbody>{rounds}</tbody></table></section>")
-    return ("<!doctype html><html lang=en><meta charset=utf-8><title>Score cards</title>"
-            "<style>body{font-family:sans-serif}.card{page-break-after:always;"
-            "break-after:page;padding:1em}table{border-collapse:collapse}td,th{border:1px "
-            "solid #999;padding:2px 8px}@media print{.card{padding:0}}</style>"
-            + "".join(pages) + "</html>")
+    return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<title>Score cards</title><link rel="stylesheet" href="/static/cards.css">'
+            '<script src="/static/cards.js" defer></script></head><body>'
+            '<p class="print-note">One page per player. '
+            '<button id="print" type="button" hidden>Print</button> '
+            "Print from the browser&#39;s menu, or save as PDF.</p>"
+            + "".join(pages) + "</body></html>")

@@ -14,9 +14,14 @@ def season_html(nights: Sequence[SeasonNight]) -> str:
         f"<tr><td>{escape(r.name)}</td><td>{r.nights}</td><td>{r.wins}</td><td>{r.losses}</td>"
         f"<td>{r.buncos}</td><td>{r.baby_buncos}</td><td>{r.points}</td><td>{r.prizes}</td>"
         f"<td>{r.money:.2f}</td></tr>" for r in rows)
-    table = (f'<table id="season"><thead><tr><th>player</th><th>nights</th><th>wins</th>'
-             f"<th>losses</th><th>buncos</th><th>baby</th><th>points</th><th>prizes</th>"
-             f"<th>money</th></tr></thead><tbody>{body}</tbody></table>") if rows else \
+    # short headers, as the standings have, so nine columns fit a phone's width
+    table = (f'<table id="season"><thead><tr><th>player</th><th title="nights">n</th>'
+             f'<th title="wins">W</th><th title="losses">L</th><th title="buncos">B</th>'
+             f'<th title="baby buncos">bb</th><th title="points">pts</th>'
+             f'<th title="prizes">prz</th><th title="money">$</th></tr></thead>'
+             f"<tbody>{body}</tbody></table>"
+             '<p class="legend">n nights · W wins · L losses · B buncos · bb baby buncos · '
+             "pts points · prz prizes won · $ money won</p>") if rows else \
         "<p>No finished nights yet: the head keeps each night here when its prizes are settled.</p>"
     return ("<!doctype html><html lang=en><meta charset=utf-8>"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -26,5 +31,6 @@ def season_html(nights: Sequence[SeasonNight]) -> str:
             f"<main><h1>Season</h1><p>{len(nights)} night{'s' if len(nights) != 1 else ''}. "
             'Players are matched across nights by name. <a href="/season.csv">CSV</a></p>'
             f'<div class="scroll">{table}</div><h2>Points over the nights</h2>'
-            '<img class="chart" src="/season.svg" alt="season points after each night">'
+            '<picture><source media="(max-width: 599px)" srcset="/season-phone.svg">'
+            '<img class="chart" src="/season.svg" alt="season points after each night"></picture>'
             "</main></body></html>")

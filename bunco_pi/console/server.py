@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bunco_pi.console import desk
+from bunco_pi.console import desk, pages
 from bunco_pi.console.auth import Sessions, check_password
 from bunco_pi.console.cards import cards_csv, cards_html
 from bunco_pi.errors import UserError
@@ -33,7 +33,7 @@ CSRF_HEADER = "X-CSRF-Token"
 KEEPALIVE = 15.0  # seconds between SSE comments, so a dead viewer is noticed
 HOST_TIMEOUT = 10.0
 WRONG_PASSWORD_DELAY = 0.5
-STATIC = ("index.html", "console.js", "console.css")
+STATIC = ("index.html", "console.js", "console.css", "cards.css", "cards.js")
 
 
 class ConsoleServer:
@@ -125,6 +125,7 @@ class ConsoleServer:
         r.add_get("/season", self._season_page)
         r.add_get("/season.csv", self._season_csv)
         r.add_get("/season.svg", self._season_svg)
+        pages.register(r, lambda: self._latest, self._nights)
         return app
 
     @web.middleware

@@ -15,6 +15,11 @@ from bunco_pi.rules.prizes import PrizeAward, award_prizes
 
 PREVIEW_SEED = 0  # the "if the night ended now" prizes break ties the same way every time
 
+PHASE_TEXT = {"lobby": "waiting for tables", "ready": "ready: the bell starts the round",
+              "playing": "playing", "finishing": "the bell has rung: finishing turns",
+              "results": "round over: players move", "break": "the break",
+              "prizes": "settling prizes", "ended": "the night is over"}
+
 
 def _prizes(awards: Iterable[PrizeAward], names: dict[str, str]) -> list[dict[str, Any]]:
     return [{"name": a.name, "winner": names.get(a.player or "", "-"),
@@ -76,6 +81,7 @@ def console_snapshot(night: Night | None, *, name: str, table_count: int, online
     if night is None:
         snap.update(phase="lobby", board=[], standings=[], prizes=[], final=False,
                     waiting_for=[t for t in range(1, table_count + 1) if t not in online])
+        snap["status"] = status_line(snap)
         return snap
     names = {p.id: p.name for p in night.players}
     tables = board(night, online)
@@ -85,6 +91,7 @@ def console_snapshot(night: Night | None, *, name: str, table_count: int, online
     snap.update(
         phase=night.phase, round=night.round_number, set=night.set_number,
         round_index=night.round_index, rounds=night.rules.rounds_per_night,
+        played=len(night.history),  # rounds closed: what ending the night settles prizes on
         target=night.target, bell=night.bell_rung,
         traveler=names.get(night.traveler or ""),
         board=tables, standings=rows,
@@ -93,7 +100,27 @@ def console_snapshot(night: Night | None, *, name: str, table_count: int, online
         prizes=_prizes(awards, names), final=not preview,
         players=[_player(p, night) for p in night.players],
     )
+    snap["status"] = status_line(snap)
     return snap
+
+
+def status_line(snap: dict[str, Any]) -> str:
+    """The night in one line, as the board, the host's desk and the pages without JavaScript
+    all say it: the round, what it waits for, the tables online, who holds the fuzzy die."""
+    phase = snap["phase"]
+    status = PHASE_TEXT.get(phase, phase)
+    waiting = ", ".join(str(t) for t in snap.get("waiting_for") or [])
+    if waiting and phase == "playing":
+        status = f"playing at table {waiting}"
+    elif waiting and phase == "finishing":
+        status = f"{status} · the round waits for table {waiting}"
+    if snap.get("round"):
+        status = f"Set {snap['set']}, round {snap['round']} (target {snap['target']}) · {status}"
+    if phase == "lobby":
+        status += f" · online: {len(snap['online'])} of {snap['tables']}"
+    if snap.get("traveler"):
+        status += f" · fuzzy die: {snap['traveler']}"
+    return status
 
 
 def _player(p: Player, night: Night) -> dict[str, Any]:

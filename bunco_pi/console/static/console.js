@@ -3,6 +3,8 @@
 let snap = null;
 let csrf = null;
 let roster = null; // the host's roster being edited, before the night
+let pending = null; // a confirmed destructive action, held back UNDO_SECONDS for an Undo
+const UNDO_SECONDS = 5;
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs = {}, ...children) {
@@ -23,20 +25,9 @@ function show(view) {
 }
 function route() { show((location.hash || "#board").slice(1) || "board"); }
 
-const PHASES = {lobby: "waiting for tables", ready: "ready: the bell starts the round", playing: "playing",
-  finishing: "the bell has rung: finishing turns", results: "round over: players move",
-  break: "the break", prizes: "settling prizes", ended: "the night is over"};
-
 function renderBoard() {
   $("title").textContent = `Bunco night: ${snap.night}`;
-  let status = PHASES[snap.phase] || snap.phase;
-  if (snap.round) status = `Set ${snap.set}, round ${snap.round} (target ${snap.target}) · ${status}`;
-  if (snap.waiting_for && snap.waiting_for.length && snap.phase !== "lobby")
-    status = snap.phase === "finishing" ? `${status} · the round waits for table ${snap.waiting_for.join(", ")}`
-      : status.replace(/playing$/, `playing at table ${snap.waiting_for.join(", ")}`);
-  if (snap.phase === "lobby") status += ` · online: ${snap.online.length} of ${snap.tables}`;
-  if (snap.traveler) status += ` · fuzzy die: ${snap.traveler}`;
-  $("status").textContent = status;
+  $("status").textContent = snap.status;
   const tables = $("tables");
   tables.replaceChildren();
   for (const t of snap.board) {
@@ -67,8 +58,8 @@ function renderBoard() {
 function prizeTable() {
   const body = el("tbody");
   for (const p of snap.prizes) body.append(el("tr", {}, el("td", {}, p.name), el("td", {}, p.winner),
-    el("td", {}, p.cash ? `$${p.amount.toFixed(2)}` : "")));
-  return el("table", {}, body);
+    el("td", {class: "money"}, p.cash ? `$${p.amount.toFixed(2)}` : "")));
+  return el("table", {class: "prize-list"}, body);
 }
 
 function renderStandings() {
@@ -76,7 +67,7 @@ function renderStandings() {
     "As they stand now; the prizes column is what each player would take if the night ended now.";
   const body = $("standings").tBodies[0];
   body.replaceChildren();
-  for (const r of snap.standings) body.append(el("tr", {}, el("td", {}, r.name + (r.traveler ? " (fuzzy die)" : "")),
+  for (const r of snap.standings) body.append(el("tr", {}, el("td", {class: "name"}, r.name + (r.traveler ? " (fuzzy die)" : "")),
     el("td", {}, r.wins), el("td", {}, r.losses), el("td", {}, r.buncos), el("td", {}, r.baby_buncos),
     el("td", {}, r.points), el("td", {class: "prizes"}, r.prizes.join(", "))));
   $("prizes-final").classList.toggle("hidden", !snap.final);
@@ -90,13 +81,16 @@ function renderHost() {
   $("desk").classList.toggle("hidden", !csrf);
   if (!csrf || !snap) return;
   const lobby = snap.phase === "lobby";
+  $("host-status").textContent = snap.status;
   $("roster-card").classList.toggle("hidden", !lobby);
   $("act-start").classList.toggle("hidden", !lobby);
+  const over = lobby || snap.phase === "ended"; // nothing to ring, undo, seat or end
+  for (const id of ["act-bell", "danger-card", "undo-card"]) $(id).classList.toggle("hidden", over);
   if (lobby && roster === null) roster = snap.roster.map((r) => ({...r}));
   renderRoster();
   const seats = $("seats").tBodies[0];
   seats.replaceChildren();
-  $("seats-card").classList.toggle("hidden", lobby);
+  $("seats-card").classList.toggle("hidden", over);
   for (const p of snap.players || []) {
     const cell = el("td");
     if (p.left) {
@@ -105,14 +99,92 @@ function renderHost() {
       const name = el("input", {placeholder: "late arrival's name", id: `arrive-name-${p.id}`, maxLength: 40});
       cell.append(name, el("button", {id: `arrive-${p.id}`, onclick: () => act("arrive", {player: p.id, name: name.value})}, "Seat"));
     } else {
-      cell.append(el("button", {id: `leave-${p.id}`, onclick: () => act("leave", {player: p.id})}, "Leaves"));
+      cell.append(el("button", {id: `leave-${p.id}`, class: "danger-quiet", onclick: () => guarded("leave", {player: p.id}, {
+        title: `${p.name} leaves?`,
+        text: `A ghost plays ${p.name}'s seat from now on; her card keeps what she has won. ` +
+          "Once done it cannot be taken back: she cannot have this seat again tonight.",
+        yes: `Yes, ${p.name} leaves`, label: `${p.name} leaves`})}, "Leaves"));
     }
     seats.append(el("tr", {}, el("td", {}, p.ghost && !p.left ? `${p.name} (ghost)` : p.name), cell));
   }
   const undo = $("undo-buttons");
   undo.replaceChildren();
   for (let n = 1; n <= snap.tables; n++)
-    undo.append(el("button", {id: `undo-${n}`, onclick: () => act("undo", {table: n})}, `Table ${n}`));
+    undo.append(el("button", {id: `undo-${n}`, onclick: () => undoTable(n)}, `Table ${n}`));
+}
+
+// A table's undo is asked about but sent at once: held back, it would undo whatever the
+// table entered meanwhile instead of the entry the host saw.
+function undoTable(n) {
+  const t = snap.board.find((row) => row.table === n);
+  const score = t ? ` Its score is ${t.score[0]} – ${t.score[1]} now.` : "";
+  return guarded("undo", {table: n}, {title: `Undo table ${n}'s last entry?`,
+    text: `The table's box takes back its last press, as its own Undo button does.${score}`,
+    yes: `Undo table ${n}`, now: true});
+}
+
+function endNight() {
+  const played = snap.played || 0;
+  return guarded("end", {}, {title: "End the night?",
+    text: `The prizes are settled on the ${played} round${played === 1 ? "" : "s"} played, and no more ` +
+      "rounds can be played tonight. Once done it cannot be taken back.",
+    yes: "End the night", label: "The night ends"});
+}
+
+function closeHeld() {
+  const held = (snap.waiting_for || []).join(", ") || "-";
+  return guarded("close-held", {}, {title: "Close the held round?",
+    text: `Table ${held} has not finished: its turn ends where it stands, under the house rules' ` +
+      "way out for a dead table. Once done it cannot be taken back.",
+    yes: "Close the round", label: "The held round closes"});
+}
+
+function ask(title, text, yes) {
+  const dialog = $("confirm");
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-yes").textContent = yes;
+  dialog.returnValue = "";
+  dialog.showModal();
+  return new Promise((resolve) => dialog.addEventListener("close",
+    () => resolve(dialog.returnValue === "yes"), {once: true}));
+}
+
+// A destructive action asks first; confirmed, it waits UNDO_SECONDS with an Undo before it is
+// sent (the night itself cannot take it back), unless `now`.
+async function guarded(action, body, {title, text, yes, label = "", now = false}) {
+  if ($("confirm").open) return null; // a second tap while the question is up
+  if (!(await ask(title, text, yes))) { say("Nothing was changed"); return null; }
+  if (now) return act(action, body);
+  sendPending();
+  const p = {action, body, label, left: UNDO_SECONDS};
+  p.timer = setInterval(() => { p.left -= 1; if (p.left <= 0) sendPending(); else showPending(); }, 1000);
+  pending = p;
+  showPending();
+  return null;
+}
+
+function showPending() {
+  $("pending").classList.toggle("hidden", !pending);
+  if (pending) $("pending-text").textContent = `${pending.label} in ${pending.left} s`;
+}
+
+function sendPending(keepalive = false) {
+  const p = pending;
+  if (!p) return;
+  clearInterval(p.timer);
+  pending = null;
+  showPending();
+  act(p.action, p.body, keepalive);
+}
+
+function undoPending() {
+  const p = pending;
+  if (!p) return;
+  clearInterval(p.timer);
+  pending = null;
+  showPending();
+  say(`Undone: ${p.label.charAt(0).toLowerCase()}${p.label.slice(1)} was not sent`);
 }
 
 function renderRoster() {
@@ -138,8 +210,8 @@ function say(text, error = false) {
   m.className = error ? "error" : "";
 }
 
-async function act(action, body = {}) {
-  const res = await fetch(`/api/host/${action}`, {method: "POST", credentials: "same-origin",
+async function act(action, body = {}, keepalive = false) {
+  const res = await fetch(`/api/host/${action}`, {method: "POST", credentials: "same-origin", keepalive,
     headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf || ""}, body: JSON.stringify(body)});
   const data = await res.json().catch(() => ({error: `HTTP ${res.status}`}));
   if (res.status === 401) { csrf = null; renderHost(); }
@@ -187,5 +259,10 @@ document.addEventListener("DOMContentLoaded", () => {
     if (name) { roster.push({name, here: true}); $("new-name").value = ""; renderRoster(); }
   });
   $("save-roster").addEventListener("click", () => act("roster", {roster}));
+  $("act-end").addEventListener("click", endNight);
+  $("act-close-held").addEventListener("click", closeHeld);
+  $("pending-undo").addEventListener("click", undoPending);
+  // leaving the page sends what the host confirmed rather than dropping it
+  window.addEventListener("pagehide", () => sendPending(true));
   connect();
 });
