@@ -239,3 +239,38 @@ def test_the_desk_holds_names_to_the_one_rule(desk):
         assert service.coordinator.night.player(ghost).ghost
     assert act("arrive", {"player": ghost, "name": " Наташа "})[0] == 200
     assert service.coordinator.night.player(ghost).name == "Наташа"
+
+
+def test_a_leaver_and_a_late_arrival_of_one_name_are_two_players_in_the_season(desk, tmp_path):
+    """The host mends a mis-tapped "Leaves" by seating "Ann" again at a ghost's seat: the night
+    has two cards under that name, and the season the head keeps has two players, each with
+    her own card and season id (keyed by name they merged, and one card's figures vanished)."""
+    from bunco_pi.season import load_nights, season_table
+    from bunco_pi.season_players import read_players
+
+    service, base = desk
+    cookie, csrf = login(base)
+
+    def act(action, body=None):
+        return call(base, f"/api/host/{action}", body, cookie, csrf)[:2]
+
+    assert act("roster", {"roster": [{"name": n} for n in ("Ann", "Bea", "Cat", "Dot", "Eve")]}
+               )[0] == 200
+    assert act("start")[0] == 200
+    time.sleep(0.6)  # the bell takes one press per half second
+    assert act("bell")[0] == 200
+    wait_for(lambda: service.coordinator.night.phase == "playing", "the round to start")
+    assert act("close-held")[0] == 200
+    wait_for(lambda: service.coordinator.night.phase == "results", "the round to close")
+    assert act("leave", {"player": "p1"})[0] == 200
+    ghost = next(p.id for p in service.coordinator.night.players if p.ghost and p.id != "p1")
+    assert act("arrive", {"player": ghost, "name": "Ann"})[0] == 200
+    assert act("end")[0] == 200
+    nights = tmp_path / "nights"
+    wait_for(lambda: any(nights.glob("*-desk.json")), "the night kept for the season")
+    wait_for(lambda: (nights / "season-players.json").exists(), "the season's players kept")
+    rows = [r for r in season_table(load_nights(nights)) if r.name == "Ann"]
+    assert len(rows) == 2 and rows[0].player != rows[1].player
+    kept = read_players(nights)
+    assert {kept[c] for c in kept if c.endswith(("/p1", f"/{ghost}"))} == \
+        {r.player for r in rows}

@@ -22,6 +22,7 @@ from bunco_pi.recordfile import write_record
 from bunco_pi.rules.names import BadName, clean_name, name_key
 from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, Arrive, EndNight, Leave
 from bunco_pi.rules.table_round import RuleViolation
+from bunco_pi.season import remember_players
 
 log = logging.getLogger("bunco_pi.console")
 
@@ -106,6 +107,12 @@ class ConsoleBridge:
         except Exception as exc:  # a full disk must not stop the night: the log has it all
             log.error("cannot keep the night for the season: %s", exc)
             return None
+        try:
+            # Tonight's cards under their season players from now on: a later rename or a
+            # player met under the same name never moves them.
+            remember_players(self.season_dir)
+        except Exception as exc:  # the season places them again when it is next read
+            log.error("cannot keep the season's players: %s", exc)
         return path
 
     # --- any thread ------------------------------------------------------------------------
