@@ -21,7 +21,8 @@ The file (every key shown; all but ``[night] name`` have the default shown)::
     tables = 4               # tables of the night (1..200), the head's own (table 1) included
     rules = "/etc/bunco-pi/rules.toml"   # a house rules file, or a preset: classic, core, ...
     players = 16             # how many players (default 4 per table), or instead:
-    # roster = "roster.txt"  # a file of the players (mutually exclusive with players)
+    # roster = "roster.txt"  # the players, one a line (UTF-8, names as rules/names.py says);
+    #                        # mutually exclusive with players
     record = "/var/lib/bunco-pi/<name>.record.json"   # where the night record goes
 
     [broker]
