@@ -101,7 +101,9 @@ def test_without_unifont_other_letters_are_boxes(monkeypatch, tmp_path):
     """A box whose system lacks Unifont still draws a frame: one hollow box per letter."""
     monkeypatch.setattr(boxfont, "UNIFONT_DIRS", (str(tmp_path),))
     monkeypatch.delenv(boxfont.FONT_DIR_ENV, raising=False)
-    for cached in (boxfont._unifont, boxfont._has_glyph, boxfont._notdef, boxfont.runs):
+    caches = (boxfont._unifont, boxfont._has_glyph, boxfont._notdef, boxfont.runs,
+              boxfont.line_image, boxfont.fit)
+    for cached in caches:
         cached.cache_clear()
     try:
         assert not boxfont.has_unifont()
@@ -109,7 +111,7 @@ def test_without_unifont_other_letters_are_boxes(monkeypatch, tmp_path):
         assert image.crop((14, 12, 64, 24)).getbbox() is not None
         assert boxfont.width("李娜") == 24 and boxfont.width("Юля") == 18
     finally:
-        for cached in (boxfont._unifont, boxfont._has_glyph, boxfont._notdef, boxfont.runs):
+        for cached in caches:
             cached.cache_clear()
 
 

@@ -263,9 +263,11 @@ def width(text: str) -> int:
     return sum(_run_width(r) for r in runs(text))
 
 
+@lru_cache(maxsize=256)
 def line_image(text: str, height: int | None = None) -> Image.Image:
     """``text`` as a 1-bit strip ``height`` pixels tall (its own line height by default),
-    letters on one baseline whatever font draws them."""
+    letters on one baseline whatever font draws them. Cached (a box draws the same names
+    after every press): the strip is shared, so callers paste or copy it, never draw on it."""
     parts = runs(text)
     tall = any(r.font != "small" for r in parts)
     height = height or (TALL if tall else SMALL)
@@ -296,6 +298,7 @@ def _boxes(draw: ImageDraw.ImageDraw, x: int, baseline: int, text: str) -> None:
         x += w
 
 
+@lru_cache(maxsize=1024)
 def fit(text: str, pixels: int) -> str:
     """``text`` cut to draw within ``pixels`` across, a "~" where it was cut (whole letters with
     their marks; the cut is at the end of the name as it is written)."""
