@@ -47,7 +47,7 @@ class Run:
 
 
 @cache
-def _small() -> ImageFont.ImageFont:
+def small_font() -> ImageFont.ImageFont:
     loader = getattr(ImageFont, "load_default_imagefont", None)
     return loader() if loader else ImageFont.load_default()
 
@@ -278,7 +278,7 @@ def line_image(text: str, height: int | None = None) -> Image.Image:
     for run in parts:
         w = _run_width(run)
         if run.font == "small":
-            draw.text((x, baseline - BASELINE_SMALL), run.text, font=_small(), fill=1)
+            draw.text((x, baseline - BASELINE_SMALL), run.text, font=small_font(), fill=1)
         elif run.font == "missing":
             _boxes(draw, x, baseline, run.text)
         else:

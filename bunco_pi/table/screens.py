@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from bunco_pi.table import boxfont
 
@@ -100,6 +100,11 @@ def render(view: View) -> Image.Image:
     drawer = _DRAWERS[type(view)]
     drawer(image, draw, view)
     return image
+
+
+def _font() -> ImageFont.ImageFont:
+    """Pillow's small bitmap font, for text known to be ASCII (the QR screen's address)."""
+    return boxfont.small_font()
 
 
 def _fit(text: str, chars: int = MAX_CHARS) -> str:
