@@ -11,7 +11,7 @@ from bunco_pi.season import SeasonNight, season_table
 def season_html(nights: Sequence[SeasonNight]) -> str:
     rows = season_table(nights)
     body = "".join(
-        f'<tr><td>{escape(r.name)} <small class="pid">{escape(r.player)}</small></td>'
+        f'<tr><td><bdi>{escape(r.name)}</bdi> <small class="pid">{escape(r.player)}</small></td>'
         f"<td>{r.nights}</td><td>{r.wins}</td><td>{r.losses}</td>"
         f"<td>{r.buncos}</td><td>{r.baby_buncos}</td><td>{r.points}</td><td>{r.prizes}</td>"
         f"<td>{r.money:.2f}</td></tr>" for r in rows)
