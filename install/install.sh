@@ -170,6 +170,8 @@ RULES="$(provision rules-config --preset "$PRESET")"
 
 # --- system packages, the user, I2C --------------------------------------------------------
 PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero i2c-tools procps)
+# GNU Unifont: the OLED draws every letter of a name that Pillow's small font lacks with it.
+PACKAGES+=(fonts-unifont)
 [ "$ROLE" = head ] && PACKAGES+=(mosquitto)
 # The camera: Raspberry Pi OS's picamera2 to take frames, Debian's OpenCV and NumPy to read
 # them (the venv sees all three through --system-site-packages).

@@ -15,6 +15,8 @@ command -v openscad >/dev/null 2>&1 || need+=(openscad)
 # The console's browser tests drive Debian's Chromium through its chromedriver (Selenium).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+# GNU Unifont: the table screens draw names beyond Latin-1 with it (the golden images need it).
+[ -f /usr/share/fonts/opentype/unifont/unifont.otf ] || need+=(fonts-unifont)
 if [ ${#need[@]} -gt 0 ]; then
     apt_install "${need[@]}" \
         || echo "could not install ${need[*]} (needs root or sudo): their tests will skip" >&2

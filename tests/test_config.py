@@ -42,7 +42,9 @@ def test_file_overrides(tmp_path):
         ("[screen]\n", "unknown section [screen]"),
         ("[buttons\n", "not valid TOML"),
         ('[table]\nplayers = ["a", "b", "c", "d", "e"]\n', "players must be a list of 1 to 4"),
-        ('[table]\nplayers = ["a", "b", "a", "c"]\n', "players must be different names"),
+        ('[table]\nplayers = ["a", "b", "A ", "c"]\n', "players entry 3: 'A' is entry 1 already"),
+        ('[table]\nplayers = ["Ann", "Ghost 2"]\n', "entry 2: 'Ghost 2' reads as a ghost's name"),
+        ('[table]\nplayers = ["Ann", "Bea\\u202e"]\n', "entry 2: U+202E (RIGHT-TO-LEFT OVERRIDE)"),
     ],
 )
 def test_mistakes_are_one_line_naming_file_and_fix(tmp_path, text, expect):

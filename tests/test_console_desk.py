@@ -203,3 +203,74 @@ def test_scores_are_drawn_at_most_every_half_second_the_news_and_the_hosts_acts_
     service.step(0)
     assert len(shown) == drawn + 3 and shown[-1]["bell"] is True
     log.close()
+
+
+def test_the_desk_holds_names_to_the_one_rule(desk):
+    """A player cannot be named "Ghost 1" (nor a look-alike), and no right-to-left override
+    gets in: the roster and a late arrival are refused in one line naming the problem."""
+    service, base = desk
+    cookie, csrf = login(base)
+
+    def act(action, body=None):
+        return call(base, f"/api/host/{action}", body, cookie, csrf)[:2]
+
+    for bad, problem in (("Ghost 1", "roster line 2: 'Ghost 1' reads as a ghost's name"),
+                         ("GHOST  3", "roster line 2: 'GHOST 3' reads as a ghost's name"),
+                         ("Gһоѕt 1", "reads as a ghost's name"),
+                         ("Bea\u202e", "roster line 2: U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+                         ("\u2067Bea", "roster line 2: U+2067 (RIGHT-TO-LEFT ISOLATE)"),
+                         ("ann", "roster line 2: 'ann' is on the roster twice (line 1 too)")):
+        status, reply = act("roster", {"roster": [{"name": "Ann"}, {"name": bad}]})
+        assert (status, reply["error"].startswith(problem) or problem in reply["error"]) \
+            == (409, True), (bad, reply)
+    status, reply = act("roster", {"roster": [{"name": "Ann"}, {"name": "O\u2019Brien"},
+                                              {"name": "  Zoe\u0308 "}]})
+    assert status == 200, reply
+    assert act("start")[0] == 200
+    night = service.coordinator.night
+    assert [p.name for p in night.players if not p.ghost] == ["Ann", "O\u2019Brien", "Zo\u00eb"]
+    ghost = next(p.id for p in night.players if p.ghost)
+    for bad, problem in (("Ghost 1", "reads as a ghost's name"), ("gh0st1", "ghost's name"),
+                         ("Ｇｈｏｓｔ ２", "ghost's name"),
+                         ("Anna\u202eBea", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+                         ("ZOË", "'Zoë' is already playing tonight")):
+        status, reply = act("arrive", {"player": ghost, "name": bad})
+        assert status == 409 and problem in reply["error"], (bad, reply)
+        assert service.coordinator.night.player(ghost).ghost
+    assert act("arrive", {"player": ghost, "name": " Наташа "})[0] == 200
+    assert service.coordinator.night.player(ghost).name == "Наташа"
+
+
+def test_a_leaver_and_a_late_arrival_of_one_name_are_two_players_in_the_season(desk, tmp_path):
+    """The host mends a mis-tapped "Leaves" by seating "Ann" again at a ghost's seat: the night
+    has two cards under that name, and the season the head keeps has two players, each with
+    her own card and season id (keyed by name they merged, and one card's figures vanished)."""
+    from bunco_pi.season import load_nights, season_table
+    from bunco_pi.season_players import read_players
+
+    service, base = desk
+    cookie, csrf = login(base)
+
+    def act(action, body=None):
+        return call(base, f"/api/host/{action}", body, cookie, csrf)[:2]
+
+    assert act("roster", {"roster": [{"name": n} for n in ("Ann", "Bea", "Cat", "Dot", "Eve")]}
+               )[0] == 200
+    assert act("start")[0] == 200
+    time.sleep(0.6)  # the bell takes one press per half second
+    assert act("bell")[0] == 200
+    wait_for(lambda: service.coordinator.night.phase == "playing", "the round to start")
+    assert act("close-held")[0] == 200
+    wait_for(lambda: service.coordinator.night.phase == "results", "the round to close")
+    assert act("leave", {"player": "p1"})[0] == 200
+    ghost = next(p.id for p in service.coordinator.night.players if p.ghost and p.id != "p1")
+    assert act("arrive", {"player": ghost, "name": "Ann"})[0] == 200
+    assert act("end")[0] == 200
+    nights = tmp_path / "nights"
+    wait_for(lambda: any(nights.glob("*-desk.json")), "the night kept for the season")
+    wait_for(lambda: (nights / "season-players.json").exists(), "the season's players kept")
+    rows = [r for r in season_table(load_nights(nights)) if r.name == "Ann"]
+    assert len(rows) == 2 and rows[0].player != rows[1].player
+    kept = read_players(nights)
+    assert {kept[c] for c in kept if c.endswith(("/p1", f"/{ghost}"))} == \
+        {r.player for r in rows}

@@ -6,6 +6,7 @@ import pytest
 
 from bunco_pi.cli import main
 from bunco_pi.commands import head as head_command
+from bunco_pi.errors import UserError
 from bunco_pi.provision import head_config
 
 
@@ -43,13 +44,22 @@ def test_a_broken_config_is_one_line(tmp_path, capsys):
     assert len(err) == 1 and "head.toml:3" in err[0] and "tables" in err[0]
 
 
-@pytest.mark.parametrize("text, problem", [("Ann\nBea\nAnn\n", "twice"), ("", None)])
+@pytest.mark.parametrize("text, problem", [
+    ("Ann\nBea\nAnn\n", "line 3: 'Ann' is on the roster twice"),
+    ("Ann\n\n# late ones\nANN  # again\n", "line 4: 'ANN' is on the roster twice \\(line 1"),
+    ("Ann\nGhost 1\n", "line 2: 'Ghost 1' reads as a ghost's name"),
+    ("Ann\nＧｈｏｓｔ ３\n", "line 2: .* reads as a ghost's name"),
+    ("Ann\n\u202eeB\n", "line 2: U\\+202E \\(RIGHT-TO-LEFT OVERRIDE\\)"),
+    ("Ann\nBea\x07\n", "line 2: U\\+0007 .* is a control character"),
+    ("Ann\n" + "x" * 40 + "\n", "line 2: a name of at most 32 characters"),
+    ("", None)])
 def test_roster(tmp_path, text, problem):
     path = tmp_path / "roster.txt"
     path.write_text(text)
     if problem:
-        with pytest.raises(Exception, match=problem):
+        with pytest.raises(UserError, match=f"roster.txt {problem}") as err:
             head_command._roster(str(path))
+        assert "\n" not in str(err.value)
     else:
         assert head_command._roster(str(path)) == []
 

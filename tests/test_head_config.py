@@ -7,7 +7,7 @@ import pytest
 
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.pinmap import default_head_pins
-from bunco_pi.head.config import load_head_config
+from bunco_pi.head.config import load_head_config, read_roster
 from bunco_pi.net.broker import Credentials, credentials_text
 from bunco_pi.rules.house import preset
 
@@ -127,3 +127,19 @@ def test_missing_file_and_missing_password(tmp_path):
                                             'credentials = "c.json"\n'))
     with pytest.raises(UserError, match="no broker password for user 'head'"):
         cfg.password()
+
+
+def test_a_roster_name_against_the_rule_is_one_line_naming_its_line(tmp_path):
+    """The roster is read when the config is: "Ghost 1" or a right-to-left override in it is
+    said at once, with the roster file's line."""
+    (tmp_path / "roster.txt").write_text("Ann\n# seat 2\nGh0st 1\n", encoding="utf-8")
+    path = tmp_path / "head.toml"
+    path.write_text('[night]\nname = "n"\nroster = "roster.txt"\n')
+    with pytest.raises(UserError, match=r"roster.txt line 3: 'Gh0st 1' reads as a ghost's"):
+        load_head_config(path)
+    (tmp_path / "roster.txt").write_text("Ann\nO\u2019Brien\n\u202eaeB\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"roster.txt line 3: U\+202E") as err:
+        load_head_config(path)
+    assert "\n" not in str(err.value)
+    (tmp_path / "roster.txt").write_text("Ann\nO\u2019Brien\n  Zoe\u0308  \n", encoding="utf-8")
+    assert read_roster(tmp_path / "roster.txt") == ["Ann", "O\u2019Brien", "Zo\u00eb"]

@@ -102,16 +102,9 @@ def _check_writable(record: Path) -> None:
 
 
 def _roster(path: str) -> list[str]:
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the roster: {exc.strerror}") from None
-    names = [line.split("#", 1)[0].strip() for line in lines]
-    names = [n for n in names if n]
-    if len(set(names)) != len(names):
-        dup = next(n for n in names if names.count(n) > 1)
-        raise UserError(f"{path}: '{dup}' is on the roster twice")
-    return names
+    from bunco_pi.head.config import read_roster
+
+    return read_roster(path)
 
 
 def _default_buzzer() -> str:

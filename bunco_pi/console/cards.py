@@ -8,6 +8,8 @@ import io
 from html import escape
 from typing import Any
 
+from bunco_pi.csvcells import text_cell
+
 CARD_COLUMNS = ("name", "wins", "losses", "buncos", "baby_buncos", "wipeouts", "points", "prizes")
 
 
@@ -29,9 +31,9 @@ def cards_csv(record: dict[str, Any]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CARD_COLUMNS)
     for pid, card in record["cards"].items():
-        writer.writerow([names[pid], card["wins"], card["losses"], card["buncos"],
+        writer.writerow([text_cell(names[pid]), card["wins"], card["losses"], card["buncos"],
                          card["baby_buncos"], card["wipeouts"], card["points"],
-                         "; ".join(won.get(pid, []))])
+                         text_cell("; ".join(won.get(pid, [])))])
     return out.getvalue()
 
 

@@ -19,8 +19,10 @@ from bunco_pi.console.snapshot import console_snapshot
 from bunco_pi.head.coordinator import Effect, PublishState
 from bunco_pi.head.service import HeadService, HeadTask, make_players
 from bunco_pi.recordfile import write_record
+from bunco_pi.rules.names import BadName, clean_name, name_key
 from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, Arrive, EndNight, Leave
 from bunco_pi.rules.table_round import RuleViolation
+from bunco_pi.season import remember_players
 
 log = logging.getLogger("bunco_pi.console")
 
@@ -105,6 +107,12 @@ class ConsoleBridge:
         except Exception as exc:  # a full disk must not stop the night: the log has it all
             log.error("cannot keep the night for the season: %s", exc)
             return None
+        try:
+            # Tonight's cards under their season players from now on: a later rename or a
+            # player met under the same name never moves them.
+            remember_players(self.season_dir)
+        except Exception as exc:  # the season places them again when it is next read
+            log.error("cannot keep the season's players: %s", exc)
         return path
 
     # --- any thread ------------------------------------------------------------------------
@@ -141,15 +149,18 @@ def _host_event(service: HeadService, event: Any) -> str:
 
 def set_roster(bridge: ConsoleBridge, entries: Sequence[dict[str, Any]]) -> Callable[[HeadService], str]:
     rows = []
+    first: dict[str, int] = {}
     for i, e in enumerate(entries, start=1):
-        name = str(e.get("name", "")).strip() if isinstance(e, dict) else ""
-        if not name or len(name) > 40:
-            raise Refused(f"roster line {i}: a name of 1 to 40 characters, please")
+        raw = e.get("name", "") if isinstance(e, dict) else ""
+        try:
+            name = clean_name(raw if isinstance(raw, str) else "")
+        except BadName as exc:
+            raise Refused(f"roster line {i}: {exc}") from None
+        if name_key(name) in first:
+            raise Refused(f"roster line {i}: '{name}' is on the roster twice "
+                          f"(line {first[name_key(name)]} too)")
+        first[name_key(name)] = i
         rows.append({"name": name, "here": bool(e.get("here", True))})
-    names = [r["name"] for r in rows]
-    dup = next((n for n in names if names.count(n) > 1), None)
-    if dup:
-        raise Refused(f"'{dup}' is on the roster twice")
 
     def work(service: HeadService) -> str:
         if service.coordinator.night is not None:
@@ -184,10 +195,20 @@ def ring_bell(service: HeadService) -> str:
 
 
 def arrive(ghost: str, name: str) -> Callable[[HeadService], str]:
+    try:
+        name = clean_name(name)
+    except BadName as exc:
+        raise Refused(f"the late arrival's name: {exc}") from None
+
     def work(service: HeadService) -> str:
-        _night(service)
+        night = _night(service)
+        same = next((p for p in night.players
+                     if not p.ghost and name_key(p.name) == name_key(name)), None)
+        if same is not None:
+            raise Refused(f"'{same.name}' is already playing tonight: give the late arrival "
+                          "a name the tables can tell apart")
         _host_event(service, Arrive(ghost, name))
-        return f"{name.strip()} takes the seat"
+        return f"{name} takes the seat"
     return work
 
 

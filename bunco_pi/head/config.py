@@ -21,7 +21,8 @@ The file (every key shown; all but ``[night] name`` have the default shown)::
     tables = 4               # tables of the night (1..200), the head's own (table 1) included
     rules = "/etc/bunco-pi/rules.toml"   # a house rules file, or a preset: classic, core, ...
     players = 16             # how many players (default 4 per table), or instead:
-    # roster = "roster.txt"  # a file of the players (mutually exclusive with players)
+    # roster = "roster.txt"  # the players, one a line (UTF-8, names as rules/names.py says);
+    #                        # mutually exclusive with players
     record = "/var/lib/bunco-pi/<name>.record.json"   # where the night record goes
 
     [broker]
@@ -69,6 +70,7 @@ from bunco_pi.errors import UserError
 from bunco_pi.hardware import pinmap
 from bunco_pi.net.topics import TopicError, check_night
 from bunco_pi.rules.limits import MAX_TABLES
+from bunco_pi.rules.names import BadName, clean_name, name_key
 
 if TYPE_CHECKING:
     from bunco_pi.rules.house import HouseRules
@@ -221,6 +223,35 @@ def _players(night: Section, tables: int, base: Path) -> tuple[int | None, Path 
         roster = night.path("roster", Path(), base)
         if not roster.is_file():
             raise night.fail("roster", f"no such roster file ({roster})")
+        read_roster(roster)  # a bad name is said now, with its line, not at the night's start
         return None, roster
     most = 4 * tables
     return night.integer("players", most, 1, most, f"players for {tables} table(s)"), None
+
+
+def read_roster(path: str | Path) -> list[str]:
+    """The names of a roster file, one a line ('#' starts a comment), each by the rule of
+    ``bunco_pi.rules.names``; a mistake is a one-line UserError naming the file and line."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the roster: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: the roster is not UTF-8 text; save it as UTF-8") from None
+    names: list[str] = []
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        text = line.split("#", 1)[0]
+        if not text.strip():
+            continue
+        try:
+            name = clean_name(text)
+        except BadName as exc:
+            raise UserError(f"{path} line {number}: {exc}") from None
+        key = name_key(name)
+        if key in first_line:
+            raise UserError(f"{path} line {number}: '{name}' is on the roster twice "
+                            f"(line {first_line[key]} too)")
+        first_line[key] = number
+        names.append(name)
+    return names

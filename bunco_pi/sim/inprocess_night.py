@@ -44,6 +44,7 @@ class InprocessNight:
         self.stop = threading.Event()
         self.frames = [workdir / f"table-{n}.frame" for n in range(1, tables + 1)]
         self.boxes: list[Any] = []
+        self.service: HeadService | None = None  # once the head's thread has made it
         self.keepers: list[Any] = []
         self.head_thread = threading.Thread(target=self._head, name="head", daemon=True)
 
@@ -53,6 +54,7 @@ class InprocessNight:
             service = HeadService(self.coordinator, link, log, self.topics, self.players,
                                   record_path=str(self.record),
                                   host=HostAutomation(0 if self.fast else 2.5))
+            self.service = service
             service.start()
             ended_at = None
             while not self.stop.is_set():

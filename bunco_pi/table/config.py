@@ -247,9 +247,12 @@ def _table(section: dict[str, Any], where: str) -> dict[str, Any]:
         ):
             raise UserError(f"{place}: players must be a list of 1 to 4 names, seat 1 first "
                             "(a standalone table fills empty seats with ghosts)")
-        names = tuple(p.strip() for p in players)
-        if len(set(names)) != len(names):
-            raise UserError(f"{place}: players must be different names")
+        from bunco_pi.rules.names import BadName, check_names
+
+        try:
+            names = tuple(check_names(players))
+        except BadName as exc:
+            raise UserError(f"{place}: players {exc}") from None
         out["players"] = names
     return out
 

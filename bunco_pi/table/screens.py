@@ -2,17 +2,21 @@
 
 ``render(view)`` returns a 128x64 1-bit PIL image and touches no device, so screens are
 tested pixel-exact against ``tests/golden/*.png`` and drawn into ``docs/screens/``.
-Text uses Pillow's built-in bitmap font, scaled up by whole pixels for the big numbers: the
-result is the same on every machine (no font files, no anti-aliasing) and reads across a table.
+Text uses Pillow's built-in bitmap font, scaled up by whole pixels for the big numbers, and
+GNU Unifont for every letter the built-in font lacks (``boxfont``): the result is the same on
+every machine (bitmap glyphs, no anti-aliasing) and reads across a table. A row with a Unifont
+glyph is 16 pixels tall instead of 11; the screens with rows of names then lay them out anew
+(``_waiting``, ``_results``, ``_end``), so every name shows on every screen.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Union
 
 from PIL import Image, ImageDraw, ImageFont
+
+from bunco_pi.table import boxfont
 
 WIDTH, HEIGHT = 128, 64
 LINE = 11  # bitmap font line height in pixels
@@ -98,38 +102,34 @@ def render(view: View) -> Image.Image:
     return image
 
 
-@cache
 def _font() -> ImageFont.ImageFont:
-    loader = getattr(ImageFont, "load_default_imagefont", None)
-    return loader() if loader else ImageFont.load_default()
+    """Pillow's small bitmap font, for text known to be ASCII (the QR screen's address)."""
+    return boxfont.small_font()
 
 
 def _fit(text: str, chars: int = MAX_CHARS) -> str:
-    return text if len(text) <= chars else text[: chars - 1] + "~"
+    """``text`` cut to the width of ``chars`` small letters (a wide letter counts for two)."""
+    return boxfont.fit(text, chars * boxfont.SMALL_ADVANCE)
+
+
+def _tall(*texts: str) -> bool:
+    return any(boxfont.line_height(t) > LINE for t in texts)
 
 
 def _text(
     image: Image.Image, xy: tuple[int, int], text: str, scale: int = 1, fill: int = 1
 ) -> int:
     """Draw text with its top-left at ``xy``; return its width in pixels."""
-    font = _font()
-    left, top, right, bottom = font.getbbox(text)
-    width, height = max(1, right), max(1, bottom)
-    if scale == 1:
-        ImageDraw.Draw(image).text(xy, text, font=font, fill=fill)
-        return width
-    small = Image.new("1", (width, height), 0)
-    ImageDraw.Draw(small).text((0, 0), text, font=font, fill=1)
-    big = small.resize((width * scale, height * scale), Image.Resampling.NEAREST)
-    if fill:
-        image.paste(1, xy, big)
-    else:
-        image.paste(0, xy, big)
-    return width * scale
+    strip = boxfont.line_image(text)
+    if scale != 1:
+        strip = strip.resize((strip.width * scale, strip.height * scale),
+                             Image.Resampling.NEAREST)
+    image.paste(1 if fill else 0, xy, strip)
+    return strip.width
 
 
 def _width(text: str, scale: int = 1) -> int:
-    return _font().getbbox(text)[2] * scale
+    return boxfont.width(text) * scale
 
 
 def _centered(image: Image.Image, y: int, text: str, scale: int = 1, fill: int = 1) -> None:
@@ -143,26 +143,64 @@ def _header(image: Image.Image, draw: ImageDraw.ImageDraw, left: str, right: str
         _text(image, (WIDTH - 2 - _width(right), 1), right, fill=0)
 
 
+def _footer_top(text: str) -> int:
+    """Where the footer starts: a line with a Unifont glyph (a name in Cyrillic, Chinese...)
+    takes 16 pixels instead of 11."""
+    return HEIGHT - boxfont.line_height(_fit(text))
+
+
 def _footer(image: Image.Image, text: str, inverse: bool = False) -> None:
+    text = _fit(text)
+    top = _footer_top(text)
     if inverse:
-        ImageDraw.Draw(image).rectangle((0, HEIGHT - LINE - 1, WIDTH - 1, HEIGHT - 1), fill=1)
-    _text(image, (2, HEIGHT - LINE), _fit(text), fill=0 if inverse else 1)
+        ImageDraw.Draw(image).rectangle((0, top - 1, WIDTH - 1, HEIGHT - 1), fill=1)
+    _text(image, (2, top), text, fill=0 if inverse else 1)
+
+
+def _rows(image: Image.Image, top: int, bottom: int, lines: tuple[str, ...], x: int = 2,
+          pitch: int = 10, chars: int = MAX_CHARS) -> None:
+    """Lines from ``top`` down, each ``pitch`` pixels apart or its own height if taller, as many
+    as end above ``bottom``."""
+    y = top
+    for line in lines:
+        text = _fit(line, chars)
+        height = boxfont.line_height(text)
+        if y + height > bottom:
+            break
+        _text(image, (x, y), text)
+        y += pitch if height <= LINE else height
 
 
 def _waiting(image: Image.Image, draw: ImageDraw.ImageDraw, view: WaitingView) -> None:
     _header(image, draw, f"TABLE {view.table}", "seats")
-    for seat, name in enumerate(view.players, start=1):
-        team = "A" if seat % 2 else "B"
-        y = LINE + 2 + (seat - 1) * 10
-        _text(image, (2, y), _fit(f"{seat} {team} {name}", MAX_CHARS))
+    rows = [f"{seat} {'A' if seat % 2 else 'B'} {name}"
+            for seat, name in enumerate(view.players, start=1)]
+    if not _tall(*(_fit(r) for r in rows)):
+        for seat, row in enumerate(rows, start=1):
+            _text(image, (2, LINE + 2 + (seat - 1) * 10), _fit(row))
+    else:
+        # Four 16-pixel rows do not fit under the header: two seats a row, each half the width.
+        for seat, name in enumerate(view.players, start=1):
+            x = 2 if seat % 2 else WIDTH // 2 + 1
+            y = LINE + 2 + (seat - 1) // 2 * boxfont.TALL
+            _text(image, (x, y), _fit(f"{seat} {name}", 10))
     _footer(image, view.message, inverse=False)
 
 
 def _playing(image: Image.Image, draw: ImageDraw.ImageDraw, view: PlayingView) -> None:
     left = f"SET {view.set_number} T{view.table}"
     _header(image, draw, left, "BELL!" if view.bell else f"target {view.target}")
+    if view.warning:
+        footer, inverse = view.warning, True
+    elif view.flash:
+        footer, inverse = view.flash, True
+    else:
+        rolls = "finishes" if view.bell else "rolls"
+        who = view.roller_seat if view.seat_scores is not None else view.roller_team
+        footer, inverse = f"{who}> {view.roller} {rolls}", False
+    bottom = min(48, _footer_top(footer) - 2)
     if view.seat_scores is not None:
-        _seat_scores(image, draw, view.seat_scores, view.roller_seat)
+        _seat_scores(image, draw, view.seat_scores, view.roller_seat, bottom)
     else:
         # Both team scores, three pixels per font pixel: about 10 mm tall on a 0.96" screen.
         for x0, label, score in ((0, "A", view.score_a), (64, "B", view.score_b)):
@@ -171,25 +209,18 @@ def _playing(image: Image.Image, draw: ImageDraw.ImageDraw, view: PlayingView) -
             _text(image, (x0 + 2, 16), label)
             width = _width(digits, scale)
             _text(image, (x0 + 10 + (54 - width) // 2, 15), digits, scale)
-        draw.line((63, 14, 63, 48), fill=1)
-    if view.warning:
-        _footer(image, view.warning, inverse=True)
-    elif view.flash:
-        _footer(image, view.flash, inverse=True)
-    else:
-        rolls = "finishes" if view.bell else "rolls"
-        who = view.roller_seat if view.seat_scores is not None else view.roller_team
-        _footer(image, f"{who}> {view.roller} {rolls}")
+        draw.line((63, 14, 63, bottom), fill=1)
+    _footer(image, footer, inverse)
 
 
 def _seat_scores(image: Image.Image, draw: ImageDraw.ImageDraw,
-                 scores: tuple[int, int, int, int], roller_seat: int) -> None:
+                 scores: tuple[int, int, int, int], roller_seat: int, bottom: int = 48) -> None:
     """Four columns, one per seat, twice-size digits; the roller's column drawn inverse."""
     for seat, score in enumerate(scores, start=1):
         x0 = (seat - 1) * 32
         inverse = seat == roller_seat
         if inverse:
-            draw.rectangle((x0 + 1, 14, x0 + 30, 48), fill=1)
+            draw.rectangle((x0 + 1, 14, x0 + 30, bottom), fill=1)
         fill = 0 if inverse else 1
         _text(image, (x0 + 12, 15), str(seat), fill=fill)
         digits = str(score)
@@ -198,36 +229,50 @@ def _seat_scores(image: Image.Image, draw: ImageDraw.ImageDraw,
 
 
 def _results(image: Image.Image, draw: ImageDraw.ImageDraw, view: ResultsView) -> None:
-    _header(image, draw, f"TABLE {view.table}", f"{view.score_a}-{view.score_b}")
     headline = view.headline or ("A WON" if view.won else "B WON")
-    _centered(image, LINE + 1, _fit(headline, 10), scale=2)
-    y = LINE + 1 + 2 * LINE
-    for line in view.moves[:2]:
-        _text(image, (2, y), _fit(line))
-        y += 9
+    moves = tuple(view.moves[:2])
+    bottom = _footer_top(view.hint) - 1 if view.hint else HEIGHT
+    if not _tall(_fit(headline, 10), *(_fit(m) for m in moves)):
+        _header(image, draw, f"TABLE {view.table}", f"{view.score_a}-{view.score_b}")
+        _centered(image, LINE + 1, _fit(headline, 10), scale=2)
+        y = LINE + 1 + 2 * LINE
+        for line in moves:
+            _text(image, (2, y), _fit(line))
+            y += 9
+    elif view.headline:
+        # A name in a tall script: the headline at its own height, then the moves that fit.
+        _header(image, draw, f"TABLE {view.table}", f"{view.score_a}-{view.score_b}")
+        _rows(image, LINE + 2, bottom, (view.headline, *moves))
+    else:
+        _header(image, draw, f"T{view.table} {headline}", f"{view.score_a}-{view.score_b}")
+        _rows(image, LINE + 2, bottom, moves)
     if view.hint:
         _footer(image, view.hint, inverse=True)
 
 
 def _break(image: Image.Image, draw: ImageDraw.ImageDraw, view: BreakView) -> None:
     _header(image, draw, "BUNCO")
-    _centered(image, LINE + 6, _fit(view.message.upper(), 10), scale=2)
+    message = _fit(view.message.upper(), 10)
+    _centered(image, LINE + 6, message, scale=2 if not _tall(message) else 1)
     if view.detail:
         _footer(image, view.detail)
 
 
 def _end(image: Image.Image, draw: ImageDraw.ImageDraw, view: EndView) -> None:
-    _header(image, draw, "THE END", "prizes")
-    for i, (prize, winner) in enumerate(view.prizes[:4]):
-        _text(image, (2, LINE + 2 + i * 10), _fit(f"{prize}: {winner}"))
+    lines = tuple(_fit(f"{prize}: {winner}") for prize, winner in view.prizes[:4])
+    if sum(boxfont.line_height(line) for line in lines) <= HEIGHT - LINE - 2:
+        _header(image, draw, "THE END", "prizes")
+        _rows(image, LINE + 2, HEIGHT, lines)
+    else:
+        # Four prizes won by names in a tall script: the prizes say it is the end.
+        _rows(image, 0, HEIGHT, lines)
 
 
 def _error(image: Image.Image, draw: ImageDraw.ImageDraw, view: ErrorView) -> None:
     draw.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), outline=1)
     _centered(image, 2, _fit(view.title.upper(), MAX_CHARS - 1))
     draw.line((2, LINE + 3, WIDTH - 3, LINE + 3), fill=1)
-    for i, line in enumerate(view.lines[:4]):
-        _text(image, (3, LINE + 5 + i * 10), _fit(line, MAX_CHARS - 1))
+    _rows(image, LINE + 5, HEIGHT - 1, tuple(view.lines[:4]), x=3, chars=MAX_CHARS - 1)
 
 
 def _qr(image: Image.Image, draw: ImageDraw.ImageDraw, view: QrView) -> None:
