@@ -132,7 +132,7 @@ def test_many_addresses_guessing_make_every_guesser_wait_but_not_a_newcomer() ->
     now = [0.0]
     guesses = Guesses(free=3, everyone=30, window=60.0, clock=lambda: now[0])
     tried = 0
-    for round_ in range(3):  # 50 addresses, each trying whenever it is let
+    for _ in range(3):  # 50 addresses, each trying whenever it is let
         for n in range(50):
             if guesses.wait(f"10.0.1.{n}") == 0:
                 guesses.failed(f"10.0.1.{n}")

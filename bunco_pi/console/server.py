@@ -252,7 +252,7 @@ class ConsoleServer:
         conn = self.guard.connection(request.transport)
         address = conn.address if conn is not None else address_key(request.remote)
         if not self.guard.start_stream(conn, address):
-            response.headers["Connection"] = "close"
+            response.force_close()
             await response.prepare(request)
             await response.write(f"retry: {STREAM_FULL_RETRY_MS}\n: the console has as many "
                                  "viewers as it serves; trying again soon\n\n".encode())
