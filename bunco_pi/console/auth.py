@@ -26,7 +26,6 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from bunco_pi.errors import UserError
 
@@ -93,29 +92,32 @@ def _is_run(text: str) -> bool:
 
 
 def check_password_and_release(password: str, stored: str) -> bool:
-    """``check_password``, then the 16 MiB scrypt used handed back to the system: glibc keeps a
-    freed block that size in the thread's heap, and a login's memory would stay with the head
-    for the rest of the night."""
+    """``check_password``, its 16 MiB of scrypt handed back to the system when it is done.
+
+    glibc raises its mmap threshold to the size of the first big block freed, so from the
+    second check on scrypt's block came from the hashing thread's own heap, whose top is never
+    given back: a login's memory stayed with the head for the night. A fixed threshold (which
+    also turns the raising off) keeps blocks that big mmapped, and unmapped when freed."""
+    _big_blocks_mapped()
+    return check_password(password, stored)
+
+
+_MMAP_THRESHOLD = -3  # mallopt's M_MMAP_THRESHOLD
+_BIG_BLOCK = 4 * 1024 * 1024
+_mapped = False
+
+
+def _big_blocks_mapped() -> None:
+    global _mapped
+    if _mapped:
+        return
+    _mapped = True
     try:
-        return check_password(password, stored)
-    finally:
-        _release_memory()
+        import ctypes
 
-
-def _release_memory() -> None:
-    global _malloc_trim
-    if _malloc_trim is None:
-        try:
-            import ctypes
-
-            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):  # not glibc: nothing to hand back this way
-            _malloc_trim = False
-    if _malloc_trim:
-        _malloc_trim(0)
-
-
-_malloc_trim: Any = None
+        ctypes.CDLL("libc.so.6").mallopt(_MMAP_THRESHOLD, _BIG_BLOCK)
+    except (OSError, AttributeError):  # not glibc: its allocator decides
+        pass
 
 
 def write_password_file(path: str | Path, password: str) -> None:

@@ -350,13 +350,10 @@ class GuardedProtocol(asyncio.Protocol):
         if self._made:
             self.inner.resume_writing()
 
-    def _wake(self, exc: Exception | None = None) -> None:
+    def _wake(self) -> None:
         waiter, self._drained = self._drained, None
         if waiter is not None and not waiter.done():
-            if exc is None:
-                waiter.set_result(None)
-            else:
-                waiter.set_exception(exc)
+            waiter.set_result(None)
 
     async def drained(self) -> None:
         """Until the transport has handed every byte to the kernel (ConnectionResetError if
@@ -368,11 +365,13 @@ class GuardedProtocol(asyncio.Protocol):
         if self._drained is None:
             self._drained = asyncio.get_running_loop().create_future()
         await asyncio.shield(self._drained)
+        if self._raw is None or self._raw.is_closing():
+            raise ConnectionResetError("the viewer has gone")
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._wake(ConnectionResetError("the viewer has gone"))
         if self._raw is not None:
             self.guard.forget(self._raw)
+        self._wake()
         if self._made:
             self._made = False
             self.inner.connection_lost(exc)
