@@ -179,7 +179,8 @@ class Host:
         self.cookie = ""
         self.csrf = ""
         self.bells: list[float] = []  # seconds from the POST to the head's answer
-        self.failed: list[str] = []
+        self.failed: list[str] = []  # refused by the head
+        self.unanswered: list[str] = []  # the connection went before an answer
 
     def call(self, method: str, path: str, body: dict | None = None, source: str = "127.0.0.1",
              headers: dict[str, str] | None = None) -> tuple[int, dict, str]:
@@ -209,37 +210,47 @@ class Host:
         status, reply, _ = self.call("GET", "/api/snapshot")
         return reply if status == 200 else {}
 
-    def act(self, action: str) -> tuple[int, dict]:
+    def act(self, action: str) -> int:
+        """Press ``action`` at the console; a press that gets no answer is counted and pressed
+        again, as a host would (the next look at the night shows it still waiting)."""
+        import http.client
+
         t0 = time.monotonic()
-        status, reply, _ = self.call("POST", f"/api/host/{action}", {},
-                                     headers={"Cookie": self.cookie, "X-CSRF-Token": self.csrf})
+        try:
+            status, reply, _ = self.call("POST", f"/api/host/{action}", {}, headers={
+                "Cookie": self.cookie, "X-CSRF-Token": self.csrf})
+        except (OSError, http.client.HTTPException) as exc:
+            self.unanswered.append(f"{action}: {type(exc).__name__}")
+            return 0
         if status == 200:
             self.bells.append(time.monotonic() - t0)
-        elif status not in (409,):  # 409: the night moved on by itself meanwhile
+        elif status != 409:  # 409: the night moved on by itself meanwhile
             self.failed.append(f"{action}: {status} {reply.get('error')}")
-        return status, reply
+        return status
 
     def drive(self, night: Night, seconds: float, stop: threading.Event) -> None:
         """Ring the bell from the console whenever the night waits for the host."""
+        import http.client
+
         deadline = time.monotonic() + seconds
         last_asked: tuple[str, int | None] | None = None
         while not stop.is_set() and time.monotonic() < deadline:
             try:
                 snap = self.snapshot()
-            except OSError as exc:
-                self.failed.append(f"snapshot: {exc}")
+            except (OSError, ValueError, http.client.HTTPException) as exc:
+                self.unanswered.append(f"snapshot: {type(exc).__name__}")
                 time.sleep(0.5)
                 continue
             phase = snap.get("phase")
             key = (phase, snap.get("round"))
             if phase == "lobby" and len(snap.get("online", [])) == len(TABLES) \
                     and key != last_asked:
-                self.act("start")
-                last_asked = key
+                if self.act("start"):
+                    last_asked = key
             elif phase in ("ready", "results", "break") and key != last_asked:
                 time.sleep(0.3)  # the bell guard: a round must last a moment
-                self.act("bell")
-                last_asked = key
+                if self.act("bell"):
+                    last_asked = key
             elif phase == "ended" or night.head.poll() is not None:
                 return
             time.sleep(0.2)
@@ -265,6 +276,7 @@ class Samples:
 class Outcome:
     bells: list[float]
     failed: list[str]
+    unanswered: list[str]
     rss_start_kib: int
     samples: Samples
     tcp_before_pages: int
@@ -424,7 +436,8 @@ def play(workdir: Path, attack: bool, idle: int, readers: int, slowloris: int,
         record = night.state()
         lines = night.log_lines("head")
         return Outcome(
-            bells=host.bells, failed=host.failed, rss_start_kib=rss_start, samples=samples,
+            bells=host.bells, failed=host.failed, unanswered=host.unanswered,
+            rss_start_kib=rss_start, samples=samples,
             tcp_before_pages=tcp_before, log_growth=night.log_path.stat().st_size - log_start,
             log_lines=len(lines), tracebacks=sum("Traceback" in line for line in lines),
             complete=bool(record.get("complete")), head_exit=night.head.returncode,
@@ -495,7 +508,8 @@ def main() -> None:
     for (label, value), unit in zip(ours.items(), units, strict=True):
         print(row(label, value, theirs[label] if theirs else None, unit))
     print(f"\nbells rung from the console: {len(out.bells)} (baseline {len(base.bells) if base else '-'}); "
-          f"refused or failed: {out.failed or 'none'}")
+          f"refused: {out.failed or 'none'}; host's requests the head closed unanswered "
+          f"(pressed again): {len(out.unanswered)} {out.unanswered[:5]}")
     print(f"rounds played: {out.rounds}; night record complete: {out.complete}; head exit: "
           f"{out.head_exit}; entries lost or counted twice: {out.uncounted or 'none'}; audit: "
           f"{'clean' if not out.audit else out.audit}")

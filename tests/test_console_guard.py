@@ -389,3 +389,19 @@ def test_deeply_nested_json_to_a_host_action_is_a_clean_400(desk):  # noqa: F811
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 400
     assert "nests deeper" in json.loads(refused.value.read())["error"]
+
+
+def test_for_room_a_silent_connection_goes_before_one_that_has_sent_something(server):
+    srv = server(per_address=30, connections=10, idle_timeout=5.0)
+    talker = _connect(srv.port, "127.0.4.1")
+    talker.sendall(b"GET /api/snapshot HTTP/1.1\r\n")  # the oldest, halfway through its headers
+    _wait(lambda: len(srv.guard._waiting) == 1, "the talker's bytes")
+    silent = [_connect(srv.port, "127.0.4.2") for _ in range(9)]
+    _wait(lambda: srv.guard.connections == 10, "ten connections")
+    newcomer = _connect(srv.port, "127.0.4.3")
+    assert _closed_by_server(silent[0], 2)  # the oldest silent one, not the older talker
+    talker.sendall(b"Host: x\r\n\r\n")
+    talker.settimeout(5)
+    assert talker.recv(100).startswith(b"HTTP/1.1 200")
+    for sock in (talker, newcomer, *silent):
+        sock.close()

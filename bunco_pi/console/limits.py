@@ -123,7 +123,7 @@ class RefusalLog:
 class Connection:
     """One client connection as the guard sees it."""
 
-    __slots__ = ("address", "busy", "timer", "transport", "stream", "protocol")
+    __slots__ = ("address", "busy", "timer", "transport", "stream", "protocol", "heard")
 
     def __init__(self, address: str, transport: asyncio.BaseTransport) -> None:
         self.address = address
@@ -132,6 +132,7 @@ class Connection:
         self.timer: asyncio.TimerHandle | None = None
         self.stream = False
         self.protocol: GuardedProtocol | None = None
+        self.heard = False  # has sent a byte
 
 
 class Guard:
@@ -140,8 +141,13 @@ class Guard:
     def __init__(self, limits: Limits, refusals: RefusalLog | None = None) -> None:
         self.limits = limits
         self.refusals = refusals or RefusalLog(limits.log_every)
-        # oldest first: the order the idle ones are let go in when the total is reached
-        self._conns: OrderedDict[asyncio.BaseTransport, Connection] = OrderedDict()
+        self._conns: dict[Any, Connection] = {}
+        # The connections with no request in progress, oldest first, in the order they are
+        # let go when the total is reached: first those that never sent a byte (an idle
+        # flood), then those between requests or still sending headers. A request being
+        # handled, an event stream included, is never let go for room.
+        self._silent: OrderedDict[Any, None] = OrderedDict()
+        self._waiting: OrderedDict[Any, None] = OrderedDict()
         self._per_address: Counter[str] = Counter()
         self._streams: Counter[str] = Counter()
         self.peak_connections = 0
@@ -176,14 +182,16 @@ class Guard:
             return None
         conn = Connection(address, transport)
         self._conns[transport] = conn
+        self._silent[transport] = None
         self._per_address[address] += 1
         self.peak_connections = max(self.peak_connections, len(self._conns))
         self._arm(conn)
         return conn
 
     def _let_one_go(self) -> bool:
-        for transport, conn in self._conns.items():
-            if conn.busy == 0:
+        for queue in (self._silent, self._waiting):
+            if queue:
+                transport = next(iter(queue))
                 self.refusals.refuse("idle connections closed to make room",
                                      f"{self.limits.connections} in all")
                 self.forget(transport)
@@ -191,10 +199,31 @@ class Guard:
                 return True
         return False
 
-    def forget(self, transport: asyncio.BaseTransport) -> None:
+    def heard(self, conn: Connection) -> None:
+        """The connection's first bytes: it is someone, not an idle socket."""
+        conn.heard = True
+        transport = conn.transport
+        if self._silent.pop(transport, False) is None:
+            self._waiting[transport] = None
+
+    def move(self, old: Any, new: Any) -> Connection | None:
+        """The connection of ``old`` is known as ``new`` from now on (TLS over TCP)."""
+        conn = self._conns.pop(old, None)
+        if conn is None:
+            return None
+        conn.transport = new
+        self._conns[new] = conn
+        for queue in (self._silent, self._waiting):
+            if queue.pop(old, False) is None:
+                queue[new] = None
+        return conn
+
+    def forget(self, transport: Any) -> None:
         conn = self._conns.pop(transport, None)
         if conn is None:
             return
+        self._silent.pop(transport, None)
+        self._waiting.pop(transport, None)
         if conn.timer is not None:
             conn.timer.cancel()
         self._per_address[conn.address] -= 1
@@ -221,10 +250,11 @@ class Guard:
         conn = self._conns.get(transport)
         if conn is not None:
             conn.busy += 1
+            self._silent.pop(transport, None)
+            self._waiting.pop(transport, None)
             if conn.timer is not None:
                 conn.timer.cancel()
                 conn.timer = None
-            self._conns.move_to_end(transport)
         return conn
 
     def request_ended(self, conn: Connection | None) -> None:
@@ -233,6 +263,7 @@ class Guard:
         conn.busy -= 1
         if conn.busy <= 0 and conn.transport in self._conns:
             conn.busy = 0
+            self._waiting[conn.transport] = None
             self._arm(conn)  # the response's last bytes and the keep-alive share this time
 
     # --- event streams --------------------------------------------------------------------------
@@ -322,18 +353,18 @@ class GuardedProtocol(asyncio.Protocol):
             self.guard.forget(transport)
             return
         # the guard knows this connection by the socket's transport; requests carry the TLS one
-        conn = self.guard._conns.pop(transport, None)
-        if conn is None:
+        if self.guard.move(transport, tls) is None:
             tls.abort()
             return
-        conn.transport = tls
-        self.guard._conns[tls] = conn
         self._raw = tls
         self._made = True
         self.inner.connection_made(tls)
 
     def data_received(self, data: bytes) -> None:
         if self._made:
+            conn = self.guard.connection(self._raw)
+            if conn is not None and not conn.heard:
+                self.guard.heard(conn)
             self.inner.data_received(data)
 
     def eof_received(self) -> bool | None:
