@@ -216,6 +216,26 @@ def test_each_kind_of_refusal_is_one_line_per_interval(caplog):
     assert "9999 times in the last 61 s" in lines[2]
 
 
+def test_accept_out_of_files_is_a_counted_line_not_a_traceback_each(caplog):
+    import asyncio
+
+    from bunco_pi.console.limits import quiet_exception_handler
+
+    refusals = RefusalLog(60)
+    handle = quiet_exception_handler(refusals)
+    loop = asyncio.new_event_loop()
+    try:
+        with caplog.at_level(logging.DEBUG):
+            for _ in range(13_000):  # what asyncio reported each second in the review
+                handle(loop, {"message": "socket.accept() out of system resource",
+                              "exception": OSError(24, "Too many open files")})
+    finally:
+        loop.close()
+    assert len(caplog.records) == 1 and not caplog.records[0].exc_info
+    assert "Too many open files" in caplog.records[0].getMessage()
+    assert refusals.counts["socket.accept() out of system resource"] == 13_000
+
+
 # --- item 4: the cookie is not the whole key -------------------------------------------------------
 
 
