@@ -293,6 +293,7 @@ class Outcome:
     right_password_elsewhere: int = 0
     attack: dict[str, int] = field(default_factory=dict)
     refusal_lines: list[str] = field(default_factory=list)
+    traceback_lines: list[str] = field(default_factory=list)
 
 
 class ConsoleNight(Night):
@@ -445,7 +446,17 @@ def play(workdir: Path, attack: bool, idle: int, readers: int, slowloris: int,
             rounds=len(record.get("rounds", [])), guesses=outcome_guesses,
             guess_rss_kib=guess_rss, right_password_elsewhere=right_elsewhere,
             attack=attack_stats,
-            refusal_lines=[line.split(" head ", 1)[-1] for line in lines if "refused" in line])
+            refusal_lines=[line.split(" head ", 1)[-1] for line in lines if "refused" in line],
+            traceback_lines=_tracebacks(lines))
+
+
+def _tracebacks(lines: list[str]) -> list[str]:
+    """The first two tracebacks of a log, with the line before each."""
+    out: list[str] = []
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback")][:2]
+    for i in starts:
+        out += lines[max(0, i - 1):i + 25] + ["..."]
+    return out
 
 
 def pct(values: list[float], q: float) -> float:
@@ -526,6 +537,10 @@ def main() -> None:
     print(f"\nthe head's refusal lines ({len(out.refusal_lines)}), the first 12:")
     for line in out.refusal_lines[:12]:
         print(f"  {line[:160]}")
+    if out.traceback_lines:
+        print("\nthe head's tracebacks:")
+        for line in out.traceback_lines:
+            print(f"  {line[:200]}")
     rss_peak = max(out.samples.rss_kib, default=0)
     ok = (out.complete and out.head_exit == 0 and not out.uncounted and not out.audit
           and not out.failed and out.bells and out.log_growth < 1_000_000

@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 
 from bunco_pi.console.auth import hash_password
-from bunco_pi.console.limits import Limits, RefusalLog
+from bunco_pi.console.limits import ROOM_GRACE, Limits, RefusalLog
 from bunco_pi.console.server import CSRF_HEADER, ConsoleServer
 from tests.test_console_desk import PASSWORD, call, desk, login  # noqa: F401  (a fixture)
 
@@ -130,7 +130,7 @@ def test_at_the_total_cap_the_oldest_idle_connection_makes_room(server):
 
 def test_the_console_keeps_files_for_the_night_under_a_low_open_file_limit():
     limits = Limits(connections=512, streams=200, fd_reserve=256).for_open_files(400)
-    assert limits.connections == 144 and limits.streams == 72
+    assert limits.connections == 80 and limits.streams == 40
     assert Limits().for_open_files(1024).connections == 512  # the default fits systemd's 1024
 
 
@@ -418,10 +418,30 @@ def test_for_room_a_silent_connection_goes_before_one_that_has_sent_something(se
     _wait(lambda: len(srv.guard._waiting) == 1, "the talker's bytes")
     silent = [_connect(srv.port, "127.0.4.2") for _ in range(9)]
     _wait(lambda: srv.guard.connections == 10, "ten connections")
+    time.sleep(ROOM_GRACE + 0.2)  # each has had its time to speak
     newcomer = _connect(srv.port, "127.0.4.3")
     assert _closed_by_server(silent[0], 2)  # the oldest silent one, not the older talker
     talker.sendall(b"Host: x\r\n\r\n")
     talker.settimeout(5)
     assert talker.recv(100).startswith(b"HTTP/1.1 200")
     for sock in (talker, newcomer, *silent):
+        sock.close()
+
+
+def test_for_room_a_connection_just_made_is_spared_while_a_slowloris_waits(server):
+    """A burst of accepts must not close the newest connection of the burst (the host's, its
+    request already in its socket) while an old client still dribbles its headers."""
+    srv = server(per_address=30, connections=3, idle_timeout=5.0)
+    slow = _connect(srv.port, "127.0.5.1")
+    slow.sendall(b"GET / HTTP/1.1\r\n")
+    _wait(lambda: len(srv.guard._waiting) == 1, "the slow client's bytes")
+    time.sleep(ROOM_GRACE + 0.2)
+    fresh = [_connect(srv.port, "127.0.5.2") for _ in range(2)]
+    _wait(lambda: srv.guard.connections == 3, "three connections")
+    host = _connect(srv.port, "127.0.5.3")
+    assert _closed_by_server(slow, 2)
+    for sock in fresh:
+        sock.sendall(b"GET /api/session HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert sock.recv(100).startswith(b"HTTP/1.1 200")
+    for sock in (host, *fresh):
         sock.close()

@@ -42,6 +42,13 @@ from typing import Any
 
 log = logging.getLogger("bunco_pi.console")
 
+# How long a new connection has to send its request before it may be closed to make room.
+ROOM_GRACE = 1.0
+# Connections taken from the kernel's queue per turn of the event loop (asyncio accepts up to
+# its backlog at once): each accepted socket is a file until its connection is let go, a turn
+# later at the earliest, so this is what a flood can hold above the connection cap.
+ACCEPT_BATCH = 32
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -64,7 +71,7 @@ class Limits:
             soft_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         if soft_limit == resource.RLIM_INFINITY:
             return self
-        room = max(16, soft_limit - self.fd_reserve)
+        room = max(16, soft_limit - self.fd_reserve - 2 * ACCEPT_BATCH)
         if room >= self.connections:
             return self
         from dataclasses import replace
@@ -123,7 +130,8 @@ class RefusalLog:
 class Connection:
     """One client connection as the guard sees it."""
 
-    __slots__ = ("address", "busy", "timer", "transport", "stream", "protocol", "heard")
+    __slots__ = ("address", "busy", "timer", "transport", "stream", "protocol", "heard",
+                 "idle_since")
 
     def __init__(self, address: str, transport: asyncio.BaseTransport) -> None:
         self.address = address
@@ -133,6 +141,7 @@ class Connection:
         self.stream = False
         self.protocol: GuardedProtocol | None = None
         self.heard = False  # has sent a byte
+        self.idle_since = time.monotonic()  # when its last request ended (or it connected)
 
 
 class Guard:
@@ -189,15 +198,23 @@ class Guard:
         return conn
 
     def _let_one_go(self) -> bool:
-        for queue in (self._silent, self._waiting):
-            if queue:
-                transport = next(iter(queue))
-                self.refusals.refuse("idle connections closed to make room",
-                                     f"{self.limits.connections} in all")
-                self.forget(transport)
-                transport.abort()
-                return True
-        return False
+        """Close one connection with no request in progress: the oldest silent one if it has
+        had ``ROOM_GRACE`` seconds to speak, else the longest waiting, else the older of the
+        two. A burst of accepts then never closes the newest connection of the burst (the
+        host's, whose request is already in its socket) while a slowloris client waits."""
+        heads = [self._conns[next(iter(queue))] for queue in (self._silent, self._waiting)
+                 if queue]
+        if not heads:
+            return False
+        now = time.monotonic()
+        ripe = [conn for conn in heads if now - conn.idle_since >= ROOM_GRACE]
+        conn = ripe[0] if ripe else min(heads, key=lambda c: c.idle_since)
+        self.refusals.refuse("idle connections closed to make room",
+                             f"{self.limits.connections} in all")
+        transport = conn.transport
+        self.forget(transport)
+        transport.abort()
+        return True
 
     def heard(self, conn: Connection) -> None:
         """The connection's first bytes: it is someone, not an idle socket."""
@@ -263,6 +280,7 @@ class Guard:
         conn.busy -= 1
         if conn.busy <= 0 and conn.transport in self._conns:
             conn.busy = 0
+            conn.idle_since = time.monotonic()
             self._waiting[conn.transport] = None
             self._arm(conn)  # the response's last bytes and the keep-alive share this time
 

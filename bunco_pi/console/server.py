@@ -32,6 +32,7 @@ from bunco_pi.console.auth import Guesses, Sessions, check_password_and_release
 from bunco_pi.console.bodies import BadBody, host_body, login_body, read_json
 from bunco_pi.console.cards import cards_csv, cards_html
 from bunco_pi.console.limits import (
+    ACCEPT_BATCH,
     Connection,
     Guard,
     GuardedProtocol,
@@ -162,7 +163,7 @@ class ConsoleServer:
         assert handler is not None
         server = await asyncio.get_running_loop().create_server(
             lambda: GuardedProtocol(self.guard, handler(), tls), self.host, port,
-            backlog=128, reuse_address=True)
+            backlog=ACCEPT_BATCH, reuse_address=True)
         self._servers.append(server)
         return server.sockets[0].getsockname()[1]
 
