@@ -203,8 +203,12 @@ class ConsoleServer:
         conn = self.guard.request_started(request.transport)
         try:
             return await handler(request)
-        except (web.HTTPException, asyncio.CancelledError, ConnectionError):
+        except (web.HTTPException, asyncio.CancelledError):
             raise
+        except ConnectionError:
+            # the client went before its answer (a guest dropped or closed to make room):
+            # nothing to say, to anyone; aiohttp would log it as an error with a traceback
+            return web.Response(status=400, text="the connection went first")
         except BadBody as exc:
             return _refuse(exc.status, str(exc))
         except Exception as exc:  # a bug: the log says where, the client only that it failed
@@ -306,7 +310,9 @@ class ConsoleServer:
         """With HTTPS on, the host's password, cookie and token never travel in clear."""
         if self.https_port is None or request.secure:
             return None
-        host = (request.host or "").rsplit(":", 1)[0] or "the head"
+        host = (request.host or "").rsplit(":", 1)[0]
+        if not host or not all(c.isalnum() or c in ".-[]:" for c in host) or len(host) > 255:
+            host = "<the head>"  # the Host header is the client's to say: echo only a name
         return _refuse(403, f"the host's desk is at https://{host}:{self.https_port}/#host")
 
     async def _session(self, request: web.Request) -> web.Response:
