@@ -445,3 +445,12 @@ def test_for_room_a_connection_just_made_is_spared_while_a_slowloris_waits(serve
         assert sock.recv(100).startswith(b"HTTP/1.1 200")
     for sock in (host, *fresh):
         sock.close()
+
+
+def test_whom_a_connection_counts_against():
+    from bunco_pi.console.limits import address_key
+
+    assert address_key(("192.168.1.23", 50000)) == "192.168.1.23"
+    assert address_key(("::ffff:192.168.1.23", 50000, 0, 0)) == "192.168.1.23"
+    # two phones on the party's IPv6 LAN share its /64 but are two guests
+    assert address_key(("fd00::1:2", 1, 0, 0)) != address_key(("fd00::3:4", 1, 0, 0))

@@ -81,17 +81,16 @@ class Limits:
 
 
 def address_key(peer: Any) -> str:
-    """Whom a connection counts against: its IPv4 address, or its IPv6 /64 (one device may
-    hold many addresses of its /64)."""
+    """Whom a connection counts against: its address (an IPv4-mapped IPv6 one as IPv4). Not
+    an IPv6 /64, as a public server would: on the party's LAN every phone shares the one /64
+    (and the console listens on IPv4 unless told otherwise)."""
     host = peer[0] if isinstance(peer, tuple) and peer else str(peer)
     try:
         addr = ipaddress.ip_address(host)
     except ValueError:
         return str(host)
-    if isinstance(addr, ipaddress.IPv6Address):
-        if addr.ipv4_mapped is not None:
-            return str(addr.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{addr}/64", strict=False))
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        return str(addr.ipv4_mapped)
     return str(addr)
 
 
