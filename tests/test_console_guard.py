@@ -454,3 +454,19 @@ def test_whom_a_connection_counts_against():
     assert address_key(("::ffff:192.168.1.23", 50000, 0, 0)) == "192.168.1.23"
     # two phones on the party's IPv6 LAN share its /64 but are two guests
     assert address_key(("fd00::1:2", 1, 0, 0)) != address_key(("fd00::3:4", 1, 0, 0))
+
+
+def test_the_console_stops_quietly_with_viewers_still_connected(caplog):
+    srv = _server(idle_timeout=5.0)
+    streams = [_open_stream(srv.port, f"127.0.6.{1 + n % 20}")[0] for n in range(60)]
+    _wait(lambda: srv.viewers == 60, "sixty viewers")
+    with caplog.at_level(logging.DEBUG):
+        srv.stop()
+        import gc
+
+        gc.collect()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    assert "Traceback" not in caplog.text
+    for sock in streams:
+        assert _closed_by_server(sock, 3)
+        sock.close()

@@ -82,7 +82,8 @@ class ConsoleServer:
         self._chores: asyncio.Task | None = None
         self._latest = "{}"
         self._version = 0
-        self._changed: asyncio.Condition | None = None
+        # resolved, and replaced, at each new snapshot: what every idle stream waits on
+        self._news: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -116,6 +117,13 @@ class ConsoleServer:
         assert self._runner is not None
         await self._runner.cleanup()
         self.guard.close_all()
+        # Whatever is still running (hundreds of event streams, say) ends here, on a running
+        # loop: left to the garbage collector after the loop closed, each logged a traceback.
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        if rest:
+            await asyncio.wait(rest, timeout=5)
 
     def publish(self, snapshot_json: str) -> None:
         """Any thread: the night's new snapshot for every viewer."""
@@ -125,19 +133,16 @@ class ConsoleServer:
     def _set(self, snapshot_json: str) -> None:
         self._latest = snapshot_json
         self._version += 1
-        asyncio.ensure_future(self._notify())
-
-    async def _notify(self) -> None:
-        assert self._changed is not None
-        async with self._changed:
-            self._changed.notify_all()
+        news, self._news = self._news, asyncio.get_running_loop().create_future()
+        if news is not None and not news.done():
+            news.set_result(None)
 
     def _serve(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         loop.set_exception_handler(quiet_exception_handler(self.guard.refusals))
         try:
-            self._changed = asyncio.Condition()
+            self._news = loop.create_future()
             self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False,
                                          shutdown_timeout=1.0,
                                          keepalive_timeout=self.limits.idle_timeout)
@@ -263,7 +268,6 @@ class ConsoleServer:
                                  "viewers as it serves; trying again soon\n\n".encode())
             return response
         small_send_buffer(request.transport, self.limits.stream_sndbuf)
-        assert self._changed is not None
         seen = -1
         self.viewers += 1
         try:
@@ -274,13 +278,11 @@ class ConsoleServer:
                     seen = self._version
                     await self._send(conn, response, f"data: {self._latest}\n\n".encode())
                     continue
-                async with self._changed:
-                    try:
-                        await asyncio.wait_for(
-                            self._changed.wait_for(lambda last=seen: last != self._version),
-                            KEEPALIVE)
-                    except TimeoutError:
-                        await self._send(conn, response, b": still here\n\n")
+                assert self._news is not None
+                try:  # shielded: a stream's time-out must not cancel every stream's wait
+                    await asyncio.wait_for(asyncio.shield(self._news), KEEPALIVE)
+                except TimeoutError:
+                    await self._send(conn, response, b": still here\n\n")
         except TimeoutError:  # the viewer stopped reading: what it holds of the head goes
             self.guard.refusals.refuse("event streams dropped for not reading",
                                        f"nothing taken for {self.limits.write_timeout:g} s")
