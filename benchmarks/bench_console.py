@@ -54,7 +54,9 @@ def free_port() -> int:
 
 async def _viewer(port: int, number: int, ready: asyncio.Event, count: list[int], total: int,
                   out: asyncio.Queue) -> None:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    # each phone its own address, as on the Wi-Fi: the console caps streams per address
+    source = f"127.0.{30 + number // 250}.{1 + number % 250}"
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
     writer.write(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
                  "Accept: text/event-stream\r\n\r\n".encode())
     await writer.drain()

@@ -151,6 +151,16 @@ def head_config(night: str, tables: int, port: int = DEFAULT_PORT, etc: str = ET
         "[data]",
         f"dir = {_toml_str(DATA_DIR)}",
         "",
+        "[console]",
+        "# The web console (docs/console.md): the board for everyone on port 8080; the host's",
+        "# desk only over HTTPS, with the certificate made at install (self-signed, no internet",
+        "# needed). https = false serves the desk over plain HTTP too (its cookie in clear).",
+        "port = 8080",
+        "https = true",
+        "https_port = 8443",
+        f"certificate = {_toml_str(etc + '/secrets/console-tls.crt')}",
+        f"key = {_toml_str(etc + '/secrets/console-tls.key')}",
+        "",
     ]
     return "\n".join(lines)
 

@@ -172,7 +172,8 @@ RULES="$(provision rules-config --preset "$PRESET")"
 PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero i2c-tools procps)
 # GNU Unifont: the OLED draws every letter of a name that Pillow's small font lacks with it.
 PACKAGES+=(fonts-unifont)
-[ "$ROLE" = head ] && PACKAGES+=(mosquitto)
+# openssl makes the console's certificate for the host's desk (HTTPS, below).
+[ "$ROLE" = head ] && PACKAGES+=(mosquitto openssl)
 # The camera: Raspberry Pi OS's picamera2 to take frames, Debian's OpenCV and NumPy to read
 # them (the venv sees all three through --system-site-packages).
 [ "$CAMERA" = 1 ] && PACKAGES+=(python3-picamera2 python3-opencv python3-numpy)
@@ -264,6 +265,34 @@ if [ "$ROLE" = head ]; then
         echo "Host password for the web console (stored only hashed; write it down): $HOST_PASSWORD"
         echo "  change it with: sudo -u bunco $VENV/bin/bunco-pi head --set-host-password $HOST_HASH_FILE"
         unset HOST_PASSWORD HOST_HASH
+    fi
+
+    # The host's desk answers over HTTPS only (head.toml [console] https): a self-signed
+    # certificate for this Pi's mDNS name, made here once, with no internet and no CA. Each
+    # phone asks once whether to trust it; the fingerprint printed here is how to tell.
+    TLS_CERT="$ETC/secrets/console-tls.crt" TLS_KEY="$ETC/secrets/console-tls.key"
+    if [ ! -s "$TLS_CERT" ] || [ ! -s "$TLS_KEY" ]; then
+        NAME="$(hostname -s 2>/dev/null || echo bunco-head)"
+        SUBJECT=(-subj "/CN=$NAME.local" -addext
+                 "subjectAltName=DNS:$NAME.local,DNS:bunco-head.local,DNS:localhost,IP:127.0.0.1")
+        if command -v openssl >/dev/null 2>&1; then
+            (umask 077; openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+                -nodes -days 3650 "${SUBJECT[@]}" -keyout "$TLS_KEY.new" -out "$TLS_CERT.new" \
+                2>/dev/null) || die "openssl could not make the console's certificate"
+            mv -f "$TLS_KEY.new" "$TLS_KEY"
+            mv -f "$TLS_CERT.new" "$TLS_CERT"
+            echo "wrote ${TLS_CERT#"$ROOT"} (the host's desk: https://$NAME.local:8443/#host)"
+            echo "  its SHA-256 fingerprint, for the host's phone to check once:"
+            echo "  $(openssl x509 -noout -fingerprint -sha256 -in "$TLS_CERT" | cut -d= -f2)"
+        else
+            run openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+                -days 3650 "${SUBJECT[@]}" -keyout "${TLS_KEY#"$ROOT"}" \
+                -out "${TLS_CERT#"$ROOT"}"
+        fi
+    fi
+    if [ -e "$TLS_KEY" ]; then
+        chmod 0640 "$TLS_KEY"; own root:bunco "$TLS_KEY"
+        chmod 0644 "$TLS_CERT"; own root:root "$TLS_CERT"
     fi
 fi
 

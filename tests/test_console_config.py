@@ -37,3 +37,36 @@ def test_console_mistakes_are_one_line(tmp_path, text, expect):
     with pytest.raises(UserError) as err:
         load_head_config(_write(tmp_path, text))
     assert expect in str(err.value) and "\n" not in str(err.value)
+
+
+def test_https_and_the_limits_are_off_and_default_unless_set(tmp_path):
+    cfg = load_head_config(_write(tmp_path, ""))
+    assert cfg.console_https_port is None
+    assert cfg.console_limits == (512, 24, 200, 8)
+
+
+def test_https_and_limit_keys(tmp_path):
+    cfg = load_head_config(_write(tmp_path, '[console]\nhttps = true\nhttps_port = 9443\n'
+                                            'certificate = "tls/c.crt"\nkey = "tls/c.key"\n'
+                                            'connections = 300\nconnections_per_address = 10\n'
+                                            'streams = 100\nstreams_per_address = 4\n'))
+    assert cfg.console_https_port == 9443
+    assert (cfg.console_certificate, cfg.console_key) == (tmp_path / "tls/c.crt",
+                                                          tmp_path / "tls/c.key")
+    assert cfg.console_limits == (300, 10, 100, 4)
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("[console]\nhttps = true\nhttps_port = 8080\n", "head.toml:5 [console] https_port"),
+    ("[console]\nhttps = \"yes\"\n", "head.toml:4 [console] https"),
+    ("[console]\nconnections = 5\n", "head.toml:4 [console] connections"),
+    ("[console]\nconnections = 100\nconnections_per_address = 200\n",
+     "head.toml:5 [console] connections_per_address"),
+    ("[console]\nstreams = 0\n", "head.toml:4 [console] streams"),
+    ("[console]\nstreams = 10\nstreams_per_address = 11\n",
+     "head.toml:5 [console] streams_per_address"),
+])
+def test_https_and_limit_mistakes_are_one_line(tmp_path, text, expect):
+    with pytest.raises(UserError) as err:
+        load_head_config(_write(tmp_path, text))
+    assert expect in str(err.value) and "\n" not in str(err.value)

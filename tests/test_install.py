@@ -190,6 +190,33 @@ def test_installed_configs_load_with_the_boxes_own_loaders(tmp_path):
     assert head.rules_file == etc / "rules.toml" and head.house_rules() == preset("classic")
 
 
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl absent")
+def test_the_head_gets_a_certificate_of_its_own_for_the_hosts_desk(tmp_path):
+    """HTTPS with no internet: a self-signed certificate made at install, its key private,
+    and the installed head.toml turns HTTPS on for the host's desk."""
+    from bunco_pi.console.run import tls_context
+
+    root = tmp_path / "root"
+    out = _install_head(root).stdout
+    secrets = root / "etc/bunco-pi/secrets"
+    cert, key = secrets / "console-tls.crt", secrets / "console-tls.key"
+    assert stat.S_IMODE(cert.stat().st_mode) == 0o644
+    assert stat.S_IMODE(key.stat().st_mode) == 0o640
+    assert "SHA-256 fingerprint" in out and "https://" in out
+    tls_context(cert, key)  # loads: a real certificate and its key
+    text = (root / "etc/bunco-pi/head.toml").read_text().replace("/etc/bunco-pi",
+                                                                  str(root / "etc/bunco-pi"))
+    (tmp_path / "head.toml").write_text(text)
+    head = load_head_config(tmp_path / "head.toml")
+    assert head.console_https_port == 8443
+    assert (head.console_certificate, head.console_key) == (cert, key)
+    other = tmp_path / "other"
+    _install_head(other)
+    assert (other / "etc/bunco-pi/secrets/console-tls.key").read_bytes() != key.read_bytes()
+    assert key.read_bytes() not in b"".join(
+        p.read_bytes() for p in REPO.rglob("*.key") if ".venv" not in p.parts)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

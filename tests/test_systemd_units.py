@@ -103,3 +103,19 @@ def test_broker_runs_the_generated_config():
     assert "mosquitto.service" in cfg["Unit"]["Conflicts"]
     # mosquitto sends READY=1 but never WATCHDOG=1: a watchdog would kill a healthy broker.
     assert "WatchdogSec" not in cfg["Service"]
+
+
+@pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
+def test_every_unit_sets_its_open_file_limit(unit):
+    assert int(_parse(unit)["Service"]["LimitNOFILE"]) >= 1024
+
+
+def test_the_heads_console_leaves_files_for_the_night_under_its_units_limit():
+    """The review's guest used up the head's 1,024 files with idle connections and the night
+    record could not be written: the console's cap must leave the night its reserve."""
+    from bunco_pi.console.limits import Limits
+
+    files = int(_parse(UNIT_DIR / "bunco-pi-head.service")["Service"]["LimitNOFILE"])
+    limits = Limits().for_open_files(files)
+    assert limits.connections + limits.fd_reserve <= files
+    assert limits.connections == Limits().connections  # the default cap fits as it is

@@ -125,7 +125,8 @@ def _settings(args: argparse.Namespace) -> argparse.Namespace:
               "buzzer_pin": pins["buzzer"], "buzzer": _default_buzzer(), "roster": None,
               "players": None, "record": None, "advertise": False,
               "console_port": 8080, "console_password": "/etc/bunco-pi/secrets/console-password",
-              "no_console": False}
+              "no_console": False, "console_https_port": None, "console_certificate": None,
+              "console_key": None, "console_limits": None}
     if args.config:
         from bunco_pi.head.config import load_head_config
 
@@ -140,6 +141,9 @@ def _settings(args: argparse.Namespace) -> argparse.Namespace:
             record=str(cfg.record), advertise=cfg.advertise,
             console_port=cfg.console_port, console_password=str(cfg.console_password),
             no_console=not cfg.console_enabled,
+            console_https_port=cfg.console_https_port,
+            console_certificate=str(cfg.console_certificate), console_key=str(cfg.console_key),
+            console_limits=cfg.console_limits,
         )
     for key, value in vars(args).items():
         if key in values and value not in (None, False):
@@ -218,7 +222,10 @@ def run(args: argparse.Namespace) -> int:
 
             console = serve_console(service, port=args.console_port,
                                     password_file=args.console_password,
-                                    season_dir=data_dir / "nights", bind=args.console_bind)
+                                    season_dir=data_dir / "nights", bind=args.console_bind,
+                                    https_port=args.console_https_port,
+                                    certificate=args.console_certificate, key=args.console_key,
+                                    limits=args.console_limits)
         if args.advertise:
             from bunco_pi.net.discovery import Advertiser
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -73,11 +74,27 @@ class Console:
             self.server.stop()
 
 
+def tls_context(certificate: str | Path, key: str | Path) -> ssl.SSLContext:
+    """The HTTPS port's TLS context (TLS 1.2 or later), or a one-line UserError."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(str(certificate), str(key))
+    except (OSError, ssl.SSLError) as exc:
+        reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or str(exc)
+        raise UserError(f"{certificate}: cannot load the console's TLS certificate and key "
+                        f"({key}): {reason} (install/install.sh head makes them)") from None
+    return context
+
+
 def serve_console(service: HeadService, *, port: int, password_file: str | Path | None,
                   season_dir: str | Path | None, bind: str = "0.0.0.0",
-                  url: str | None = None) -> Console:
+                  url: str | None = None, https_port: int | None = None,
+                  certificate: str | Path | None = None, key: str | Path | None = None,
+                  limits: tuple[int, int, int, int] | None = None) -> Console:
     """Attach the console to ``service`` now (before ``service.start()``); call ``serve()`` on
-    the result once the head is serving."""
+    the result once the head is serving. ``limits``: connections, connections per address,
+    event streams, event streams per address (``bunco_pi.console.limits.Limits``)."""
     latest = LatestSnapshot()
     bridge = ConsoleBridge(service, latest.publish, url=url or console_url(port),
                            season_dir=season_dir)
@@ -85,6 +102,7 @@ def serve_console(service: HeadService, *, port: int, password_file: str | Path 
     def start() -> None:
         try:
             from bunco_pi.console.auth import read_password_file
+            from bunco_pi.console.limits import Limits
             from bunco_pi.console.server import ConsoleServer
 
             password_hash = None
@@ -94,15 +112,30 @@ def serve_console(service: HeadService, *, port: int, password_file: str | Path 
                 except UserError as exc:
                     log.warning("console: %s; the host's desk stays locked, the board is open",
                                 exc)
+            tls = None
+            if https_port is not None:
+                try:
+                    tls = tls_context(certificate or "", key or "")
+                except UserError as exc:
+                    # the host's desk answers only over HTTPS: without it, it stays locked
+                    log.error("console: %s; the host's desk stays locked, the board is open",
+                              exc)
+                    password_hash = None
+            caps = Limits() if limits is None else Limits(
+                connections=limits[0], per_address=limits[1], streams=limits[2],
+                streams_per_address=limits[3])
             server = ConsoleServer(bind, port, password_hash=password_hash,
-                                   season_dir=season_dir)
+                                   season_dir=season_dir, limits=caps,
+                                   https_port=https_port if tls is not None else None, tls=tls)
             server.bridge = bridge
             if console._stopping.is_set():
                 return
             server.start()
             console.server = server
             latest.connect(server.publish)
-            log.info("console: %s", bridge.url)
+            log.info("console: %s%s (at most %d connections, %d per address)", bridge.url,
+                     f", the host's desk on HTTPS port {server.https_port}" if tls else "",
+                     server.limits.connections, server.limits.per_address)
         except (UserError, ImportError) as exc:  # the night goes on without its console
             log.error("console: %s", exc)
         finally:

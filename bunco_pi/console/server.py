@@ -5,6 +5,11 @@ is one ``data:`` line holding the whole snapshot, so a page that reconnects (the
 EventSource does it by itself after the head or the network comes back) is whole again at
 once. The server keeps only the latest snapshot string; host requests go to the head's queue
 through ``ConsoleBridge``, never to the night directly.
+
+Every connection goes through ``limits.Guard`` (caps per address and in all, idle and header
+timeouts, event streams that must keep reading), and every JSON body is read under a time
+limit and checked field by field (``bodies``) before anything acts on it. With HTTPS on, the
+host's pages and actions answer only there and the session cookie is ``Secure``.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import ssl
 import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,8 +28,19 @@ from typing import Any
 from aiohttp import web
 
 from bunco_pi.console import desk, pages
-from bunco_pi.console.auth import Sessions, check_password
+from bunco_pi.console.auth import Guesses, Sessions, check_password_and_release
+from bunco_pi.console.bodies import BadBody, host_body, login_body, read_json
 from bunco_pi.console.cards import cards_csv, cards_html
+from bunco_pi.console.limits import (
+    ACCEPT_BATCH,
+    Connection,
+    Guard,
+    GuardedProtocol,
+    Limits,
+    address_key,
+    quiet_exception_handler,
+    small_send_buffer,
+)
 from bunco_pi.errors import UserError
 from bunco_pi.season import load_nights, points_chart_svg, season_csv, season_table
 
@@ -33,20 +51,39 @@ CSRF_HEADER = "X-CSRF-Token"
 KEEPALIVE = 15.0  # seconds between SSE comments, so a dead viewer is noticed
 HOST_TIMEOUT = 10.0
 WRONG_PASSWORD_DELAY = 0.5
+# Password checks waiting for the one hashing thread (scrypt takes 16 MiB while it runs);
+# past this a try is refused at once rather than queued.
+HASH_QUEUE = 4
 STATIC = ("index.html", "console.js", "console.css", "cards.css", "cards.js")
+HOST_ACTIONS = ("roster", "start", "bell", "end", "close-held", "arrive", "leave", "undo")
+# Over its cap an event stream is told to come back later (an EventSource retries by itself;
+# a 503 would make it give up for good).
+STREAM_FULL_RETRY_MS = 20_000
 
 
 class ConsoleServer:
     def __init__(self, host: str, port: int, *, password_hash: str | None,
-                 season_dir: str | Path | None = None) -> None:
+                 season_dir: str | Path | None = None, limits: Limits | None = None,
+                 https_port: int | None = None, tls: ssl.SSLContext | None = None) -> None:
         self.host, self.port = host, port
         self.password_hash = password_hash
         self.season_dir = Path(season_dir) if season_dir else None
         self.bridge: desk.ConsoleBridge | None = None
         self.sessions = Sessions()
+        self.guesses = Guesses()
+        self.limits = (limits or Limits()).for_open_files()
+        self.guard = Guard(self.limits)
+        if (https_port is None) != (tls is None):
+            raise ValueError("HTTPS needs both a port and a TLS context")
+        self.https_port, self.tls = https_port, tls
+        self._hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="console-hash")
+        self._hash_waiting = 0
+        self._servers: list[asyncio.AbstractServer] = []
+        self._chores: asyncio.Task | None = None
         self._latest = "{}"
         self._version = 0
-        self._changed: asyncio.Condition | None = None
+        # resolved, and replaced, at each new snapshot: what every idle stream waits on
+        self._news: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -66,10 +103,27 @@ class ConsoleServer:
 
     def stop(self) -> None:
         if self._loop is not None and self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(5)
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
             self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
             self._thread.join(5)
+        self._hashing.shutdown(wait=False, cancel_futures=True)
+
+    async def _shutdown(self) -> None:
+        if self._chores is not None:
+            self._chores.cancel()
+        for server in self._servers:
+            server.close()
+        assert self._runner is not None
+        await self._runner.cleanup()
+        self.guard.close_all()
+        # Whatever is still running (hundreds of event streams, say) ends here, on a running
+        # loop: left to the garbage collector after the loop closed, each logged a traceback.
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        if rest:
+            await asyncio.wait(rest, timeout=5)
 
     def publish(self, snapshot_json: str) -> None:
         """Any thread: the night's new snapshot for every viewer."""
@@ -79,36 +133,55 @@ class ConsoleServer:
     def _set(self, snapshot_json: str) -> None:
         self._latest = snapshot_json
         self._version += 1
-        asyncio.ensure_future(self._notify())
-
-    async def _notify(self) -> None:
-        assert self._changed is not None
-        async with self._changed:
-            self._changed.notify_all()
+        news, self._news = self._news, asyncio.get_running_loop().create_future()
+        if news is not None and not news.done():
+            news.set_result(None)
 
     def _serve(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
+        loop.set_exception_handler(quiet_exception_handler(self.guard.refusals))
         try:
-            self._changed = asyncio.Condition()
+            self._news = loop.create_future()
             self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False,
-                                         shutdown_timeout=1.0)
+                                         shutdown_timeout=1.0,
+                                         keepalive_timeout=self.limits.idle_timeout)
             loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, self.host, self.port)
-            loop.run_until_complete(site.start())
+            self.port = loop.run_until_complete(self._listen(self.port, None))
+            if self.https_port is not None:
+                self.https_port = loop.run_until_complete(self._listen(self.https_port, self.tls))
         except OSError as exc:
             self._error = exc
             self._ready.set()
             return
+        self._chores = loop.create_task(self._every_interval())
         self._loop = loop
         self._ready.set()
         loop.run_forever()
         loop.close()
 
+    async def _listen(self, port: int, tls: ssl.SSLContext | None) -> int:
+        """Listen on ``port`` (0: any free one) with every connection under the guard; aiohttp's
+        own sites would hand each accepted socket straight to its handler."""
+        assert self._runner is not None
+        handler = self._runner.server
+        assert handler is not None
+        server = await asyncio.get_running_loop().create_server(
+            lambda: GuardedProtocol(self.guard, handler(), tls), self.host, port,
+            backlog=ACCEPT_BATCH, reuse_address=True)
+        self._servers.append(server)
+        return server.sockets[0].getsockname()[1]
+
+    async def _every_interval(self) -> None:
+        while True:
+            await asyncio.sleep(min(5.0, self.limits.log_every))
+            self.guard.refusals.flush()
+
     # --- the app ------------------------------------------------------------------------------
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._headers])
+        app = web.Application(middlewares=[self._guarded, self._headers],
+                              client_max_size=self.limits.body_max)
         r = app.router
         r.add_get("/", self._page)
         r.add_get("/static/{name}", self._static)
@@ -127,6 +200,31 @@ class ConsoleServer:
         r.add_get("/season.svg", self._season_svg)
         pages.register(r, lambda: self._latest, self._nights)
         return app
+
+    @web.middleware
+    async def _guarded(self, request: web.Request, handler: Callable[..., Awaitable[Any]]) -> Any:
+        """The request is in progress (its connection is not idle) until its handler returns;
+        an error of ours is one line in the log and a plain 500, never a traceback to a
+        stranger or a flood of them in the log."""
+        conn = self.guard.request_started(request.transport)
+        try:
+            return await handler(request)
+        except (web.HTTPException, asyncio.CancelledError):
+            raise
+        except ConnectionError:
+            # the client went before its answer (a guest dropped or closed to make room):
+            # nothing to say, to anyone; aiohttp would log it as an error with a traceback
+            return web.Response(status=400, text="the connection went first")
+        except BadBody as exc:
+            return _refuse(exc.status, str(exc))
+        except Exception as exc:  # a bug: the log says where, the client only that it failed
+            kind = f"errors in {request.method} {request.path}"
+            self.guard.refusals.refuse(kind, f"{type(exc).__name__}: {exc}"[:200])
+            if self.guard.refusals.counts[kind] == 1:
+                log.error("console: %s %s failed", request.method, request.path, exc_info=exc)
+            return _refuse(500, "the console could not do that; the head's log says why")
+        finally:
+            self.guard.request_ended(conn)
 
     @web.middleware
     async def _headers(self, request: web.Request, handler: Callable[..., Awaitable[Any]]) -> Any:
@@ -162,56 +260,106 @@ class ConsoleServer:
     async def _events(self, request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                "Cache-Control": "no-cache"})
-        await response.prepare(request)
-        assert self._changed is not None
+        conn = self.guard.connection(request.transport)
+        address = conn.address if conn is not None else address_key(request.remote)
+        if not self.guard.start_stream(conn, address):
+            response.force_close()
+            await response.prepare(request)
+            await response.write(f"retry: {STREAM_FULL_RETRY_MS}\n: the console has as many "
+                                 "viewers as it serves; trying again soon\n\n".encode())
+            return response
+        small_send_buffer(request.transport, self.limits.stream_sndbuf)
         seen = -1
         self.viewers += 1
         try:
-            await response.write(b"retry: 1000\n\n")
+            await response.prepare(request)
+            await self._send(conn, response, b"retry: 1000\n\n")
             while True:
                 if seen != self._version:
                     seen = self._version
-                    await response.write(f"data: {self._latest}\n\n".encode())
+                    await self._send(conn, response, f"data: {self._latest}\n\n".encode())
                     continue
-                async with self._changed:
-                    try:
-                        await asyncio.wait_for(
-                            self._changed.wait_for(lambda last=seen: last != self._version),
-                            KEEPALIVE)
-                    except TimeoutError:
-                        await response.write(b": still here\n\n")
-        except (ConnectionResetError, asyncio.CancelledError):
+                assert self._news is not None
+                try:  # shielded: a stream's time-out must not cancel every stream's wait
+                    await asyncio.wait_for(asyncio.shield(self._news), KEEPALIVE)
+                except TimeoutError:
+                    await self._send(conn, response, b": still here\n\n")
+        except TimeoutError:  # the viewer stopped reading: what it holds of the head goes
+            self.guard.refusals.refuse("event streams dropped for not reading",
+                                       f"nothing taken for {self.limits.write_timeout:g} s")
+            if request.transport is not None:
+                request.transport.abort()
+        except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
             self.viewers -= 1
+            self.guard.end_stream(conn, None if conn is not None else address)
         return response
+
+    async def _send(self, conn: Connection | None, response: web.StreamResponse,
+                    data: bytes) -> None:
+        """Write, and wait until the kernel has taken all of it, for ``write_timeout`` at most
+        (TimeoutError): a slow reader holds one message in the head, never a backlog."""
+        await asyncio.wait_for(response.write(data), self.limits.write_timeout)
+        if conn is not None and conn.protocol is not None:
+            await asyncio.wait_for(conn.protocol.drained(), self.limits.write_timeout)
 
     # --- the host -----------------------------------------------------------------------------
 
     def _sid(self, request: web.Request) -> str | None:
         return request.cookies.get(COOKIE)
 
+    def _plain_http_refusal(self, request: web.Request) -> web.Response | None:
+        """With HTTPS on, the host's password, cookie and token never travel in clear."""
+        if self.https_port is None or request.secure:
+            return None
+        host = (request.host or "").rsplit(":", 1)[0]
+        if not host or not all(c.isalnum() or c in ".-[]:" for c in host) or len(host) > 255:
+            host = "<the head>"  # the Host header is the client's to say: echo only a name
+        return _refuse(403, f"the host's desk is at https://{host}:{self.https_port}/#host")
+
     async def _session(self, request: web.Request) -> web.Response:
-        csrf = self.sessions.csrf(self._sid(request))
-        return web.json_response({"host": csrf is not None, "csrf": csrf,
-                                  "can_login": self.password_hash is not None})
+        # Whether the cookie is a live session, never its CSRF token: that is given once, in
+        # the log-in's answer, so a cookie alone (stolen, or sent by another site) acts on
+        # nothing.
+        return web.json_response({"host": self.sessions.valid(self._sid(request)),
+                                  "can_login": self.password_hash is not None,
+                                  "https_port": self.https_port})
 
     async def _login(self, request: web.Request) -> web.Response:
+        if (refusal := self._plain_http_refusal(request)) is not None:
+            return refusal
+        address = address_key(request.transport.get_extra_info("peername")
+                              if request.transport else request.remote)
+        wait = self.guesses.wait(address)
+        if wait > 0:
+            self.guard.refusals.refuse("password tries while waiting after wrong ones")
+            return _refuse(429, f"too many wrong passwords: try again in {wait:.0f} s",
+                           {"Retry-After": str(max(1, round(wait)))})
+        password = login_body(await read_json(request, self.limits.body_timeout))
+        if self.password_hash is None:
+            return _refuse(403, "no host password is set on the head")
+        if self._hash_waiting >= HASH_QUEUE:
+            self.guard.refusals.refuse("password tries while the checker is busy")
+            return _refuse(429, "the head is checking other passwords: try again in a second",
+                           {"Retry-After": "1"})
+        self._hash_waiting += 1
         try:
-            body = await request.json()
-            password = body["password"]
-            if not isinstance(password, str):
-                raise TypeError
-        except (ValueError, KeyError, TypeError):
-            return _refuse(400, "send the password as JSON: {\"password\": \"...\"}")
-        ok = self.password_hash is not None and await asyncio.get_running_loop().run_in_executor(
-            None, check_password, password, self.password_hash)
+            ok = await asyncio.get_running_loop().run_in_executor(
+                self._hashing, check_password_and_release, password, self.password_hash)
+        finally:
+            self._hash_waiting -= 1
         if not ok:
+            self.guesses.failed(address)
+            self.guard.refusals.refuse("wrong passwords", f"last from {address}")
             await asyncio.sleep(WRONG_PASSWORD_DELAY)
             return _refuse(403, "wrong password")
+        self.guesses.succeeded(address)
         sid, csrf = self.sessions.open()
+        log.info("console: the host logged in from %s (any older session has ended)", address)
         response = web.json_response({"host": True, "csrf": csrf})
-        response.set_cookie(COOKIE, sid, httponly=True, samesite="Strict", path="/")
+        response.set_cookie(COOKIE, sid, httponly=True, samesite="Strict", path="/",
+                            secure=self.https_port is not None)
         return response
 
     async def _logout(self, request: web.Request) -> web.Response:
@@ -223,63 +371,51 @@ class ConsoleServer:
         return response
 
     def _check_host(self, request: web.Request, *, csrf: bool) -> web.Response | None:
-        token = self.sessions.csrf(self._sid(request))
-        if token is None:
+        if (refusal := self._plain_http_refusal(request)) is not None:
+            return refusal
+        sid = self._sid(request)
+        if not self.sessions.valid(sid):
             return _refuse(401, "log in as the host first")
-        if csrf and request.headers.get(CSRF_HEADER) != token:
-            return _refuse(403, "missing or wrong CSRF token: reload the page")
+        if csrf and not self.sessions.check(sid, request.headers.get(CSRF_HEADER)):
+            return _refuse(403, "missing or wrong CSRF token: log in again")
+        if not csrf:
+            self.sessions.use(sid)
         return None
 
     async def _host_action(self, request: web.Request) -> web.Response:
         if (refusal := self._check_host(request, csrf=True)) is not None:
             return refusal
         action = request.match_info["action"]
-        try:
-            body = await request.json() if request.can_read_body else {}
-        except ValueError:
-            return _refuse(400, "the request body is not JSON")
-        if not isinstance(body, dict):
-            return _refuse(400, "the request body must be a JSON object")
+        if action not in HOST_ACTIONS:
+            return _refuse(404, f"no host action '{action}'")
+        body = host_body(action, await read_json(request, self.limits.body_timeout))
         try:
             work = self._work(action, body)
-        except desk.Refused as exc:
-            return _refuse(409, str(exc))
-        if work is None:
-            return _refuse(404, f"no host action '{action}'")
-        try:
             message = await self._on_head(work)
         except desk.Refused as exc:
             return _refuse(409, str(exc))
         return web.json_response({"ok": True, "message": message})
 
-    def _work(self, action: str, body: dict[str, Any]) -> Callable[..., Any] | None:
+    def _work(self, action: str, body: dict[str, Any]) -> Callable[..., Any]:
+        """The head's work for ``action``; ``body`` has been checked by ``host_body``."""
         assert self.bridge is not None
         if action == "roster":
-            entries = body.get("roster")
-            if not isinstance(entries, list):
-                raise desk.Refused("send the roster as a list of {name, here}")
-            return desk.set_roster(self.bridge, entries)
-        if action in ("arrive", "leave", "undo"):
-            return self._work_with_args(action, body)
-        return {"start": desk.start_night, "bell": desk.ring_bell, "end": desk.end_night,
-                "close-held": desk.close_held_round}.get(action)
-
-    @staticmethod
-    def _work_with_args(action: str, body: dict[str, Any]) -> Callable[..., Any]:
+            return desk.set_roster(self.bridge, body["roster"])
         if action == "undo":
-            table = body.get("table")
-            if isinstance(table, bool) or not isinstance(table, int):
-                raise desk.Refused("say which table: {\"table\": 2}")
-            return desk.undo_last(table)
-        player = body.get("player")
-        if not isinstance(player, str) or not player:
-            raise desk.Refused("say whose seat: {\"player\": \"ghost1\"}")
+            return desk.undo_last(body["table"])
         if action == "leave":
-            return desk.leave(player)
-        name = body.get("name")
-        if not isinstance(name, str) or not name.strip() or len(name) > 40:
-            raise desk.Refused("the late arrival needs a name of 1 to 40 characters")
-        return desk.arrive(player, name)
+            if not body["player"]:
+                raise desk.Refused("say whose seat: {\"player\": \"ghost1\"}")
+            return desk.leave(body["player"])
+        if action == "arrive":
+            name = body["name"]
+            if not body["player"]:
+                raise desk.Refused("say whose seat: {\"player\": \"ghost1\"}")
+            if not name.strip() or len(name) > 40:
+                raise desk.Refused("the late arrival needs a name of 1 to 40 characters")
+            return desk.arrive(body["player"], name)
+        return {"start": desk.start_night, "bell": desk.ring_bell, "end": desk.end_night,
+                "close-held": desk.close_held_round}[action]
 
     async def _on_head(self, work: Callable[..., Any]) -> Any:
         if self.bridge is None:
@@ -352,5 +488,5 @@ def _attachment(filename: str) -> dict[str, str]:
     return {"Content-Disposition": f'attachment; filename="{filename}"'}
 
 
-def _refuse(status: int, text: str) -> web.Response:
-    return web.json_response({"ok": False, "error": text}, status=status)
+def _refuse(status: int, text: str, headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response({"ok": False, "error": text}, status=status, headers=headers)

@@ -47,6 +47,14 @@ The file (every key shown; all but ``[night] name`` have the default shown)::
     enabled = true           # the web console on the LAN (docs/console.md)
     port = 8080              # http://<the head's mDNS name>.local:8080/
     password = "/etc/bunco-pi/secrets/console-password"   # the host password's scrypt hash
+    https = false            # the host's desk over HTTPS only (the board stays on port)
+    https_port = 8443        # https://<the head's mDNS name>.local:8443/#host
+    certificate = "/etc/bunco-pi/secrets/console-tls.crt"   # made at install (self-signed)
+    key = "/etc/bunco-pi/secrets/console-tls.key"
+    connections = 512        # open connections from everyone (cut to fit the open-file limit)
+    connections_per_address = 24
+    streams = 200            # live pages (event streams) from everyone
+    streams_per_address = 8
 
 A relative path is taken from the config file's directory. Every mistake is one line that
 names the file, the line and the key.
@@ -85,10 +93,14 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "bell": ("pin",),
     "buzzer": ("pin", "kind"),
     "data": ("dir",),
-    "console": ("enabled", "port", "password"),
+    "console": ("enabled", "port", "password", "https", "https_port", "certificate", "key",
+                "connections", "connections_per_address", "streams", "streams_per_address"),
 }
 DEFAULT_CONSOLE_PORT = 8080
 DEFAULT_CONSOLE_PASSWORD = "/etc/bunco-pi/secrets/console-password"
+DEFAULT_CONSOLE_HTTPS_PORT = 8443
+DEFAULT_CONSOLE_CERTIFICATE = "/etc/bunco-pi/secrets/console-tls.crt"
+DEFAULT_CONSOLE_KEY = "/etc/bunco-pi/secrets/console-tls.key"
 _MAX_GPIO = 27
 
 
@@ -113,6 +125,12 @@ class HeadConfig:
     console_enabled: bool = True
     console_port: int = DEFAULT_CONSOLE_PORT
     console_password: Path = Path(DEFAULT_CONSOLE_PASSWORD)
+    # the HTTPS port for the host's desk, or None for plain HTTP only
+    console_https_port: int | None = None
+    console_certificate: Path = Path(DEFAULT_CONSOLE_CERTIFICATE)
+    console_key: Path = Path(DEFAULT_CONSOLE_KEY)
+    # connections, connections_per_address, streams, streams_per_address
+    console_limits: tuple[int, int, int, int] = (512, 24, 200, 8)
 
     @property
     def username(self) -> str:
@@ -199,7 +217,29 @@ def parse_head_config(data: dict, text: str, source: str, base: Path) -> HeadCon
         console_enabled=sec["console"].boolean("enabled", True),
         console_port=sec["console"].integer("port", DEFAULT_CONSOLE_PORT, 1, 65535, "a TCP port"),
         console_password=sec["console"].path("password", Path(DEFAULT_CONSOLE_PASSWORD), base),
+        **_console(sec["console"], base),
     )
+
+
+def _console(console: Section, base: Path) -> dict:
+    port = console.integer("port", DEFAULT_CONSOLE_PORT, 1, 65535, "a TCP port")
+    https_port = console.integer("https_port", DEFAULT_CONSOLE_HTTPS_PORT, 1, 65535, "a TCP port")
+    https = console.boolean("https", False)
+    if https and https_port == port:
+        raise console.fail("https_port", f"port {port} is the console's plain HTTP port too")
+    connections = console.integer("connections", 512, 16, 65536, "connections")
+    per_address = console.integer("connections_per_address", 24, 4, connections,
+                                  "connections from one address")
+    streams = console.integer("streams", 200, 1, connections, "event streams")
+    streams_per_address = console.integer("streams_per_address", 8, 1, min(streams, per_address),
+                                          "event streams from one address")
+    return {
+        "console_https_port": https_port if https else None,
+        "console_certificate": console.path("certificate", Path(DEFAULT_CONSOLE_CERTIFICATE),
+                                            base),
+        "console_key": console.path("key", Path(DEFAULT_CONSOLE_KEY), base),
+        "console_limits": (connections, per_address, streams, streams_per_address),
+    }
 
 
 def _rules(night: Section, base: Path) -> tuple[str | None, Path | None]:

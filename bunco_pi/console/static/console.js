@@ -1,7 +1,13 @@
 // bunco-pi console: one snapshot of the night per server-sent event; no library needed.
 "use strict";
 let snap = null;
-let csrf = null;
+// The CSRF token comes only with the log-in's answer (the server never hands it out again for
+// the cookie): this tab keeps it for as long as the tab lives.
+let csrf = sessionStorage.getItem("bunco-csrf");
+function keepCsrf(token) {
+  csrf = token;
+  if (token) sessionStorage.setItem("bunco-csrf", token); else sessionStorage.removeItem("bunco-csrf");
+}
 let roster = null; // the host's roster being edited, before the night
 let pending = null; // a confirmed destructive action, held back UNDO_SECONDS for an Undo
 const UNDO_SECONDS = 5;
@@ -214,7 +220,7 @@ async function act(action, body = {}, keepalive = false) {
   const res = await fetch(`/api/host/${action}`, {method: "POST", credentials: "same-origin", keepalive,
     headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf || ""}, body: JSON.stringify(body)});
   const data = await res.json().catch(() => ({error: `HTTP ${res.status}`}));
-  if (res.status === 401) { csrf = null; renderHost(); }
+  if (res.status === 401 || (res.status === 403 && !data.ok && /CSRF/.test(data.error || ""))) { keepCsrf(null); renderHost(); }
   say(data.ok ? data.message : data.error, !data.ok);
   if (action === "roster" && data.ok) roster = null;
   return data;
@@ -223,7 +229,7 @@ async function act(action, body = {}, keepalive = false) {
 async function session() {
   const res = await fetch("/api/session", {credentials: "same-origin"});
   const data = await res.json();
-  csrf = data.host ? data.csrf : null;
+  if (!data.host) keepCsrf(null);
   renderHost();
 }
 
@@ -245,14 +251,14 @@ document.addEventListener("DOMContentLoaded", () => {
     const res = await fetch("/api/login", {method: "POST", credentials: "same-origin",
       headers: {"Content-Type": "application/json"}, body: JSON.stringify({password: $("password").value})});
     const data = await res.json().catch(() => ({}));
-    if (data.host) { csrf = data.csrf; say("Logged in as the host"); } else say(data.error || "login failed", true);
+    if (data.host) { keepCsrf(data.csrf); say("Logged in as the host"); } else say(data.error || "login failed", true);
     $("password").value = "";
     renderHost();
   });
   document.querySelectorAll("button[data-act]").forEach((b) => b.addEventListener("click", () => act(b.dataset.act)));
   $("logout").addEventListener("click", async () => {
     await fetch("/api/logout", {method: "POST", credentials: "same-origin", headers: {"X-CSRF-Token": csrf || ""}});
-    csrf = null; say("Logged out"); renderHost();
+    keepCsrf(null); say("Logged out"); renderHost();
   });
   $("add-name").addEventListener("click", () => {
     const name = $("new-name").value.trim();
