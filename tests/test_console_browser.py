@@ -555,7 +555,15 @@ def test_the_host_ends_the_night_and_downloads_it(night, browser):
 
 
 def test_the_printable_cards_print_a_page_per_player_with_borders_and_fit_a_phone(night, browser):
+    # the test before logged in from a script, which ended this browser's session: the host
+    # has one session at a time
     resize(browser, PHONE)
+    browser.get(f"{night.base}/#host")
+    browser.delete_all_cookies()
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(night.base + "/board")  # a fresh load of the live page below
+    host_login(browser, night)
+    open_desk(browser, night)
     browser.get(night.base + "/host/cards.html")  # the browser holds the host's session
     players = len(night.snapshot()["standings"])
     wait_page(browser, lambda: browser.execute_script(
