@@ -93,14 +93,15 @@ def test_a_seat() -> None:
     record = good("classic")
     tables = record["rounds"][9]["tables"]
     tables[0]["seats"][1], tables[2]["seats"][3] = tables[2]["seats"][3], tables[0]["seats"][1]
-    caught(record, "classic", "set 2 round 4 table 1: seats", "the rotation gives")
+    caught(record, "classic", "set 2 round 3: moves", "do not lead to the seats")
+    caught(record, "classic", "set 2 round 3:", "sits at table", "the rules send her to table")
 
 
 def test_a_move_of_the_last_round() -> None:
     record = good("classic")
     move = record["rounds"][-1]["moves"][0]
     move["to_seat"] = move["to_seat"] % 4 + 1
-    caught(record, "classic", "set 4 round 6: moves", "are not the rotation's")
+    caught(record, "classic", "set 4 round 6: the move", "is not one move of a player")
 
 
 def test_a_turn_out_of_order() -> None:
@@ -417,8 +418,8 @@ def test_a_sitting_out_tables_players_moved() -> None:
     for move in record["rounds"][0]["moves"]:
         if move["from_table"] == 3:
             move["to_seat"] = 5 - move["to_seat"]
-    held_caught(record, "no-result", "set 1 round 1: moves", "are not the rotation's")
-    held_caught(record, "no-result", "set 1 round 2 table 3: seats", "the rotation gives")
+    held_caught(record, "no-result", "set 1 round 1 table 3: had no result, but its four did "
+                "not keep their seats")
 
 
 def test_a_held_close_where_every_table_had_finished() -> None:
