@@ -18,9 +18,10 @@ from bunco_pi.rules.audit.prizes import PrizesCheck
 from bunco_pi.rules.audit.rounds import RoundsCheck, first_ghosts, split_log
 from bunco_pi.rules.audit.scoring import TableReplay
 from bunco_pi.rules.audit.seating import SeatingCheck
+from bunco_pi.rules.audit.verdict import Verdict
 from bunco_pi.rules.house import HouseRules
 
-__all__ = ["audit_record"]
+__all__ = ["Verdict", "audit_record"]
 
 
 class _Audit(RoundsCheck, SeatingCheck, CardsCheck, PrizesCheck):
@@ -145,9 +146,10 @@ class _Audit(RoundsCheck, SeatingCheck, CardsCheck, PrizesCheck):
 
 def audit_record(record: dict[str, Any], rules: HouseRules) -> list[str]:
     """Every way ``record`` disagrees with ``rules`` and with itself, each naming its place."""
-    audit = _Audit(record, rules)
+    audit: _Audit | None = None
     try:
+        audit = _Audit(record, rules)
         return audit.run()
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-        return audit.problems + [f"the record cannot be checked further: {exc!r} is missing "
-                                 "or malformed"]
+        return (audit.problems if audit else []) + [
+            f"the record cannot be checked further: {exc!r} is missing or malformed"]
