@@ -159,7 +159,8 @@ def test_partners_not_split_is_caught(record) -> None:
     j = (i + 2) % 4
     nxt[nxt.index(w2)], nxt[j] = nxt[j], w2
     problems = audit_record(record, RULES)
-    only(problems, f"after set 1 round 1: {min(w1, w2)} and {max(w1, w2)} are partners again",
+    only(problems, f"after set 1 round 1: table 1: {min(w1, w2)} and {max(w1, w2)} are partners "
+         "again",
          "Do not stay with your partner")
 
 

@@ -258,7 +258,7 @@ def test_rotate_nights_with_every_ghost_pattern_keep_the_three_sentences(players
         assert len(ghosts) == -players % 4
         history = night.history
         assert all(not r.seating_notes for r in history), (seed, history)
-        for before, after in zip(history, history[1:]):
+        for before, after in zip(history, history[1:], strict=False):
             assert rotate_seating_faults(before.tables, after.tables, ghosts) == [], \
                 (players, seed, before.set, before.round)
             checked += 1

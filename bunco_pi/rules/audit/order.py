@@ -50,8 +50,10 @@ def check_order(log: list[Any], rules: HouseRules, say: Any) -> set[int]:
     last: dict[str, int] = {}  # kind -> position of its last accepted event
     last_control = ""  # the kind of the last accepted event that moved the night on
 
-    def where() -> str:
-        return f"set {closes // per_set + 1} round {closes % per_set + 1}"
+    def where(done: bool = False) -> str:
+        """The round being played, or (``done``) the one last closed."""
+        index = closes - 1 if done else closes
+        return f"set {index // per_set + 1} round {index % per_set + 1}"
 
     for at, event in enumerate(log):
         if not isinstance(event, list) or not event or not isinstance(event[0], str):
@@ -69,8 +71,10 @@ def check_order(log: list[Any], rules: HouseRules, say: Any) -> set[int]:
             if duplicate or kind in TABLE_KINDS:
                 refused.add(at)
             if duplicate:
+                which = "the night" if kind in ("prizes", "end-night") else \
+                    where(done=kind != "start")
                 say(f"log entry {at}: a duplicate '{kind}': log entry {last[kind]} already "
-                    f"{_DONE[kind]} ({where() if phase != 'prizes' else 'the night'})")
+                    f"{_DONE[kind]} ({which})")
             elif kind == "start" and phase == "break":
                 say(f"log entry {at}: a round started during the break (the break ends with "
                     "'end-break')")

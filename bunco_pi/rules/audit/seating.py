@@ -130,7 +130,8 @@ class SeatingCheck:
         prev = {p: t.seats[(s + 2) % 4] for t in live for s, p in enumerate(t.seats)}
         for t, table in enumerate(tables):
             if table.decided:
-                given_way += self._check_partners(after[t], prev, where)
+                given_way += self._check_partners(after[t], prev, f"{where}: table "
+                                                  f"{self.numbers[t]}")
                 self._check_stay_put(table, live, after[t], where)
         if given_way and not notes:
             self.say(f"{after_where}: the seating breaks {given_way} rule(s) of the text where "
@@ -212,8 +213,8 @@ class SeatingCheck:
             return len(again)  # no pairing of these four keeps both rules
         for pair in again:
             a, b = sorted(pair)
-            self.say(f"after {where}: {a} and {b} are partners again, where a new partner for "
-                     f"each was possible: {self.rule('partners')}")
+            self.say(f"after {where}: {a} and {b} are partners again, where a new partner "
+                     f"for each was possible: {self.rule('partners')}")
         return 0
 
     def _check_stay_put(self, table: TableReplay, live: list[TableReplay], seats: list[str],
