@@ -125,3 +125,29 @@ def test_a_late_arrival_undoes_a_compromise_but_leaves_good_seats_alone() -> Non
     assert arrived.history[-1].moves == night.history[-1].moves
     with pytest.raises(RuleViolation):
         arrived.apply(Arrive(ghost, "Yan"))
+
+
+def test_the_consoles_board_shows_the_next_seats_mended_as_soon_as_someone_leaves() -> None:
+    from bunco_pi.console.snapshot import console_snapshot
+
+    first, log = rotate_night(6)
+    night = first
+    for event in log:
+        night = night.apply(event)
+        if night.phase == RESULTS and ghost_pairs(night.next_seats,
+                                                  night.ghosts | {the_leaver(night)}):
+            break
+    leaver = the_leaver(night)
+
+    def shown(n: Night) -> list[list[tuple[str, bool]]]:
+        board = console_snapshot(n, name="club", table_count=2, online={1, 2})["board"]
+        return [[(s["id"], s["ghost"]) for s in t["next_seats"]] for t in board]
+
+    before, after = shown(night), shown(night.apply(Leave(leaver)))
+    assert before == [[(p, p in night.ghosts) for p in s] for s in night.next_seats]
+    mended = night.apply(Leave(leaver)).next_seats
+    assert after == [[(p, p in night.ghosts | {leaver}) for p in s] for s in mended]
+    assert after != before and ghost_pairs(mended, night.ghosts | {leaver}) == []
+    started = night.apply(Leave(leaver)).apply(NextRound())
+    assert "next_seats" not in console_snapshot(started, name="club", table_count=2,
+                                                online={1, 2})["board"][0]

@@ -2,7 +2,9 @@
 
 Tables are indexed from 0 (the head table) here; the record numbers them from 1.
 Each scheme says, for every table, which group stays and which groups arrive. Seating then
-keeps a staying group's first member in her seat and splits partners when the rules say so.
+lays out each table's four so that every rule of the text holds (no two ghosts partners, a new
+partner for everyone, the staying player in her seat), or, where none can, by a fixed priority
+that the plan's notes account for (docs/house-rules.md, *Seating*).
 """
 
 from __future__ import annotations
@@ -216,8 +218,8 @@ def _aims(rules: HouseRules, outcomes: Sequence[TableOutcome], sitting_out: froz
 
 def _partners(outcomes: Sequence[TableOutcome], sitting_out: frozenset[int]) -> dict[str, str]:
     """Each player's partner in the round just played, at the tables that rotate."""
-    return {seats[s]: seats[(s + 2) % 4] for t, o in enumerate(outcomes) if t not in sitting_out
-            for seats in (o.seats,) for s in range(4)}
+    return {o.seats[s]: o.seats[(s + 2) % 4] for t, o in enumerate(outcomes)
+            if t not in sitting_out for s in range(4)}
 
 
 @dataclass(frozen=True, slots=True)
