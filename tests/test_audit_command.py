@@ -376,3 +376,25 @@ def test_the_console_offers_the_audit_beside_the_record(desk) -> None:  # noqa: 
     assert refused.value.code == 401
     page = urllib.request.urlopen(base + "/", timeout=15).read().decode()
     assert 'href="/host/audit.txt"' in page and 'href="/host/night.json"' in page
+
+
+def test_a_demo_nights_record(tmp_path, monkeypatch, capsys) -> None:
+    """`bunco-pi demo` (here in one process, a two-round individual night) writes a record
+    `bunco-pi audit` checks like any other."""
+    import bunco_pi.net.broker as broker
+    from bunco_pi.errors import UserError
+
+    def missing() -> str:
+        raise UserError("mosquitto (the MQTT broker) is not installed")
+
+    monkeypatch.setattr(broker, "find_mosquitto", missing)
+    rules = tmp_path / "short.toml"
+    rules.write_text(preset_text("individual").replace("targets = [1, 2, 3, 4, 5, 6]",
+                                                       "targets = [1, 2]"))
+    record = tmp_path / "demo.json"
+    assert main(["demo", "--fast", "--tables", "2", "--rules", str(rules), "--record",
+                 str(record), "--workdir", str(tmp_path / "work")]) == 0
+    capsys.readouterr()
+    code, out, _ = audit(capsys, record, "--rules", rules)
+    assert (code, out) == (0, [f"{record}: the record agrees with the individual rules"])
+    assert audit(capsys, record)[0] == 1  # the individual preset's night has six rounds
