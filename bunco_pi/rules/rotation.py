@@ -9,7 +9,7 @@ that the plan's notes account for (docs/house-rules.md, *Seating*).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
@@ -278,24 +278,34 @@ def _seat(rules: HouseRules, aims: Sequence[_Aim], outcomes: Sequence[TableOutco
         if not now[0]:
             break
         best = None
-        for t in (t for t in live if chosen[t][0][0]):
-            for g in (p for p in groups[t] if p in ghosts):
-                for u in (u for u in live if u != t):
-                    for r in (p for p in groups[u] if p not in ghosts):
-                        here = tuple(r if p == g else p for p in groups[t])
-                        there = tuple(g if p == r else p for p in groups[u])
-                        trial = list(chosen)
-                        trial[t] = context.best(here, aims[t])  # type: ignore[arg-type]
-                        trial[u] = context.best(there, aims[u])  # type: ignore[arg-type]
-                        key = _total([c[0] for c in trial], _moved(aims, [c[1] for c in trial]))
-                        if best is None or key < best[0]:
-                            best = (key, t, here, u, there, trial)
+        for t, g, u, r in _exchanges(live, chosen, groups, ghosts):
+            here = tuple(r if p == g else p for p in groups[t])
+            there = tuple(g if p == r else p for p in groups[u])
+            trial = list(chosen)
+            trial[t] = context.best(here, aims[t])  # type: ignore[arg-type]
+            trial[u] = context.best(there, aims[u])  # type: ignore[arg-type]
+            key = _total([c[0] for c in trial], _moved(aims, [c[1] for c in trial]))
+            if best is None or key < best[0]:
+                best = (key, t, here, u, there, trial)
+                if key[0] < now[0] and not any(key[2:4]) and key[1] == now[1] + 2:
+                    break  # as good as one change can be, but for the text's layout
         if best is None or best[0][0] >= now[0]:
             break  # more ghosts than real players to partner them
         _, t, here, u, there, chosen = best
         groups[t], groups[u] = here, there  # type: ignore[assignment]
     seating = tuple(c[1] for c in chosen)
     return seating, _notes(rules, aims, context, seating)
+
+
+def _exchanges(live: Sequence[int], chosen: Sequence[tuple], groups: Sequence[Seats],
+               ghosts: frozenset[str]) -> Iterator[tuple[int, str, int, str]]:
+    """(table, its ghost, other table, its real player) for every change of a ghost at a
+    table with ghost partners for a real player elsewhere, head table first."""
+    for t in (t for t in live if chosen[t][0][0]):
+        for g in (p for p in groups[t] if p in ghosts):
+            for u in (u for u in live if u != t):
+                for r in (p for p in groups[u] if p not in ghosts):
+                    yield t, g, u, r
 
 
 def _notes(rules: HouseRules, aims: Sequence[_Aim], context: _Context,
