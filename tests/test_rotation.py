@@ -317,3 +317,34 @@ def test_seating_faults_rank_a_ghost_pair_above_everything_else() -> None:
     moved_seat = (good[0], ("p4", "p6", "g1", "g2"))  # player 1 out of her seat
     assert seating_faults(ROTATE, [head, low], ghosts, frozenset(), paired) > \
         seating_faults(ROTATE, [head, low], ghosts, frozenset(), moved_seat) > (0, 0, 0, 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 2**32 - 1))
+def test_rotate_seats_any_ghosts_apart_and_owns_up_to_every_rule_it_gives_way(count, seed) -> None:
+    """Any results, any ghosts (as many as players leaving can make, up to one a team): no two
+    ghosts partner; and where the plan has no notes, everyone has a new partner, sits at the
+    table the scheme sends her and player 1 keeps her seat."""
+    rnd = random.Random(seed)
+    seating = [tuple(rnd.sample(s, 4)) for s in tables(count)]
+    out = [outcome(s, rnd.choice("AB")) for s in seating]
+    ghosts = frozenset(rnd.sample([p for s in seating for p in s], rnd.randint(0, 2 * count)))
+    plan = plan_next_seating(ROTATE, out, ghosts)
+    assert sorted(p for s in plan.seating for p in s) == sorted(p for s in seating for p in s)
+    for s in plan.seating:
+        assert not {s[0], s[2]} <= ghosts and not {s[1], s[3]} <= ghosts
+    was = {p: q for s in seating for p, q in partner_of(s).items()}
+    kept = [f"{p}+{q}" for s in plan.seating for p, q in partner_of(s).items() if was[p] == q]
+    # "los ganadores de la mesa principal pasan a la mesa 2 ...": winners one table on
+    sent = {p: (t + 1) % count if p in o.winners else t
+            for t, o in enumerate(out) for p in o.seats}
+    off = [p for t, s in enumerate(plan.seating) for p in s if sent[p] != t]
+    if not plan.notes:
+        assert kept == [] and off == []
+        for t, o in enumerate(out):
+            staying = o.winners if count == 1 else o.losers  # alone, the winners come first
+            first = next(p for p in o.seats if p in staying)
+            assert plan.seating[t][o.seats.index(first)] == first
+    else:
+        assert off or kept or any("does not keep seat" in n for n in plan.notes)
+        assert len([n for n in plan.notes if "sits at table" in n]) == len(off)
