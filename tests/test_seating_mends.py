@@ -111,8 +111,8 @@ def test_the_console_shows_the_mended_moves_before_the_next_round() -> None:
     assert started.seating == after.next_seats
 
 
-def test_a_late_arrival_undoes_a_compromise_but_leaves_good_seats_alone() -> None:
-    """An arrival never makes seats worse: seats that kept every rule stay as drawn."""
+def test_a_late_arrival_leaves_seats_that_keep_every_rule_alone() -> None:
+    """An arrival never moves anyone for nothing: seats that kept every rule stay as drawn."""
     first, log = rotate_night(6)
     night = first
     for event in log:
@@ -151,3 +151,31 @@ def test_the_consoles_board_shows_the_next_seats_mended_as_soon_as_someone_leave
     started = night.apply(Leave(leaver)).apply(NextRound())
     assert "next_seats" not in console_snapshot(started, name="club", table_count=2,
                                                 online={1, 2})["board"][0]
+
+
+def test_a_late_arrival_undoes_the_compromise_a_leave_forced() -> None:
+    """p2 leaves after round 1 and three ghosts are sent to table 2: one changes tables with a
+    real player, and the record's notes say so. Zoe then arrives at g1's seat: two ghosts are
+    left there, so everyone goes back to the table the rotation sends her and the notes go."""
+    from bunco_pi.rules.night import Player, StartRound, TableEntry
+    from bunco_pi.rules.table_round import Bell, Roll
+
+    players = [Player(f"p{i}", f"P{i}") for i in range(1, 6)] + \
+        [Player(f"g{i}", f"G{i}", True) for i in range(1, 4)]
+    night = Night.start(ROTATE, players, [("p1", "g3", "p3", "p4"), ("g1", "p5", "p2", "g2")])
+    log = [StartRound(), TableEntry(1, Roll((2, 3, 4))), *[TableEntry(1, Roll((1, 1, 1)))] * 7,
+           TableEntry(2, Roll((2, 3, 4))), TableEntry(2, Roll((1, 3, 4))), TableEntry(2, Bell()),
+           CloseRound()]
+    for event in log:
+        night = night.apply(event)
+    text_tables = [{"p1", "p3", "p5", "g2"}, {"g1", "p2", "g3", "p4"}]
+    assert [set(s) for s in night.next_seats] == text_tables
+    left = night.apply(Leave("p2"))
+    assert [set(s) for s in left.next_seats] != text_tables
+    assert any("so that no two ghosts are partners" in n for n in left.history[-1].seating_notes)
+    arrived = left.apply(Arrive("g1", "Zoe"))
+    assert [set(s) for s in arrived.next_seats] == text_tables
+    assert arrived.history[-1].seating_notes == ()
+    assert ghost_pairs(arrived.next_seats, arrived.ghosts) == []
+    log += [Leave("p2"), Arrive("g1", "Zoe"), NextRound()]
+    assert audit_record(build_record(arrived.apply(NextRound()), log), ROTATE) == []
