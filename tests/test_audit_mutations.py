@@ -26,8 +26,8 @@ from bunco_pi.rules.night import (
     StartRound,
     TableEntry,
 )
-from bunco_pi.rules.record import build_record
-from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally
+from bunco_pi.rules.record import build_record, replay
+from bunco_pi.rules.table_round import Bell, Pass, Roll, RuleViolation, Tally
 from bunco_pi.sim.players import simulate_night
 
 BASES = {"classic": (12, 5), "core": (10, 7), "rotate": (10, 3), "individual": (9, 2)}
@@ -531,20 +531,28 @@ def insert_event(record: dict, at: int, event: list) -> None:
 
 @pytest.mark.parametrize("name", list(BASES))
 @pytest.mark.parametrize("kind", ["start", "close", "next", "prizes"])
-def test_a_duplicated_event_is_named_as_a_duplicate_and_nothing_else_is_blamed(name, kind) -> None:
-    """The engine refuses to replay a log with any of these repeated; the audit names the
-    repeat, and only the repeat."""
+def test_a_duplicated_event_is_named_as_a_duplicate_and_nothing_else_is_blamed(
+        name, kind, tmp_path, capsys) -> None:
+    """The engine refuses to replay a log with any of these repeated; `bunco-pi audit` names
+    the repeat, and only the repeat, on one line."""
+    from bunco_pi.cli import main
+
     record = good(name)
     log = record["log"]
     places = [i for i, e in enumerate(log) if e[0] == kind]
     first = places[len(places) // 2]
     insert_event(record, first + 1, list(log[first]))
-    problems = audit_record(record, preset(name))
+    with pytest.raises(RuleViolation):  # the engine will not replay it
+        replay(record, preset(name))
+    path = tmp_path / "night.json"
+    path.write_text(json.dumps(record))
+    assert main(["audit", str(path)]) == 1
+    problems = capsys.readouterr().out.splitlines()
+    assert problems[-1] == f"{path}: 1 problem against the {name} rules"
     did = {"start": "started this round", "close": "closed this round",
            "next": "went on from this round", "prizes": "settled the prizes"}[kind]
-    assert problems == [f"log entry {first + 1}: a duplicate '{kind}': log entry {first} "
-                        f"already {did} ({problems[0].rsplit('(', 1)[-1]}"], problems
-    assert "\n" not in problems[0]
+    assert problems[:-1] == [f"log entry {first + 1}: a duplicate '{kind}': log entry {first} "
+                             f"already {did} ({problems[0].rsplit('(', 1)[-1]}"], problems
 
 
 def test_a_duplicated_next_into_the_break_is_a_duplicate_not_a_round_during_the_break() -> None:
