@@ -137,14 +137,18 @@ def test_changing_a_seat_in_the_next_round_is_caught(record) -> None:
     nxt = record["rounds"][9]["tables"]
     nxt[0]["seats"][1], nxt[2]["seats"][3] = nxt[2]["seats"][3], nxt[0]["seats"][1]
     problems = audit_record(record, RULES)
-    only(problems, "set 2 round 3: next seating", "is not the rotation's")
-    only(problems, "set 2 round 4 table 1: seats", "the rotation gives")
+    only(problems, "set 2 round 3: moves", "do not lead to the seats of the next round")
+    # 000: the head's winners stay, its losers go down one: swapped across tables, both wrong
+    mover = nxt[0]["seats"][1]
+    only(problems, f"set 2 round 3: {mover} sits at table 1, the rules send her to table",
+         '"The winning team stays at the "Head" table.')
 
 
 def test_swapping_two_seats_at_one_table_is_caught(record) -> None:
     seats = record["rounds"][6]["tables"][1]["seats"]
     seats[0], seats[1] = seats[1], seats[0]
-    only(audit_record(record, RULES), "set 1 round 6: next seating", "is not the rotation's")
+    only(audit_record(record, RULES), "set 1 round 6: moves",
+         "do not lead to the seats of the next round")
 
 
 def test_partners_not_split_is_caught(record) -> None:
@@ -155,7 +159,9 @@ def test_partners_not_split_is_caught(record) -> None:
     j = (i + 2) % 4
     nxt[nxt.index(w2)], nxt[j] = nxt[j], w2
     problems = audit_record(record, RULES)
-    only(problems, "set 1 round 1", "were not split")
+    only(problems, f"after set 1 round 1: table 1: {min(w1, w2)} and {max(w1, w2)} are partners "
+         "again",
+         "Do not stay with your partner")
 
 
 def test_a_player_seated_twice_is_caught(record) -> None:

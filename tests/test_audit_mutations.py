@@ -26,8 +26,8 @@ from bunco_pi.rules.night import (
     StartRound,
     TableEntry,
 )
-from bunco_pi.rules.record import build_record
-from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally
+from bunco_pi.rules.record import build_record, replay
+from bunco_pi.rules.table_round import Bell, Pass, Roll, RuleViolation, Tally
 from bunco_pi.sim.players import simulate_night
 
 BASES = {"classic": (12, 5), "core": (10, 7), "rotate": (10, 3), "individual": (9, 2)}
@@ -93,14 +93,15 @@ def test_a_seat() -> None:
     record = good("classic")
     tables = record["rounds"][9]["tables"]
     tables[0]["seats"][1], tables[2]["seats"][3] = tables[2]["seats"][3], tables[0]["seats"][1]
-    caught(record, "classic", "set 2 round 4 table 1: seats", "the rotation gives")
+    caught(record, "classic", "set 2 round 3: moves", "do not lead to the seats")
+    caught(record, "classic", "set 2 round 3:", "sits at table", "the rules send her to table")
 
 
 def test_a_move_of_the_last_round() -> None:
     record = good("classic")
     move = record["rounds"][-1]["moves"][0]
     move["to_seat"] = move["to_seat"] % 4 + 1
-    caught(record, "classic", "set 4 round 6: moves", "are not the rotation's")
+    caught(record, "classic", "set 4 round 6: the move", "is not one move of a player")
 
 
 def test_a_turn_out_of_order() -> None:
@@ -417,8 +418,8 @@ def test_a_sitting_out_tables_players_moved() -> None:
     for move in record["rounds"][0]["moves"]:
         if move["from_table"] == 3:
             move["to_seat"] = 5 - move["to_seat"]
-    held_caught(record, "no-result", "set 1 round 1: moves", "are not the rotation's")
-    held_caught(record, "no-result", "set 1 round 2 table 3: seats", "the rotation gives")
+    held_caught(record, "no-result", "set 1 round 1 table 3: had no result, but its four did "
+                "not keep their seats")
 
 
 def test_a_held_close_where_every_table_had_finished() -> None:
@@ -513,3 +514,204 @@ def test_a_held_close_counts_towards_the_break() -> None:
     record["log"][closes[11]] = ["close-held"]
     problems = caught(record, "classic", "set 2 round 6", "every table had finished")
     assert not [p for p in audit_record(record, preset("classic")) if "break" in p], problems
+
+
+# --- the log's order: duplicated events ----------------------------------------------------------
+
+
+def insert_event(record: dict, at: int, event: list) -> None:
+    """Put ``event`` into the log at position ``at``, keeping the rolls' log positions true."""
+    record["log"].insert(at, event)
+    for rnd in record["rounds"]:
+        for t in rnd["tables"]:
+            for roll in t["rolls"]:
+                if roll["at"] >= at:
+                    roll["at"] += 1
+
+
+@pytest.mark.parametrize("name", list(BASES))
+@pytest.mark.parametrize("kind", ["start", "close", "next", "prizes"])
+def test_a_duplicated_event_is_named_as_a_duplicate_and_nothing_else_is_blamed(
+        name, kind, tmp_path, capsys) -> None:
+    """The engine refuses to replay a log with any of these repeated; `bunco-pi audit` names
+    the repeat, and only the repeat, on one line."""
+    from bunco_pi.cli import main
+
+    record = good(name)
+    log = record["log"]
+    places = [i for i, e in enumerate(log) if e[0] == kind]
+    first = places[len(places) // 2]
+    insert_event(record, first + 1, list(log[first]))
+    with pytest.raises(RuleViolation):  # the engine will not replay it
+        replay(record, preset(name))
+    path = tmp_path / "night.json"
+    path.write_text(json.dumps(record))
+    assert main(["audit", str(path)]) == 1
+    problems = capsys.readouterr().out.splitlines()
+    assert problems[-1] == f"{path}: 1 problem against the {name} rules"
+    did = {"start": "started this round", "close": "closed this round",
+           "next": "went on from this round", "prizes": "settled the prizes"}[kind]
+    assert problems[:-1] == [f"log entry {first + 1}: a duplicate '{kind}': log entry {first} "
+                             f"already {did} ({problems[0].rsplit('(', 1)[-1]}"], problems
+
+
+def test_a_duplicated_next_into_the_break_is_a_duplicate_not_a_round_during_the_break() -> None:
+    """The message was "a round started during the break" before the audit read the order."""
+    record = good("classic")
+    nexts = [i for i, e in enumerate(record["log"]) if e == ["next"]]
+    insert_event(record, nexts[11] + 1, ["next"])  # the 12th next goes into the break
+    problems = audit_record(record, preset("classic"))
+    assert len(problems) == 1 and "a duplicate 'next'" in problems[0] and \
+        "set 2 round 6" in problems[0]
+
+
+def test_a_table_entry_between_rounds() -> None:
+    record = good("core")
+    at = record["log"].index(["next"])
+    insert_event(record, at, ["roll", 2, [1, 1, 1]])
+    caught(record, "core", f"log entry {at}: a 'roll' for table 2 after a round closed")
+
+
+# --- seating: what the texts state of it ---------------------------------------------------------
+
+
+def _losers_with_a_ghost(record: dict) -> tuple[int, dict, list[str]]:
+    """A round (not the last) with a table whose losers, who stay under rotate, are a ghost
+    and a real player: (round index, that table, its losers in seat order)."""
+    ghosts = {p["id"] for p in record["players"] if p["ghost"]}
+    for r, rnd in enumerate(record["rounds"][:-1]):
+        for t in rnd["tables"]:
+            losers = [p for p in t["seats"] if p in t["losers"]]
+            if len(set(losers) & ghosts) == 1:
+                return r, t, losers
+    raise AssertionError("no losing team with one ghost")
+
+
+def _reseat(record: dict, r: int, table: int, seats: list[str]) -> None:
+    """Seat table ``table`` of round ``r + 1`` so, and round ``r``'s moves with it."""
+    index = record["rounds"][r + 1]["tables"].index(
+        next(t for t in record["rounds"][r + 1]["tables"] if t["table"] == table))
+    record["rounds"][r + 1]["tables"][index]["seats"] = seats
+    for m in record["rounds"][r]["moves"]:
+        if m["player"] in seats:
+            m["to_table"], m["to_seat"] = table, seats.index(m["player"]) + 1
+
+
+def test_a_real_player_kept_with_her_ghost_partner_under_rotate() -> None:
+    """003: "... por lo que las parejas cambian después de cada ronda": a ghost's partner too
+    (the audit used to skip any repeated pair with a ghost in it)."""
+    record = good("rotate")
+    r, t, (first, second) = _losers_with_a_ghost(record)
+    nxt = next(x for x in record["rounds"][r + 1]["tables"] if x["table"] == t["table"])
+    seats = list(nxt["seats"])
+    s = seats.index(first)
+    across = seats[(s + 2) % 4]
+    seats[seats.index(second)], seats[(s + 2) % 4] = across, second
+    _reseat(record, r, t["table"], seats)
+    where = f"set {record['rounds'][r]['set']} round {record['rounds'][r]['round']}"
+    caught(record, "rotate", f"after {where}: table {t['table']}: {min(first, second)} and "
+           f"{max(first, second)} are partners again", "las parejas cambian")
+
+
+def test_the_stay_put_player_moved_under_rotate() -> None:
+    """003: "el jugador 1 se queda en su sitio y el jugador 3 se traslada al asiento del
+    jugador 2": the table turned two seats round keeps every partner new, but player 1 is not
+    in her seat."""
+    record = good("rotate")
+    r, t, (first, _) = _losers_with_a_ghost(record)
+    nxt = next(x for x in record["rounds"][r + 1]["tables"] if x["table"] == t["table"])
+    seats = nxt["seats"][2:] + nxt["seats"][:2]
+    _reseat(record, r, t["table"], seats)
+    where = f"set {record['rounds'][r]['set']} round {record['rounds'][r]['round']}"
+    caught(record, "rotate", f"after {where}: {first} stays at table {t['table']} but not in "
+           "her seat", "el jugador 1 se queda en su sitio")
+
+
+def test_a_breach_of_a_rule_the_record_does_not_own_up_to() -> None:
+    """Three ghosts sent to one table: one changes tables, and the record says so; the same
+    record without its seating note is told off."""
+    players = [Player(f"p{i}", f"P{i}") for i in range(1, 6)] + \
+        [Player(f"g{i}", f"G{i}", True) for i in range(1, 4)]
+    rules = preset("rotate")
+    night = Night.start(rules, players, [("p1", "g3", "p3", "p4"), ("g1", "p5", "p2", "g2")])
+    log = []
+    head_bunco = TableEntry(1, Roll((1, 1, 1)))  # 3 points under rotate: seven make 21
+    for event in (StartRound(), TableEntry(1, Roll((2, 3, 4))), *[head_bunco] * 7,
+                  TableEntry(2, Roll((2, 3, 4))), TableEntry(2, Roll((1, 3, 4))),
+                  TableEntry(2, Bell()), CloseRound(), Leave("p2")):
+        night = night.apply(event)
+        log.append(event)
+    # the head's winners g3 and p4 go to table 2, where g1 and p2 lost and stay; p2 leaves
+    assert night.history[0].tables[0].winners == ("g3", "p4")
+    assert night.history[0].tables[1].losers == ("g1", "p2")
+    record = json.loads(json.dumps(build_record(night, log)))
+    notes = record["rounds"][0]["seating_notes"]
+    assert any("so that no two ghosts are partners" in n for n in notes), notes
+    assert audit_record(record, rules) == []
+    del record["rounds"][0]["seating_notes"]
+    caught(record, "rotate", "after set 1 round 1: the seating breaks", "does not say so")
+
+
+def test_seats_after_a_leave_are_checked_with_the_ghosts_of_the_next_round() -> None:
+    """A leave after the round closed: the seats the rotation drew had the leaver beside a
+    ghost; seats that pair the two ghosts are caught (the audit used to check the ghosts as
+    they were before the leave)."""
+    record = good("rotate")
+    ghosts = {p["id"] for p in record["players"] if p["ghost"]}
+    r = 4
+    nxt = record["rounds"][r + 1]["tables"]
+    t = next(x for x in nxt if set(x["seats"]) & ghosts)
+    g = next(p for p in t["seats"] if p in ghosts)
+    mate = t["seats"][(t["seats"].index(g) + 2) % 4]
+    # make the partner of that ghost leave right after round r closed
+    closes = [i for i, e in enumerate(record["log"]) if e == ["close"]]
+    insert_event(record, closes[r] + 1, ["leave", mate])
+    next(p for p in record["players"] if p["id"] == mate)["ghost"] = True
+    problems = audit_record(record, preset("rotate"))
+    where = f"after set {record['rounds'][r]['set']} round {record['rounds'][r]['round']}"
+    assert any(where in p and f"seats ghosts {min(g, mate)}" in p or
+               where in p and f"ghosts {g} and {mate}" in p or
+               where in p and f"ghosts {mate} and {g}" in p for p in problems), problems
+
+
+# --- a bunco at a held "no-result" table ---------------------------------------------------------
+
+
+def _no_result_bunco() -> tuple[dict, object]:
+    """Classic under "no-result": table 3 rolls a bunco (p9), then its box dies and the host
+    holds the bell."""
+    rules = _held_rules("no-result")
+    players = [Player(f"p{i}", f"P{i}") for i in range(1, 13)]
+    night = Night.start(rules, players, [tuple(f"p{i}" for i in range(t, t + 4))
+                                         for t in (1, 5, 9)])
+    log = []
+    for event in (StartRound(), TableEntry(3, Roll((1, 1, 1))), TableEntry(2, Roll((2, 3, 4))),
+                  TableEntry(1, Roll((1, 1, 1))), TableEntry(2, Bell()), CloseHeldRound()):
+        night = night.apply(event)
+        log.append(event)
+    return json.loads(json.dumps(build_record(night, log))), rules
+
+
+def test_a_bunco_at_a_no_result_table_moves_the_traveler_and_marks_no_card() -> None:
+    """000: "the fuzzy die is passed from player to player as BUNCO'S are rolled" and "give
+    yourself ... one BUNCO point on the bottom of your score sheet after your turn is
+    finished": the die went to p9 when she rolled; her turn never finished, and nothing of a
+    "no-result" table's round counts, so her card shows no bunco. The head table's later
+    bunco (p1) takes the traveler from her."""
+    record, rules = _no_result_bunco()
+    table = record["rounds"][0]["tables"][2]
+    assert table["held"] == "no-result" and table["rolls"][0]["bunco"]
+    assert record["cards"]["p9"]["buncos"] == 0 and record["cards"]["p1"]["buncos"] == 1
+    assert record["traveler"] == "p1"
+    assert audit_record(record, rules) == []
+    record["cards"]["p9"]["buncos"] = 1
+    assert any("p9: card says buncos 1, rolls say 0" in p for p in audit_record(record, rules))
+
+
+def test_the_traveler_stays_with_a_no_result_tables_bunco_when_nobody_rolls_another() -> None:
+    record, rules = _no_result_bunco()
+    # without the head's bunco (its roll a plain one instead), p9 holds the die
+    record["log"] = [["roll", 1, [1, 2, 3]] if e == ["roll", 1, [1, 1, 1]] else e
+                     for e in record["log"]]
+    problems = audit_record(record, rules)
+    assert any("traveler is p1, the last trigger was by p9" in p for p in problems), problems

@@ -447,6 +447,16 @@ def test_leaving_asks_first_and_the_host_can_take_it_back_before_it_is_sent(nigh
     night.wait(lambda: _ann(night)["ghost"], "Ann left")
     shoot(browser, "host", PHONE)
     shoot(browser, "host", LAPTOP)
+    # the board shows where the next round seats everyone, Ann's seat already a ghost's
+    board = night.snapshot()["board"]
+    assert any(s["name"] == "Ann" and s["ghost"] for t in board for s in t["next_seats"])
+    browser.get(night.base + "/#board")
+    for t in board:
+        shown = "Next round: " + ", ".join(f"{i + 1}. {s['name']}" + (" (ghost)" if s["ghost"]
+                                                                      else "")
+                                            for i, s in enumerate(t["next_seats"]))
+        wait_page(browser, lambda t=t, shown=shown: text_of(
+            browser, f"#table-{t['table']} .next") == shown, f"table {t['table']}'s next seats")
     standings = {r["name"] for r in night.snapshot()["standings"]}
     assert {"Ivy", "Ann"} <= standings  # Ivy's card starts now; Ann keeps hers
 

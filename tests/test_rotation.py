@@ -7,7 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bunco_pi.rules.house import parse_rules, preset, preset_text
-from bunco_pi.rules.rotation import Move, TableOutcome, initial_seating, next_seating
+from bunco_pi.rules.rotation import (
+    Move,
+    TableOutcome,
+    initial_seating,
+    next_seating,
+    plan_next_seating,
+    seating_faults,
+)
 
 CLASSIC = preset("classic")
 CORE = preset("core")
@@ -198,3 +205,146 @@ def test_individual_seating_is_a_permutation_moving_one_player_per_group(count: 
     for t, (before, after) in enumerate(zip(seating, new, strict=True)):
         assert sum(a != b for a, b in zip(before, after, strict=True)) == (1 if count > 1 else 0)
         assert out[(t - 1) % count].losers[0] in after
+
+
+# --- 003: partners change every round, ghosts never partner, player 1 keeps her seat ----------
+# The checks below are the texts' own statements, made on the seats the engine chose (not a
+# second run of its method).
+
+SENTENCE_PARTNERS = ("El Bunco se juega por individuos, no por equipos, por lo que las parejas "
+                     "cambian después de cada ronda.")
+SENTENCE_SEAT = ("el jugador 1 se queda en su sitio y el jugador 3 se traslada al asiento del "
+                 "jugador 2")
+SENTENCE_GHOST = "El jugador con el fantasma por compañero tira por el fantasma"
+
+
+def partner_of(seats) -> dict[str, str]:
+    return {p: seats[(s + 2) % 4] for s, p in enumerate(seats)}
+
+
+def rotate_seating_faults(before, after, ghosts) -> list[str]:
+    """What the three sentences forbid, seen in the seats of two rounds in a row."""
+    faults = []
+    was = {p: q for t in before for p, q in partner_of(t.seats).items()}
+    for t_before, t_after in zip(before, after, strict=True):
+        for p, q in partner_of(t_after.seats).items():
+            if was[p] == q:  # SENTENCE_PARTNERS, ghosts' partners included
+                faults.append(f"{p} keeps {q}")
+            if p in ghosts and q in ghosts:  # SENTENCE_GHOST
+                faults.append(f"ghosts {p} and {q}")
+        # SENTENCE_SEAT: the losers stay; the first of them (seat order) keeps her seat, the
+        # other moves into the seat after hers
+        first, second = [p for p in t_before.seats if p in t_before.losers]
+        seat = t_before.seats.index(first)
+        if t_after.seats[seat] != first or t_after.seats[(seat + 1) % 4] != second:
+            faults.append(f"table {t_after.table}: {first} / {second} not in seats "
+                          f"{seat + 1} / {(seat + 1) % 4 + 1}")
+    return faults
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("players", [5, 6, 9, 10, 13, 14])
+def test_rotate_nights_with_every_ghost_pattern_keep_the_three_sentences(players) -> None:
+    """003: "El Bunco se juega por individuos, no por equipos, por lo que las parejas cambian
+    después de cada ronda."; "(el jugador 1 se queda en su sitio y el jugador 3 se traslada al
+    asiento del jugador 2…)"; "El jugador con el fantasma por compañero tira por el fantasma".
+    5, 9, 13 players leave three ghosts; 6, 10, 14 leave two. 20 nights each."""
+    from bunco_pi.sim.players import simulate_night
+
+    checked = 0
+    for seed in range(20):
+        night = simulate_night(ROTATE, players, seed).night
+        ghosts = night.ghosts
+        assert len(ghosts) == -players % 4
+        history = night.history
+        assert all(not r.seating_notes for r in history), (seed, history)
+        for before, after in zip(history, history[1:], strict=False):
+            assert rotate_seating_faults(before.tables, after.tables, ghosts) == [], \
+                (players, seed, before.set, before.round)
+            checked += 1
+    assert checked == 20 * 23
+
+
+def test_rotate_5_players_seed_113_set_2_round_6_gives_everyone_a_new_partner() -> None:
+    """The night that showed the bug: `bunco-pi sim --rules rotate --players 5 --seed 113`.
+    Going into set 2 round 6, the step that kept two ghosts apart swapped two seats and put
+    last round's partners back together."""
+    from bunco_pi.sim.players import simulate_night
+
+    night = simulate_night(ROTATE, 5, 113).night
+    rounds = {(r.set, r.round): r for r in night.history}
+    before, after = rounds[(2, 5)], rounds[(2, 6)]
+    assert rotate_seating_faults(before.tables, after.tables, night.ghosts) == []
+    assert len(night.ghosts) == 3
+
+
+def test_rotate_winners_bringing_a_ghost_to_a_staying_ghost_are_seated_across_the_other_way(
+        ) -> None:
+    """Losers (ghost g1 and p6) stay at table 2; the head's winners (g2 and p4) arrive. The
+    text's layout would make g1 and g2 partners: p4 takes the seat across from g1 instead, and
+    nobody keeps a partner."""
+    head = TableOutcome(("p1", "g2", "p3", "p4"), winners=("g2", "p4"), losers=("p1", "p3"))
+    low = TableOutcome(("g1", "p5", "p6", "p7"), winners=("p5", "p7"), losers=("g1", "p6"))
+    plan = plan_next_seating(ROTATE, [head, low], frozenset({"g1", "g2"}))
+    assert plan.seating[1] == ("g1", "p6", "p4", "g2") and plan.notes == ()
+    assert plan.seating[0] == ("p1", "p3", "p5", "p7")
+
+
+def test_three_ghosts_sent_to_one_table_one_changes_tables_and_the_record_says_why() -> None:
+    """Priority 1 (no two ghosts partners) over priority 2 (tables as the scheme sends): the
+    losers at table 2 are two ghosts (their players left) and the winners arriving bring a
+    third. One ghost changes tables with a real player, and the plan's notes say so."""
+    head = TableOutcome(("p1", "g3", "p3", "p4"), winners=("g3", "p4"), losers=("p1", "p3"))
+    low = TableOutcome(("g1", "p5", "g2", "p7"), winners=("p5", "p7"), losers=("g1", "g2"))
+    ghosts = frozenset({"g1", "g2", "g3"})
+    plan = plan_next_seating(ROTATE, [head, low], ghosts)
+    for seats in plan.seating:
+        assert not {seats[0], seats[2]} <= ghosts and not {seats[1], seats[3]} <= ghosts
+    assert len(plan.notes) == 2 and all("so that no two ghosts are partners" in n
+                                        for n in plan.notes)
+    # everyone still has a new partner
+    was = {**partner_of(head.seats), **partner_of(low.seats)}
+    assert all(was[p] != q for s in plan.seating for p, q in partner_of(s).items())
+
+
+def test_seating_faults_rank_a_ghost_pair_above_everything_else() -> None:
+    head = TableOutcome(("p1", "g2", "p3", "p4"), winners=("g2", "p4"), losers=("p1", "p3"))
+    low = TableOutcome(("g1", "p5", "p6", "p7"), winners=("p5", "p7"), losers=("g1", "p6"))
+    ghosts = frozenset({"g1", "g2"})
+    good = plan_next_seating(ROTATE, [head, low], ghosts).seating
+    assert seating_faults(ROTATE, [head, low], ghosts, frozenset(), good)[:4] == (0, 0, 0, 0)
+    paired = (good[0], ("g1", "p6", "g2", "p4"))  # the text's layout: the ghosts partner
+    moved_seat = (good[0], ("p4", "p6", "g1", "g2"))  # player 1 out of her seat
+    assert seating_faults(ROTATE, [head, low], ghosts, frozenset(), paired) > \
+        seating_faults(ROTATE, [head, low], ghosts, frozenset(), moved_seat) > (0, 0, 0, 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 2**32 - 1))
+def test_rotate_seats_any_ghosts_apart_and_owns_up_to_every_rule_it_gives_way(count, seed) -> None:
+    """Any results, any ghosts (as many as players leaving can make, up to one a team): no two
+    ghosts partner; and where the plan has no notes, everyone has a new partner, sits at the
+    table the scheme sends her and player 1 keeps her seat."""
+    rnd = random.Random(seed)
+    seating = [tuple(rnd.sample(s, 4)) for s in tables(count)]
+    out = [outcome(s, rnd.choice("AB")) for s in seating]
+    ghosts = frozenset(rnd.sample([p for s in seating for p in s], rnd.randint(0, 2 * count)))
+    plan = plan_next_seating(ROTATE, out, ghosts)
+    assert sorted(p for s in plan.seating for p in s) == sorted(p for s in seating for p in s)
+    for s in plan.seating:
+        assert not {s[0], s[2]} <= ghosts and not {s[1], s[3]} <= ghosts
+    was = {p: q for s in seating for p, q in partner_of(s).items()}
+    kept = [f"{p}+{q}" for s in plan.seating for p, q in partner_of(s).items() if was[p] == q]
+    # "los ganadores de la mesa principal pasan a la mesa 2 ...": winners one table on
+    sent = {p: (t + 1) % count if p in o.winners else t
+            for t, o in enumerate(out) for p in o.seats}
+    off = [p for t, s in enumerate(plan.seating) for p in s if sent[p] != t]
+    if not plan.notes:
+        assert kept == [] and off == []
+        for t, o in enumerate(out):
+            staying = o.winners if count == 1 else o.losers  # alone, the winners come first
+            first = next(p for p in o.seats if p in staying)
+            assert plan.seating[t][o.seats.index(first)] == first
+    else:
+        assert off or kept or any("does not keep seat" in n for n in plan.notes)
+        assert len([n for n in plan.notes if "sits at table" in n]) == len(off)

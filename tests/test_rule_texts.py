@@ -69,7 +69,8 @@ def test_rotate_a_drawn_ghost_pair_is_split_at_the_start_even_three_ghosts_at_on
 
 def test_rotate_winners_arriving_beside_a_staying_ghost_are_seated_so_the_ghosts_oppose() -> None:
     """003: "El jugador con el fantasma por compañero tira por el fantasma": losers stay, the
-    winners arrive, and if that would make two ghosts partners the later ghost moves one chair."""
+    winners arrive, and if that would make two ghosts partners they sit the other way round
+    (the arriving ghost beside the staying one), so partners still all change."""
     rules = preset("rotate")
     head = TableOutcome(("p1", "g2", "p3", "p4"), winners=("g2", "p4"), losers=("p1", "p3"))
     low = TableOutcome(("g1", "p5", "p6", "p7"), winners=("p5", "p7"), losers=("g1", "p6"))

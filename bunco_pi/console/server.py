@@ -195,6 +195,7 @@ class ConsoleServer:
         r.add_get("/host/night.json", self._download_record)
         r.add_get("/host/cards.csv", self._download_cards_csv)
         r.add_get("/host/cards.html", self._download_cards_html)
+        r.add_get("/host/audit.txt", self._download_audit)
         r.add_get("/season", self._season_page)
         r.add_get("/season.csv", self._season_csv)
         r.add_get("/season.svg", self._season_svg)
@@ -453,6 +454,21 @@ class ConsoleServer:
         if isinstance(record, web.Response):
             return record
         return web.Response(text=cards_html(record), content_type="text/html")
+
+    async def _download_audit(self, request: web.Request) -> web.Response:
+        """The audit's verdict on the night record as it stands (bunco-pi audit's text)."""
+        record = await self._record(request)
+        if isinstance(record, web.Response):
+            return record
+        from bunco_pi.rules.audit import Verdict, audit_record
+
+        assert self.bridge is not None
+        rules = self.bridge.service.coordinator.rules  # immutable, set when the head started
+        name = f"{record_name(self)}.json"
+        problems = await asyncio.to_thread(audit_record, record, rules)
+        verdict = Verdict(name, rules.name, tuple(problems))
+        return web.Response(text=verdict.text(), content_type="text/plain",
+                            headers=_attachment(f"{record_name(self)}-audit.txt"))
 
     # --- the season ---------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, Night, Player
+from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, RESULTS, Night, Player
 from bunco_pi.rules.prizes import PrizeAward, award_prizes
 
 PREVIEW_SEED = 0  # the "if the night ended now" prizes break ties the same way every time
@@ -48,6 +48,10 @@ def board(night: Night, online: set[int]) -> list[dict[str, Any]]:
         elif night.history:
             last = night.history[-1].tables[index]
             row["last_score"] = list(last.team_scores)
+        if night.phase == RESULTS and index < len(night.next_seats):
+            # where the next round seats them: mended at once if someone leaves or arrives
+            row["next_seats"] = [{"id": p, "name": names[p], "ghost": p in ghosts}
+                                 for p in night.next_seats[index]]
         tables.append(row)
     return tables
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bunco_pi.rules.cards import ScoreCard, add_round, credited_player
 from bunco_pi.rules.house import HouseRules
@@ -24,7 +24,9 @@ from bunco_pi.rules.rotation import (
     Seats,
     TableOutcome,
     give_ghosts_real_partners,
-    next_seating,
+    plan_next_seating,
+    seating_faults,
+    seating_notes,
 )
 from bunco_pi.rules.table_round import (
     Entry,
@@ -144,6 +146,9 @@ class RoundRecord:
     target: int
     tables: tuple[TableRecord, ...]
     moves: tuple[Move, ...]
+    # each rule of the text the next round's seats could not keep, by the seating priority
+    # (docs/house-rules.md, *Seating*); empty when they keep every one
+    seating_notes: tuple[str, ...] = ()
 
 
 _STATE = (
@@ -405,10 +410,11 @@ class Night:
                 winners=winners, losers=losers, rolloff_sessions=rolloffs,
                 ended_round=t.ended_round, held=held,
             ))
-        seating, moves = next_seating(self.rules, outcomes, self.ghosts,
-                                      sitting_out=frozenset(sitting_out))
+        plan = plan_next_seating(self.rules, outcomes, self.ghosts,
+                                 sitting_out=frozenset(sitting_out))
         record = RoundRecord(self.set_number, self.round_number, self.target, tuple(records),
-                             moves)
+                             plan.moves, plan.notes)
+        seating = plan.seating
         return self._with(phase=RESULTS, cards=cards, history=self.history + (record,),
                        next_seats=seating)
 
@@ -472,7 +478,7 @@ def _arrive(night: Night, event: Arrive) -> Night:
     if old.id in night.cards:  # whoever left this seat keeps her card: never overwrite it
         raise RuleViolation(f"{old.name} left that seat; seat a late arrival at a ghost's seat")
     players = tuple(Player(p.id, name) if p.id == old.id else p for p in night.players)
-    return night._with(players=players, cards={**night.cards, old.id: ScoreCard()})
+    return _mend_seating(night._with(players=players, cards={**night.cards, old.id: ScoreCard()}))
 
 
 def _leave(night: Night, event: Leave) -> Night:
@@ -481,7 +487,36 @@ def _leave(night: Night, event: Leave) -> Night:
     if old.ghost:
         raise RuleViolation(f"{event.player} is already a ghost")
     players = tuple(Player(p.id, p.name, True) if p.id == old.id else p for p in night.players)
-    return night._with(players=players)
+    return _mend_seating(night._with(players=players))
+
+
+def _mend_seating(night: Night) -> Night:
+    """After an arrival or a leaving between rounds, the seats already drawn for the next round
+    checked again with the ghosts as they are now, and drawn again from the last round's results
+    where that keeps more of the rules (say, two ghosts would now be partners). The last round's
+    moves are the mended ones, so the tables and the console show where everyone goes."""
+    drawn = night.next_seats if night.phase == RESULTS else night.seating
+    ghosts = night.ghosts
+    if not night.history:  # before the first round: the draw, mended as at the start
+        if night.rules.ghost.real_partner and night.rules.team_play:
+            return night._with(seating=give_ghosts_real_partners(drawn, ghosts))
+        return night
+    last = night.history[-1]
+    outcomes = [TableOutcome(t.seats, t.winners, t.losers) for t in last.tables]
+    sitting_out = frozenset(i for i, t in enumerate(last.tables) if t.held and not t.winners)
+    plan = plan_next_seating(night.rules, outcomes, ghosts, sitting_out)
+    # the last of the priorities is only the text's layout: that alone redraws nothing
+    kept = seating_faults(night.rules, outcomes, ghosts, sitting_out, drawn)[:4]
+    if plan.seating == drawn or kept <= seating_faults(night.rules, outcomes, ghosts,
+                                                       sitting_out, plan.seating)[:4]:
+        # the seats stay; what they break may not (a ghost more, or one fewer)
+        notes = seating_notes(night.rules, outcomes, ghosts, sitting_out, drawn)
+        return night._with(history=night.history[:-1] + (replace(last, seating_notes=notes),))
+    history = night.history[:-1] + (replace(last, moves=plan.moves,
+                                            seating_notes=plan.notes),)
+    if night.phase == RESULTS:
+        return night._with(next_seats=plan.seating, history=history)
+    return night._with(seating=plan.seating, history=history)
 
 
 def _end_night(night: Night, event: EndNight) -> Night:

@@ -167,6 +167,7 @@ def _build_record(night: Night, log: Sequence[NightEvent], *, seed: int | None,
                  "to_seat": m.to_seat}
                 for m in r.moves
             ],
+            **({"seating_notes": list(r.seating_notes)} if r.seating_notes else {}),
         })
     return {
         "format": FORMAT,

@@ -47,7 +47,8 @@ function renderBoard() {
     const score = t.last_score && snap.phase !== "playing" && snap.phase !== "finishing" ? t.last_score : t.score;
     tables.append(el("div", {class: "table" + (t.waiting ? " waiting" : "") + (t.online ? "" : " offline"), id: `table-${t.table}`},
       el("h2", {}, t.table === 1 ? "Head table" : `Table ${t.table}`, el("span", {}, ...tags)),
-      el("div", {class: "score", "data-score": score.join("-")}, `${score[0]} – ${score[1]}`), seats));
+      el("div", {class: "score", "data-score": score.join("-")}, `${score[0]} – ${score[1]}`), seats,
+      ...(t.next_seats ? [el("p", {class: "next"}, "Next round: " + t.next_seats.map((s, i) => `${i + 1}. ${s.name}${s.ghost ? " (ghost)" : ""}`).join(", "))] : [])));
   }
   if (!snap.board.length && snap.phase === "lobby") {
     for (let n = 1; n <= snap.tables; n++) {
