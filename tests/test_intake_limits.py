@@ -9,6 +9,7 @@ for each message it dropped for it), twenty such messages stopped the head for t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import time
@@ -141,10 +142,8 @@ def test_a_message_over_the_brokers_limit_costs_only_its_sender(night):
     deadline = time.monotonic() + 5
     dropped = False
     while not dropped and time.monotonic() < deadline:
-        try:
+        with contextlib.suppress(queue.Empty):
             dropped = isinstance(attacker.inbox.get(timeout=0.1), Disconnected)
-        except queue.Empty:
-            pass
     assert dropped, "the broker took a packet over its limit"
     got, _ = night.five_ordinary_events_acked()
     assert got == night.seq
