@@ -51,6 +51,9 @@ class HeadIngest:
         self.stats = IngestStats()
         # Per table, the events that came before an earlier seq of theirs, held within bounds.
         self._windows: dict[int, SeqWindow[IncomingEvent]] = {}
+        # Per table, the latest of its entries logged but refused (seq, reason): every ack
+        # carries it, so the box is told (and a box that reconnects is told again).
+        self._refusals: dict[int, tuple[int, str]] = {}
         link.subscribe(topics.all_events())
 
     def publish_all_acks(self) -> None:
@@ -104,6 +107,12 @@ class HeadIngest:
                         len(msg.payload))
         return event, len(msg.payload)
 
+    def refuse(self, table: int, seq: int, reason: str) -> None:
+        """The engine refused ``table``'s committed entry ``seq``: tell its box, in the ack."""
+        if seq >= self._refusals.get(table, (0, ""))[0]:
+            self._refusals[table] = (seq, reason)
+        self._publish_ack(table, self.log.highest(table))
+
     def held(self, table: int) -> tuple[int, int]:
         """How many events of ``table`` are held waiting for a gap, and their bytes."""
         window = self._windows.get(table)
@@ -138,6 +147,9 @@ class HeadIngest:
         if result is not None:
             self.stats.committed += len(result.committed)
             self.stats.duplicates += len(result.duplicates)
+            for ev in result.committed:
+                if ev.rejected is not None:  # the protocol check's refusal (logged above)
+                    self._refusals[ev.table] = (ev.seq, ev.rejected)
         for table, seq in self.log.conflicts(dups):
             log.error("table %d sent seq %d again with a different payload: its outbox was "
                       "renumbered; the new event is NOT counted", table, seq)
@@ -148,4 +160,5 @@ class HeadIngest:
 
     def _publish_ack(self, table: int, seq: int) -> None:
         self.link.publish(self.topics.ack(table),
-                          envelope.message(self.name, ack_payload(seq)), qos=1, retain=True)
+                          envelope.message(self.name, ack_payload(seq, self._refusals.get(table))),
+                          qos=1, retain=True)

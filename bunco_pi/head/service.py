@@ -29,6 +29,7 @@ from bunco_pi.head.coordinator import (
     Note,
     PublishState,
     PublishView,
+    Refused,
     RestoreError,
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
@@ -331,6 +332,9 @@ class HeadService:
             elif isinstance(effect, Buzz):
                 if self.buzz is not None:
                     self.buzz(effect.pattern)
+            elif isinstance(effect, Refused):
+                log.warning("%s", effect.text)  # one line naming the table and the seq
+                self.ingest.refuse(effect.table, effect.seq, effect.reason)
             elif isinstance(effect, Note):
                 log.info("%s", effect.text)
         if self.on_effects is not None:

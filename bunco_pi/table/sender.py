@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bunco_pi.net import envelope
-from bunco_pi.net.delivery import HEAD_NAME, read_ack
+from bunco_pi.net.delivery import HEAD_NAME, read_ack, read_refusal
 from bunco_pi.net.link import Connected, Link, LinkEvent, Message
 from bunco_pi.net.topics import Topics, table_node
 from bunco_pi.table.outbox import Outbox
@@ -43,6 +43,9 @@ class TableSender:
         self._clock = clock
         self._last_progress = clock()
         self._ack_seen = False
+        # The latest of this table's entries the head logged but refused (seq, reason), as
+        # its ack says: acknowledged (not sent again), never counted.
+        self.refused: tuple[int, str] | None = None
         link.subscribe(self._ack_topic)
 
     @property
@@ -89,6 +92,10 @@ class TableSender:
             log.warning("%s: ignored a malformed ack on %s", self.name, event.topic)
             return True
         self._ack_seen = True
+        refused = read_refusal(env)
+        if refused is not None and refused != self.refused:
+            self.refused = refused
+            log.warning("%s: the head refused entry seq %d: %s", self.name, *refused)
         if self.outbox.ack(seq):
             self._last_progress = self._clock()
             self._wait = self._resend_after
