@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class IngestStats:
+    received: int = 0  # messages on the night's events topics, whatever became of them
     committed: int = 0
     duplicates: int = 0
     rejected: int = 0
@@ -89,6 +90,7 @@ class HeadIngest:
             return None  # not ours to judge
         if ref.night != self.topics.night or ref.kind != "events":
             return None
+        self.stats.received += 1
         env = envelope.try_decode(msg.topic, msg.payload, log)
         if env is None:
             self.stats.rejected += 1
