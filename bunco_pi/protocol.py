@@ -13,7 +13,10 @@ ignores keys it does not know, so a newer sender can add keys without breaking a
   change, so the state (which carries the bell) stays small. Each carries the head's
   ``NightPosition``: a box applies only what is not older than what it holds.
 - a command (head -> one table, QoS 1, not retained): ``UndoCommand``.
-- acks (head -> one table, retained): ``bunco_pi.net.delivery``.
+- acks (head -> one table, retained): ``bunco_pi.net.delivery``; an ack may carry the latest
+  of the table's entries the head refused (optional ``refused``).
+- a heartbeat (table -> head, QoS 0, not retained, on the box's own ``node/<name>/status``
+  every ``HEARTBEAT_S``): what the box's outbox holds. ``Heartbeat``.
 """
 
 from __future__ import annotations
@@ -115,6 +118,57 @@ def read_command(payload: dict[str, Any]) -> UndoCommand:
     if not _is_int(round_index) or round_index < 0:
         raise ProtocolError(f"'round' must be a whole number >= 0, got {round_index!r}")
     return UndoCommand(cid, round_index)
+
+
+# --- a table box's heartbeat ---------------------------------------------------------------
+
+HEARTBEAT_VERSION = 1
+HEARTBEAT_S = 2.0  # how often a connected box says it
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """A table box's word, every ``HEARTBEAT_S`` while it is connected: what its outbox holds.
+
+    It travels on the box's own status topic, QoS 0 and not retained (the retained birth and
+    will stay as they are), so it reaches the head even when the head's QoS 1 intake is stuck:
+    the head then sees entries waiting that it never got, and connects again
+    (``bunco_pi.head.intake_watch``). ``{"status": "online", "heartbeat": 1}`` is a heartbeat;
+    every other field is optional (a box that cannot say it leaves it out, and a reader takes a
+    malformed one as absent), and a reader ignores fields it does not know, so a newer box may
+    add some under the same version.
+    """
+
+    version: int
+    holds: int | None = None  # the highest seq in the outbox
+    acked: int | None = None  # the highest seq the head has acknowledged
+    waiting: float | None = None  # seconds its unacknowledged entries have waited for an ack
+
+    @property
+    def unacknowledged(self) -> int:
+        if self.holds is None or self.acked is None:
+            return 0
+        return max(0, self.holds - self.acked)
+
+
+def heartbeat_payload(holds: int, acked: int, waiting: float) -> dict[str, Any]:
+    return {"status": "online", "heartbeat": HEARTBEAT_VERSION, "holds": holds,
+            "acked": acked, "waiting": round(waiting, 1)}
+
+
+def read_heartbeat(payload: dict[str, Any]) -> Heartbeat | None:
+    """The heartbeat in a status payload, or None if it is a plain status (birth or will)."""
+    version = payload.get("heartbeat")
+    if not _is_int(version) or version < 1:
+        return None
+    holds, acked, waiting = payload.get("holds"), payload.get("acked"), payload.get("waiting")
+    return Heartbeat(
+        version,
+        holds if _is_int(holds) and holds >= 0 else None,
+        acked if _is_int(acked) and acked >= 0 else None,
+        float(waiting) if isinstance(waiting, int | float) and not isinstance(waiting, bool)
+        and 0 <= waiting < 1e9 else None,
+    )
 
 
 # --- the night state and its parts --------------------------------------------------------

@@ -97,12 +97,33 @@ def test_credentials_text_is_stable_and_loads_back(tmp_path):
     assert load_credentials(path) == creds
 
 
-def test_acl_gives_each_table_only_its_own_events_topic():
-    text = acl_text(["head", "table-1", "table-2"])
+def test_acl_gives_each_table_only_its_own_events_and_status_and_a_reader_nothing():
+    text = acl_text(["head", "table-1", "table-2", "viewer"])
     blocks = {b.splitlines()[0]: b.splitlines()[1:] for b in text.split("\n\n")[1:]}
     assert blocks["user head"] == ["topic readwrite bunco/#"]
-    assert blocks["user table-2"] == ["topic read bunco/#", "topic write bunco/+/table/2/events"]
-    assert "pattern write bunco/+/node/%u/status" in text
+    assert blocks["user table-2"] == ["topic read bunco/#", "topic write bunco/+/table/2/events",
+                                      "topic write bunco/+/node/table-2/status"]
+    assert blocks["user viewer"] == ["topic read bunco/#"]
+    assert "pattern" not in text.replace("# ", "")  # a %u pattern would let a viewer write
+
+
+def test_config_sets_every_limit_with_its_reason(tmp_path):
+    """docs/network.md, "Limits": the broker's packet limit is the one size limit, above the
+    largest message bunco-pi sends; in-flight and queued bounds are decisions, each explained."""
+    from bunco_pi.net.broker import MAX_PACKET_BYTES
+    from bunco_pi.net.envelope import MAX_BYTES
+
+    conf = mosquitto_conf(host="127.0.0.1", port=1883, password_file=tmp_path / "pw",
+                          acl_file=tmp_path / "acl", data_dir=tmp_path).splitlines()
+    assert MAX_BYTES < MAX_PACKET_BYTES <= MAX_BYTES + 2048
+    for setting in (f"max_packet_size {MAX_PACKET_BYTES}", "max_inflight_messages 20",
+                    "max_queued_messages 100000", f"max_queued_bytes {64 * 1024 * 1024}"):
+        at = conf.index(setting)
+        assert any(line.startswith("#") for line in conf[at - 2:at]), \
+            f"{setting}: no comment says why"
+    # global settings: above the listener line
+    assert conf.index(f"max_packet_size {MAX_PACKET_BYTES}") < conf.index(
+        "listener 1883 127.0.0.1")
 
 
 def test_config_has_the_measured_settings_and_no_secret(tmp_path):
@@ -196,6 +217,20 @@ def test_each_node_may_write_its_own_status(make_link, topics):
                 if isinstance(e, Message)]
     assert statuses == [{"status": "online"}]
     assert t2.connected
+
+
+def test_a_read_only_user_cannot_write_where_the_head_listens(make_link, topics):
+    """The head listens to the tables' events and the nodes' status: a viewer writes neither,
+    not even a status of its own."""
+    head = make_link("head")
+    head.subscribe(topics.all_events())
+    head.subscribe(topics.all_status())
+    assert head.wait_subscribed(5)
+    viewer = make_link("watcher")
+    for topic in (topics.status("watcher"), topics.events(1), topics.status("table-1")):
+        receipt = viewer.publish(topic, envelope.message("watcher", {"status": "online"}))
+        assert receipt.wait(5)
+    assert [e for e in collect(head.inbox, 0.5) if isinstance(e, Message)] == []
 
 
 @pytest.mark.slow

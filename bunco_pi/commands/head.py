@@ -23,9 +23,11 @@ from bunco_pi.rules.limits import MAX_TABLES
 log = logging.getLogger("bunco_pi.head")
 
 
-# The head hears only table events and node statuses: an event's envelope is at most
-# MAX_EVENT_BYTES, plus room for the topic and the packet's properties.
-HEAD_MAX_PACKET = MAX_EVENT_BYTES + 1024
+# The head hears only table events and node statuses, none bigger than an event's envelope:
+# anything bigger is dropped as paho reads it, never queued. The head declares no Maximum
+# Packet Size to the broker: mosquitto 2.0.11 keeps an in-flight slot for every message it
+# drops for that, and twenty of them stopped the head (docs/network.md, "Limits").
+HEAD_MAX_MESSAGE = MAX_EVENT_BYTES
 
 
 def _host_automation(args: argparse.Namespace) -> HostAutomation | None:
@@ -204,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     entropy = random.Random(args.seed) if args.seed is not None else default_entropy()
     coordinator = Coordinator(rules, rules_toml, args.night, args.tables, entropy=entropy)
     link = MqttLink(HEAD_NAME, host, port, username=HEAD_NAME, password=password,
-                    status_topic=topics.status(HEAD_NAME), max_packet_size=HEAD_MAX_PACKET)
+                    status_topic=topics.status(HEAD_NAME), drop_larger_than=HEAD_MAX_MESSAGE)
     bell = buzzer = advertiser = None
     with EventLog(data_dir / f"night-{args.night}.sqlite") as eventlog:
         service = HeadService(coordinator, link, eventlog, topics, players,

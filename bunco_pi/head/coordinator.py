@@ -19,6 +19,7 @@ from typing import Any
 from bunco_pi.head.views import night_state, table_view
 from bunco_pi.protocol import TableEvent, read_table_event
 from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.legality import ROUND_PHASES, round_refusal
 from bunco_pi.rules.night import (
     BREAK,
     ENDED,
@@ -87,6 +88,22 @@ class Note:
     """A line for the head's log: something was refused or is worth knowing."""
 
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refused(Note):
+    """A table's entry the engine refused (logged, and acknowledged like any other, so it is
+    not sent again, but never counted): the shell logs ``text`` and tells the table's box."""
+
+    table: int = 0
+    seq: int = 0
+    reason: str = ""
+
+
+def _refused(event: TableEvent, reason: str) -> Refused:
+    reason = reason.removeprefix(f"table {event.table}: ")  # the line names it once
+    return Refused(f"table {event.table} seq {event.seq} refused: {reason}", event.table,
+                   event.seq, reason)
 
 
 Effect = Commit | PublishState | PublishView | Buzz | Note
@@ -177,8 +194,8 @@ class Coordinator:
         after: list[Effect] = []
         for event in events:
             if event.table > self.table_count:
-                after.append(Note(f"table {event.table}: there are only {self.table_count} "
-                                  "tables tonight"))
+                after.append(_refused(event, f"there are only {self.table_count} tables "
+                                             "tonight"))
                 continue
             self.seen[event.table] = event.seq
             after += self._take(event)
@@ -187,22 +204,23 @@ class Coordinator:
         return head + _latest_views(after + more_after)
 
     def _take(self, event: TableEvent) -> list[Effect]:
-        """Apply a table's entry if it belongs to the round being played; refuse it otherwise.
-        Refusing depends only on the night and the entry, so a replay refuses the same ones."""
+        """Apply a table's entry if the engine takes it (rules/legality.py: where an entry may
+        happen); refuse it otherwise. Refusing depends only on the night and the entry, so a
+        replay refuses the same ones."""
         night = self.night
-        reason = None
-        if night is None or night.phase not in (PLAYING, "finishing"):
-            reason = f"no round is being played (the night is '{night.phase if night else 'lobby'}')"
-        elif event.round_index != night.round_index:
-            reason = f"entry for round {event.round_index + 1}, but round {night.round_index + 1} is on"
         bell_before = night.bell_rung if night is not None else False
+        if night is None:
+            reason: str | None = "no round is being played (the night is 'lobby')"
+        else:
+            on = night.round_index if night.phase in ROUND_PHASES else None
+            reason = round_refusal(event.round_index, on)
         if reason is None:
             try:
                 self._apply(TableEntry(event.table, event.entry))
             except RuleViolation as exc:
                 reason = str(exc)
         if reason is not None:
-            return [Note(f"table {event.table} seq {event.seq} refused: {reason}")]
+            return [_refused(event, reason)]
         night = self.night
         assert night is not None
         after: list[Effect] = [PublishView(event.table, table_view(night, event.table))]

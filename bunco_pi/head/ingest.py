@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class IngestStats:
+    received: int = 0  # messages on the night's events topics, whatever became of them
     committed: int = 0
     duplicates: int = 0
     rejected: int = 0
@@ -51,6 +52,9 @@ class HeadIngest:
         self.stats = IngestStats()
         # Per table, the events that came before an earlier seq of theirs, held within bounds.
         self._windows: dict[int, SeqWindow[IncomingEvent]] = {}
+        # Per table, the latest of its entries logged but refused (seq, reason): every ack
+        # carries it, so the box is told (and a box that reconnects is told again).
+        self._refusals: dict[int, tuple[int, str]] = {}
         link.subscribe(topics.all_events())
 
     def publish_all_acks(self) -> None:
@@ -86,6 +90,7 @@ class HeadIngest:
             return None  # not ours to judge
         if ref.night != self.topics.night or ref.kind != "events":
             return None
+        self.stats.received += 1
         env = envelope.try_decode(msg.topic, msg.payload, log)
         if env is None:
             self.stats.rejected += 1
@@ -103,6 +108,12 @@ class HeadIngest:
                 return (IncomingEvent(env.table, env.seq, env.sender, env.payload, reason),
                         len(msg.payload))
         return event, len(msg.payload)
+
+    def refuse(self, table: int, seq: int, reason: str) -> None:
+        """The engine refused ``table``'s committed entry ``seq``: tell its box, in the ack."""
+        if seq >= self._refusals.get(table, (0, ""))[0]:
+            self._refusals[table] = (seq, reason)
+        self._publish_ack(table, self.log.highest(table))
 
     def held(self, table: int) -> tuple[int, int]:
         """How many events of ``table`` are held waiting for a gap, and their bytes."""
@@ -138,6 +149,9 @@ class HeadIngest:
         if result is not None:
             self.stats.committed += len(result.committed)
             self.stats.duplicates += len(result.duplicates)
+            for ev in result.committed:
+                if ev.rejected is not None:  # the protocol check's refusal (logged above)
+                    self._refusals[ev.table] = (ev.seq, ev.rejected)
         for table, seq in self.log.conflicts(dups):
             log.error("table %d sent seq %d again with a different payload: its outbox was "
                       "renumbered; the new event is NOT counted", table, seq)
@@ -148,4 +162,5 @@ class HeadIngest:
 
     def _publish_ack(self, table: int, seq: int) -> None:
         self.link.publish(self.topics.ack(table),
-                          envelope.message(self.name, ack_payload(seq)), qos=1, retain=True)
+                          envelope.message(self.name, ack_payload(seq, self._refusals.get(table))),
+                          qos=1, retain=True)

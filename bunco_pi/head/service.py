@@ -29,10 +29,12 @@ from bunco_pi.head.coordinator import (
     Note,
     PublishState,
     PublishView,
+    Refused,
     RestoreError,
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
 from bunco_pi.head.ingest import HeadIngest
+from bunco_pi.head.intake_watch import IntakeWatch
 from bunco_pi.head.records import RecordWriter
 from bunco_pi.net import envelope
 from bunco_pi.net.delivery import HEAD_NAME
@@ -43,6 +45,7 @@ from bunco_pi.protocol import (
     TableEvent,
     UndoCommand,
     command_payload,
+    read_heartbeat,
     read_table_event,
     split_state,
 )
@@ -135,6 +138,8 @@ class HeadService:
                                  check=_check_table_payload, name=HEAD_NAME,
                                  tables=self.coordinator.table_count)
         self.link.subscribe(self.topics.all_status())
+        # Notices from the tables' heartbeats when the head stops receiving while they wait.
+        self.watch = IntakeWatch(self.clock)
         if self.records is None and self.record_path:
             self.records = RecordWriter(self.record_path)
 
@@ -171,7 +176,10 @@ class HeadService:
             except queue.Empty:
                 break
         link_events = [e for e in batch if isinstance(e, Message | Connected)]
+        received = self.ingest.stats.received
         committed = [logged.decoded for logged in self.ingest.handle_many(link_events)]
+        if self.ingest.stats.received != received:
+            self.watch.heard_event()
         if committed:  # one batch, one commit: the round may close only after all of it
             self.carry_out(self.coordinator.accept(committed))
         for item in batch:
@@ -194,6 +202,10 @@ class HeadService:
             elif isinstance(item, HeadTask):
                 item.perform(self)
         self._automate()
+        stalled = self.watch.stalled()
+        if stalled is not None:
+            log.warning("%s", stalled)
+            self.link.reconnect()
         if self.after_step is not None:
             self.after_step()
         return len(batch)
@@ -261,8 +273,14 @@ class HeadService:
         env = envelope.try_decode(msg.topic, msg.payload, log)
         if env is None:
             return
-        online = env.payload.get("status") == "online"
         node = ref.node
+        beat = read_heartbeat(env.payload)
+        if beat is not None:  # what a table's outbox holds; its online status is unchanged
+            table = int(node[6:]) if node.startswith("table-") and node[6:].isdigit() else 0
+            if 1 <= table <= self.coordinator.table_count:
+                self.watch.heartbeat(table, beat, self.eventlog.highest(table))
+            return
+        online = env.payload.get("status") == "online"
         if online:
             if node in self.offline:
                 log.info("%s is back online", node)
@@ -331,6 +349,9 @@ class HeadService:
             elif isinstance(effect, Buzz):
                 if self.buzz is not None:
                     self.buzz(effect.pattern)
+            elif isinstance(effect, Refused):
+                log.warning("%s", effect.text)  # one line naming the table and the seq
+                self.ingest.refuse(effect.table, effect.seq, effect.reason)
             elif isinstance(effect, Note):
                 log.info("%s", effect.text)
         if self.on_effects is not None:

@@ -3,8 +3,10 @@
 Security model (docs/network.md tells it at length): no anonymous clients; every node has its
 own user name (``head``, ``table-1``, ...) and a random password generated on first start and
 kept in a credentials file readable by its owner only (mode 0600); the ACL lets everyone read
-the night, lets each node write only its own ``node/<name>/status`` (a ``%u`` pattern), lets
-table *n* write only ``table/<n>/events``, and lets ``head`` write the rest.
+the night, lets table *n* write only ``table/<n>/events`` and its own ``node/table-<n>/status``,
+lets ``head`` write the rest, and lets any other user (a viewer) write nothing: the head
+listens only where tables write. The config's limits (``limit_lines``) say what one message
+and one client's queue may cost, each with the reason it is set.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from bunco_pi.errors import UserError
 from bunco_pi.net.credentials import Credentials, load_credentials
+from bunco_pi.net.envelope import MAX_BYTES
 from bunco_pi.net.topics import ROOT, check_node, table_node
 
 HEAD_USER = "head"
@@ -140,13 +143,19 @@ def password_file_text(credentials: Credentials, previous: str = "") -> str:
     )
 
 
+def _table_number(user: str) -> int | None:
+    return int(user[6:]) if user.startswith("table-") and user[6:].isdigit() else None
+
+
 def acl_text(users: Iterable[str]) -> str:
-    """The ACL: read the night, write your own status; table-N its events; head the rest."""
+    """The ACL: everyone reads the night; table-N writes its events and its own status; head
+    writes the rest; any other user (a viewer) only reads."""
     lines = [
         "# bunco-pi broker ACL (generated; regenerate rather than edit)",
-        "# Every node writes its own birth/will status; a user with no line below writes nothing",
-        "# else. (Topic lines before the first user would apply to anonymous clients: none here.)",
-        f"pattern write {ROOT}/+/node/%u/status",
+        "# A user with no write line below writes nothing. The head listens to the tables'",
+        "# events and the nodes' status topics, so only the head and the tables write there:",
+        "# a read-only user (a viewer) cannot put a single byte in the head's way.",
+        "# (Topic lines before the first user would apply to anonymous clients: none here.)",
         "",
         f"user {HEAD_USER}",
         f"topic readwrite {ROOT}/#",
@@ -154,9 +163,52 @@ def acl_text(users: Iterable[str]) -> str:
     for user in sorted(set(users) - {HEAD_USER}):
         check_node(user)
         lines += ["", f"user {user}", f"topic read {ROOT}/#"]
-        if user.startswith("table-") and user[6:].isdigit():
-            lines.append(f"topic write {ROOT}/+/table/{int(user[6:])}/events")
+        table = _table_number(user)
+        if table is not None:
+            lines += [f"topic write {ROOT}/+/table/{table}/events",
+                      f"topic write {ROOT}/+/node/{user}/status"]
     return "\n".join(lines) + "\n"
+
+
+# --- limits: what one message and one client's queue may cost --------------------------------
+
+# The largest packet the broker takes from any client: the largest message bunco-pi itself
+# sends (an envelope is at most envelope.MAX_BYTES: the encoder refuses a bigger one)
+# plus its topic and header.
+MAX_PACKET_BYTES = MAX_BYTES + 1024
+# QoS 1 messages on their way to one client and not yet acknowledged by it (mosquitto's own
+# default, said here so that it is a decision): the head acknowledges each as it reads it.
+MAX_INFLIGHT = 20
+# QoS 1 messages the broker keeps for one client beyond those in flight (the head while it is
+# away or busy), by count and by bytes: whichever is reached first.
+MAX_QUEUED_MESSAGES = 100_000
+MAX_QUEUED_BYTES = 64 * 1024 * 1024
+
+
+def limit_lines() -> list[str]:
+    """The config's limits, each with why it is set (docs/network.md, "Limits")."""
+    return [
+        "# --- limits (docs/network.md, \"Limits\") ---",
+        f"# No bunco-pi message is bigger than {MAX_BYTES} bytes (the envelope refuses to",
+        "# encode one), so no packet needs more than that plus its topic and header. A bigger",
+        "# packet is refused at the door, from any login: the broker disconnects its sender and",
+        "# keeps nothing of it. This is the one size limit: the head declares none of its own",
+        "# (MQTT v5's Maximum Packet Size), because mosquitto 2.0.11 drops a message bigger",
+        "# than a client's declared maximum but never gives back the in-flight slot it took:",
+        "# twenty such messages stopped the head's intake for the rest of a night. Every",
+        "# message within this limit is delivered to the head, which acknowledges it (so its",
+        "# slot comes back) and drops at once, unqueued, anything bigger than a table event.",
+        f"max_packet_size {MAX_PACKET_BYTES}",
+        "# QoS 1 messages in flight to one client: what the head holds unacknowledged at a",
+        "# time; it acknowledges each one as it reads it, whatever it then decides.",
+        f"max_inflight_messages {MAX_INFLIGHT}",
+        "# A head offline for a while must not lose queued events (the tables' outboxes would",
+        "# resend them, but slowly): far above mosquitto's default of 1000. Bounded in bytes",
+        "# too, so a flood queued for an absent head costs the Pi at most this much memory;",
+        "# what is dropped past it is only delayed (each table resends until acknowledged).",
+        f"max_queued_messages {MAX_QUEUED_MESSAGES}",
+        f"max_queued_bytes {MAX_QUEUED_BYTES}",
+    ]
 
 
 def mosquitto_conf(*, host: str | None, port: int, password_file: Path, acl_file: Path,
@@ -178,10 +230,7 @@ def mosquitto_conf(*, host: str | None, port: int, password_file: Path, acl_file
         f"autosave_interval {autosave_interval}",
         # Without this (and TCP_NODELAY on each client) a QoS 1 round trip takes ~88 ms.
         "set_tcp_nodelay true",
-        # A head offline for a while must not lose queued events (the outbox would resend, but
-        # slowly); 1000 is mosquitto's default.
-        "max_queued_messages 100000",
-        "max_packet_size 262144",
+        *limit_lines(),
         f"listener {port} {host}" if host else f"listener {port}",
         # The broker names every session after the user that logged in, whatever client id the
         # client asked for: a password then reaches only its own node's session, and cannot kick

@@ -26,9 +26,9 @@ from bunco_pi.net.topics import MAX_TABLE, TopicError, parse_topic
 
 VERSION = 1
 MAX_BYTES = 64 * 1024  # a 50-table night state (200 names, the seating, the rules) fits
-# A table's event (one entry: well under 200 bytes) is held to far less, so the head can tell
-# the broker not to hand it anything bigger (see HEAD_MAX_PACKET): a hostile 64 KB "event"
-# then never reaches the head's memory.
+# A table's event (one entry: well under 200 bytes) is held to far less, so the head drops
+# anything bigger as it reads it (commands/head.py, HEAD_MAX_MESSAGE): a hostile 64 KB "event"
+# then never reaches the head's queue.
 MAX_EVENT_BYTES = 4 * 1024
 MAX_SEQ = 2**53 - 1  # keeps seq exact in every JSON reader, JavaScript's included
 

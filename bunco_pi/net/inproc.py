@@ -170,6 +170,12 @@ class InprocLink:
             self._sink(Published(mid, True))
         return InprocReceipt(mid, True)
 
+    def reconnect(self) -> None:
+        """Disconnect and connect again, the session kept."""
+        self._online = False
+        self._broker._disconnect(self.name, graceful=True)
+        self.start()
+
     def cut(self) -> None:
         """Lose the connection without a goodbye: the broker publishes the will."""
         self._online = False

@@ -8,7 +8,12 @@
 - ``connect_async`` + ``loop_start``: paho's thread connects, reconnects with exponential
   backoff and runs the callbacks;
 - every callback is guarded (an exception escaping one would kill paho's thread) and only
-  hands a record to the sink; the owner consumes them on its own thread.
+  hands a record to the sink; the owner consumes them on its own thread;
+- ``drop_larger_than``: a message bigger than any the owner takes is dropped in paho's thread,
+  never queued (paho has acknowledged it already, so the broker's in-flight slot comes back):
+  a flood of big messages costs the owner no memory;
+- ``reconnect()``: drop the connection and make a new one, the session kept (the head's way
+  out when it stops receiving while tables wait).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from bunco_pi.net.link import (
 log = logging.getLogger(__name__)
 
 SESSION_EXPIRY_S = 12 * 3600  # longer than a night: a node rebooting mid-night keeps its session
+DROP_LOG_S = 10.0  # at most one line this often about messages dropped for their size
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -95,7 +101,8 @@ class MqttLink:
                  sink: Sink | None = None, keepalive: int = 10,
                  reconnect_delay: tuple[float, float] = (0.1, 2.0),
                  session_expiry: int = SESSION_EXPIRY_S, client_id: str | None = None,
-                 max_packet_size: int | None = None) -> None:
+                 max_packet_size: int | None = None,
+                 drop_larger_than: int | None = None) -> None:
         self.name = name
         self.host, self.port = host, port
         self.status_topic = status_topic
@@ -110,8 +117,15 @@ class MqttLink:
         self._keepalive = keepalive
         self._session_expiry = session_expiry
         # MQTT v5's Maximum Packet Size: the broker drops, rather than delivers, any message
-        # bigger than this for this node, so it never takes up the node's memory.
+        # bigger than this for this node. Not for the head: mosquitto 2.0.11 keeps the
+        # in-flight slot of each message it drops so (docs/network.md, "Limits").
         self._max_packet_size = max_packet_size
+        self._drop_larger_than = drop_larger_than
+        # Messages dropped for their size, and when the last line about them was logged:
+        # written by paho's thread only.
+        self.dropped = 0
+        self._dropped_logged = 0
+        self._drop_logged_at = -1e9
 
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id or name,
                              protocol=mqtt.MQTTv5)
@@ -175,6 +189,14 @@ class MqttLink:
                 retain: bool = False) -> PahoReceipt:
         return PahoReceipt(self._client.publish(topic, payload, qos=qos, retain=retain))
 
+    def reconnect(self) -> None:
+        """Drop the connection and connect again (the broker keeps the session: what is
+        queued for this node comes after the new connect). From the owner's thread."""
+        self._client.disconnect()
+        self._client.loop_stop()
+        self._connected.clear()
+        self.start()
+
     def stop(self, timeout: float = 2.0) -> None:
         """Say ``offline`` (retained), disconnect cleanly, stop paho's thread."""
         if self.connected and self.status_topic is not None:
@@ -228,7 +250,22 @@ class MqttLink:
 
     @_guarded
     def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
+        limit = self._drop_larger_than
+        if limit is not None and len(msg.payload) > limit:
+            self._drop(msg.topic, len(msg.payload), limit)
+            return
         self._sink(Message(msg.topic, bytes(msg.payload), bool(msg.retain), msg.qos))
+
+    def _drop(self, topic: str, size: int, limit: int) -> None:
+        # One line at most every DROP_LOG_S, with the count since the last: a flood must not
+        # become a flood of log lines.
+        self.dropped += 1
+        now = time.monotonic()
+        if now - self._drop_logged_at >= DROP_LOG_S:
+            log.warning("%s: dropped %d message(s) over %d bytes (the latest %d bytes on %s)",
+                        self.name, self.dropped - self._dropped_logged, limit, size,
+                        envelope.clip(topic, 120))
+            self._dropped_logged, self._drop_logged_at = self.dropped, now
 
     @_guarded
     def _on_publish(self, client: mqtt.Client, userdata: Any, mid: int, reason: Any,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from bunco_pi.rules.cards import ScoreCard, add_round, credited_player
 from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.legality import night_refusal
 from bunco_pi.rules.limits import MAX_TABLES
 from bunco_pi.rules.prizes import PrizeAward, award_prizes
 from bunco_pi.rules.rotation import (
@@ -29,6 +30,7 @@ from bunco_pi.rules.rotation import (
     seating_notes,
 )
 from bunco_pi.rules.table_round import (
+    ENTRY_KIND,
     Entry,
     RollRecord,
     RuleViolation,
@@ -323,11 +325,13 @@ class Night:
         return self._with(phase=PLAYING, tables=tables, bell_rung=False)
 
     def _table_entry(self, event: TableEntry) -> Night:
-        if self.phase is not PLAYING and self.phase is not FINISHING:
-            self._expect(PLAYING, FINISHING, event=event)
+        # Where an entry may happen is decided in rules/legality.py; the table's own round
+        # (TableRound.apply) then refuses what cannot happen at that point of its play.
+        refused = night_refusal(self.phase, self.bell_rung, len(self.tables), event.table,
+                                ENTRY_KIND.get(type(event.entry), "?"))
+        if refused is not None:
+            raise RuleViolation(f"table {event.table}: {refused}")
         index = event.table - 1
-        if not 0 <= index < len(self.tables):
-            raise RuleViolation(f"there is no table {event.table}")
         tables = self.tables
         before = tables[index]
         after = before.apply(event.entry)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from bunco_pi.rules.house import HouseRules
+from bunco_pi.rules.legality import AFTER_PLAY, PLAY_OVER
 from bunco_pi.rules.scoring import Dice, RollOutcome, check_dice, outcome_table, score_tally
 
 
@@ -57,6 +58,9 @@ class Undo:
 
 Entry = Roll | Tally | Pass | Bell | Undo
 _UNDOABLE = (Roll, Tally, Pass)
+# Each entry by its name in the codec (rules/entries.py) and in rules/legality.py.
+ENTRY_KIND: dict[type, str] = {Roll: "roll", Tally: "tally", Pass: "pass", Bell: "bell",
+                               Undo: "undo"}
 
 
 class RollRecord(NamedTuple):
@@ -231,8 +235,8 @@ class TableRound:
     def apply(self, entry: Entry) -> TableRound:
         kind = type(entry)
         if kind is Roll:
-            if self.phase is DONE:
-                raise RuleViolation(f"table {self.setup.table}: the round is over here")
+            if self.phase is DONE:  # "roll" is not in legality.AFTER_PLAY
+                raise RuleViolation(f"table {self.setup.table}: {PLAY_OVER}")
             try:
                 outcome = self.setup.outcomes[entry.dice]
             except (KeyError, TypeError):
@@ -247,8 +251,8 @@ class TableRound:
             return self._undo()
         if kind is Bell:
             return self._hear_bell()
-        if self.phase is DONE:
-            raise RuleViolation(f"table {self.setup.table}: the round is over here")
+        if self.phase is DONE and ENTRY_KIND.get(kind) not in AFTER_PLAY:
+            raise RuleViolation(f"table {self.setup.table}: {PLAY_OVER}")
         if kind is Pass:
             return self._with(entries=self.entries + (entry,))._end_turn()
         if kind is Tally:

@@ -152,6 +152,9 @@ class NetTableLink(LinkBase):
         self._pending = 0
         self._online = False
         self._refused = ""  # why the broker refused us, e.g. a wrong password
+        # The head's latest refusal of one of our entries, for the screen until the next round.
+        self._entry_refused: tuple[int, str] | None = None
+        self._refusal_shown: tuple[int, str] | None = None
         self._clock = clock
         self._connected_at: float | None = None
         # The highest host command id entered here (kept in the outbox with its entry), so a
@@ -234,6 +237,8 @@ class NetTableLink(LinkBase):
             return f"offline, {self._pending} waiting" if self._pending else "offline"
         if not self._ready:
             return "joining the night..."
+        if self._refusal_shown is not None:
+            return f"head refused #{self._refusal_shown[0]}"
         return ""
 
     @property
@@ -300,6 +305,8 @@ class NetTableLink(LinkBase):
                 self._refused = f"broker {event.reason}"
         if self.sender.handle(event):  # our ack; Connected also resends what is pending
             self._ready = self._ready or self.sender.ack_seen
+            if self.sender.refused != self._entry_refused:
+                self._entry_refused = self._refusal_shown = self.sender.refused
             self._count_pending()
             self._sync()
             return
@@ -491,6 +498,7 @@ class NetTableLink(LinkBase):
                 return
             self.round_index = index
             self._shown = ("playing", index)
+            self._refusal_shown = None  # a refusal is news of the round it came in
             post(start)
         if s.get("bell") and self._bell_posted != index:
             self._bell_posted = index

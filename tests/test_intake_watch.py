@@ -1,0 +1,178 @@
+"""The head notices, from the tables' heartbeats, that it stopped receiving while tables wait,
+and connects again by itself within seconds, with one line in its log."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import random
+import threading
+import time
+
+import pytest
+
+from bunco_pi.head.coordinator import Coordinator
+from bunco_pi.head.eventlog import EventLog
+from bunco_pi.head.intake_watch import IntakeWatch
+from bunco_pi.head.service import HeadService, make_players
+from bunco_pi.net.mqtt import MqttLink
+from bunco_pi.net.topics import Topics
+from bunco_pi.protocol import (
+    Heartbeat,
+    heartbeat_payload,
+    read_heartbeat,
+    table_event_payload,
+)
+from bunco_pi.rules.house import preset, preset_text
+from bunco_pi.rules.table_round import Roll
+from bunco_pi.table.outbox import Outbox
+from bunco_pi.table.sender import TableSender
+
+# --- the heartbeat: optional fields, versioned --------------------------------------------------
+
+
+def test_a_heartbeat_says_what_the_outbox_holds_and_a_plain_status_is_none():
+    beat = read_heartbeat(heartbeat_payload(12, 9, 4.26))
+    assert beat == Heartbeat(1, 12, 9, 4.3) and beat.unacknowledged == 3
+    assert read_heartbeat({"status": "online"}) is None
+    assert read_heartbeat({"status": "offline"}) is None
+
+
+def test_every_heartbeat_field_but_its_version_is_optional_and_unknown_ones_are_ignored():
+    """A Pico box that says less (or a newer box that says more) is still read."""
+    assert read_heartbeat({"status": "online", "heartbeat": 1}) == Heartbeat(1)
+    assert read_heartbeat({"heartbeat": 2, "holds": 5, "battery": 80}) == Heartbeat(2, 5)
+    malformed = {"heartbeat": 1, "holds": -1, "acked": "3", "waiting": True}
+    assert read_heartbeat(malformed) == Heartbeat(1)
+    for bad in (0, "1", None, True):
+        assert read_heartbeat({"heartbeat": bad, "holds": 5}) is None
+
+
+# --- the watch: pure, on a given clock ---------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_watch_speaks_once_when_a_table_waits_and_nothing_comes():
+    clock = Clock()
+    watch = IntakeWatch(clock)
+    clock.now += 5
+    watch.heartbeat(2, Heartbeat(1, holds=20, acked=15, waiting=4.5), committed=15)
+    line = watch.stalled()
+    assert line is not None and "table 2 waits with 5 entries" in line and "\n" not in line
+    assert watch.stalled() is None  # once, not on every step
+    clock.now += 1
+    watch.heartbeat(2, Heartbeat(1, holds=20, acked=15, waiting=5.5), committed=15)
+    assert watch.stalled() is None  # the gap: not again at once
+
+
+def test_the_watch_is_quiet_while_events_come_or_nothing_waits():
+    clock = Clock()
+    watch = IntakeWatch(clock)
+    clock.now += 10
+    watch.heard_event()  # the intake works: a table merely waits for its resend
+    watch.heartbeat(2, Heartbeat(1, holds=20, acked=15, waiting=9), committed=15)
+    assert watch.stalled() is None
+    clock.now += 5
+    watch.heartbeat(2, Heartbeat(1, holds=20, acked=20, waiting=0), committed=20)
+    assert watch.stalled() is None  # the head has all of it (only the ack was late)
+    watch.heartbeat(3, Heartbeat(1, holds=20, acked=15, waiting=1.0), committed=15)
+    assert watch.stalled() is None  # not waiting long enough yet
+    watch.heartbeat(3, Heartbeat(1), committed=0)  # a box that says nothing of its outbox
+    assert watch.stalled() is None
+    watch.heartbeat(4, Heartbeat(1, holds=9, acked=2, waiting=30), committed=2)
+    clock.now += 60  # that heartbeat is stale: the box has gone
+    assert watch.stalled() is None
+
+
+def test_recoveries_that_bring_nothing_come_less_and_less_often():
+    clock = Clock()
+    watch = IntakeWatch(clock, gap=10)
+    times = []
+    for _ in range(400):
+        clock.now += 1
+        watch.heartbeat(2, Heartbeat(1, holds=9, acked=2, waiting=50), committed=2)
+        if watch.stalled() is not None:
+            times.append(clock.now)
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert gaps[:4] == [10, 20, 40, 80]
+    watch.heard_event()  # one that helped: back to the short gap
+    clock.now += 100
+    watch.heartbeat(2, Heartbeat(1, holds=9, acked=2, waiting=50), committed=2)
+    assert watch.stalled() is not None
+
+
+# --- a real stall, with the real broker --------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_head_whose_intake_is_stuck_recovers_by_itself_within_seconds(private_broker,
+                                                                        tmp_path, caplog):
+    """The stall is made the way it happened: the head's link declares a Maximum Packet Size
+    (the head itself no longer does), and mosquitto 2.0.11 keeps an in-flight slot for each
+    bigger message it drops. Only the tables' heartbeats (QoS 0) still get through."""
+    caplog.set_level(logging.INFO)
+    broker, topics = private_broker, Topics(f"watch{int(time.time() * 1000) % 10**6}")
+    coord = Coordinator(preset("classic"), preset_text("classic"), topics.night, 2,
+                        entropy=random.Random(1))
+    head_link = MqttLink("head", broker.host, broker.port, username="head",
+                         password=broker.credentials.password("head"), max_packet_size=5120,
+                         keepalive=5, reconnect_delay=(0.05, 0.5),
+                         status_topic=topics.status("head"))
+    stop = threading.Event()
+    highest: list[int] = []
+
+    def serve() -> None:  # the head's owner thread, as `bunco-pi head` runs it
+        with EventLog(tmp_path / "head.sqlite") as log:
+            service = HeadService(coord, head_link, log, topics, make_players(None, 8, 2))
+            service.watch = IntakeWatch(service.clock, stall_after=2.0, heartbeat_every=0.5)
+            service.start()
+            while not stop.is_set():
+                service.step(timeout=0.05)
+            highest.append(log.highest(1))
+
+    table_link = MqttLink("table-1", broker.host, broker.port, username="table-1",
+                          password=broker.credentials.password("table-1"), keepalive=5,
+                          reconnect_delay=(0.05, 0.5), status_topic=topics.status("table-1"))
+    sender = TableSender(table_link, topics, 1, Outbox(tmp_path / "t1.db"),
+                         heartbeat_every=0.5, resend_after=60)  # no resend: only the head helps
+    attacker = MqttLink("table-2", broker.host, broker.port, username="table-2",
+                        password=broker.credentials.password("table-2"))
+    head_thread = threading.Thread(target=serve, daemon=True)
+    try:
+        head_thread.start()
+        table_link.start()
+        attacker.start()
+        assert table_link.wait_subscribed(10) and attacker.wait_connected(10)
+        assert head_link.wait_subscribed(10)
+        for _ in range(25):  # more than the head's 20 in-flight slots
+            attacker.publish(topics.events(2), b"x" * 6000)
+        time.sleep(0.5)
+        for _ in range(5):
+            sender.submit(table_event_payload(0, Roll((2, 3, 4))))
+        start = time.monotonic()
+        while sender.pending_count and time.monotonic() - start < 15:
+            with contextlib.suppress(queue.Empty):
+                sender.handle(table_link.inbox.get(timeout=0.05))
+            sender.tick()
+        took = time.monotonic() - start
+        assert sender.pending_count == 0, "the head never got table 1's entries"
+        assert took < 2.0 + 0.5 + 4.0  # stall_after, a heartbeat, and a reconnect
+        lines = [r.getMessage() for r in caplog.records if "connecting to the broker again"
+                 in r.getMessage()]
+        assert len(lines) == 1 and "table 1 waits with 5 entries" in lines[0], lines
+        print(f"stuck head recovered: table 1's 5 entries acknowledged after {took:.1f} s")
+    finally:
+        stop.set()
+        head_thread.join(5)
+        for link in (table_link, attacker, head_link):
+            link.stop()
+        sender.outbox.close()
+    assert highest == [5]  # in the head's log, each once
