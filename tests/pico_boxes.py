@@ -120,7 +120,9 @@ class PicoBox:
                 self._lock.wait(min(left, 0.2))
 
     def status(self) -> str:
-        return self.screen[-1] if self.screen else ""
+        """The OLED's last line (the roll's dice, drawn below, are not a line)."""
+        lines = [x for x in self.screen if not x.startswith("dice ")]
+        return lines[-1] if lines else ""
 
     def log_text(self) -> str:
         with self._lock:

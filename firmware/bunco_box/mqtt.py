@@ -24,7 +24,7 @@ REFUSED = {
     2: "refused: client id rejected",
     3: "refused: server unavailable",
     4: "refused: bad user name or password",
-    5: "refused: not authorised",
+    5: "refused: not authorised (check the password)",
 }
 
 

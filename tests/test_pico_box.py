@@ -1,0 +1,211 @@
+"""The Pico table box under MicroPython's unix port, one box against the real broker: bad
+input each gives one line on the OLED and in the log and loses nothing; the journal's power
+cuts at every byte under MicroPython itself; the MQTT 3.1.1 client against the generated
+broker config (its user, its ACL, its will)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bunco_pi.net import envelope
+from bunco_pi.net.link import Message
+from bunco_pi.table import presses
+from tests.conftest import collect
+from tests.pico_boxes import SIM, PicoBox, micropython
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "firmware"))
+
+from bunco_box import mqtt  # noqa: E402
+from bunco_box.journal import Journal, record_line  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def journal_with(flash: Path, entries: list[list]) -> bytes:
+    import os
+
+    j = Journal(str(flash / "journal.log"), os)
+    for entry in entries:
+        j.append(0, entry)
+    return (flash / "journal.log").read_bytes()
+
+
+def events_of(inbox, table: int, seconds: float) -> list[tuple[int, list]]:
+    out = []
+    for item in collect(inbox, seconds):
+        if isinstance(item, Message) and item.topic.endswith(f"/table/{table}/events"):
+            env = envelope.decode(item.topic, item.payload)
+            out.append((env.seq, env.payload["entry"]))
+    return out
+
+
+def test_a_config_missing_a_key_says_so_and_keeps_the_journal(tmp_path, broker):
+    micropython()
+    box = PicoBox(tmp_path, table=1, night="n1", host=broker.host, port=broker.port,
+                  password="x")
+    config = json.loads((tmp_path / "box.json").read_text())
+    del config["password"]
+    (tmp_path / "box.json").write_text(json.dumps(config))
+    kept = journal_with(tmp_path, [["roll", [1, 2, 3]], ["pass"]])
+    box.start()
+    try:
+        box.wait(lambda: "missing key" in box.status(), 10, "the config's problem on screen")
+        assert box.status() == "box.json: missing key 'password'"
+        assert "LOG box.json: missing key 'password'" in box.lines
+        assert "LOG journal: 2 entries kept for the head" in box.lines
+    finally:
+        box.stop()
+    assert (tmp_path / "journal.log").read_bytes() == kept
+
+
+def test_a_torn_journal_tail_is_dropped_in_one_line_and_the_rest_reaches_the_broker(
+        tmp_path, broker, topics, make_link):
+    micropython()
+    watcher = make_link("watcher")
+    watcher.subscribe(topics.events(2))
+    box = PicoBox(tmp_path, table=2, night=topics.night, host=broker.host, port=broker.port,
+                  password=broker.credentials.password("table-2"))
+    whole = journal_with(tmp_path, [["roll", [1, 2, 3]], ["tally", "point"], ["pass"]])
+    torn = b'{"s":4,"r":0,"x":["ro'  # a power cut in the middle of the fourth append
+    (tmp_path / "journal.log").write_bytes(whole + torn)
+    box.start()
+    try:
+        box.wait(lambda: "torn" in box.log_text(), 10, "the torn tail reported")
+        line = next(x for x in box.lines if "torn" in x)
+        assert line == f"LOG journal: dropped a torn last record ({len(torn)} bytes), never shown"
+        box.wait(lambda: box.status() == line[len("LOG "):], 10, "the torn tail on screen")
+        got = events_of(watcher.inbox, 2, 4)
+    finally:
+        box.stop()
+    # every whole entry went out, with its seq; the torn one never counted
+    first = {seq: entry for seq, entry in reversed(got)}  # resent ones are the same
+    assert first == {1: ["roll", [1, 2, 3]], 2: ["tally", "point"], 3: ["pass"]}
+    j = Journal(str(tmp_path / "journal.log"), __import__("os"))
+    assert j.last_seq == 3 and j.problems == []
+
+
+def test_a_broker_refusing_the_password_says_so_and_loses_nothing(tmp_path, broker, topics,
+                                                                  make_link):
+    micropython()
+    box = PicoBox(tmp_path, table=3, night=topics.night, host=broker.host, port=broker.port,
+                  password="not-the-password")
+    kept = journal_with(tmp_path, [["roll", [6, 6, 6]]])
+    box.start()
+    try:
+        box.wait(lambda: "refused" in box.status(), 15, "the refusal on screen")
+        # mosquitto answers a wrong password with "not authorised" (MQTT 3.1.1 code 5)
+        assert box.status() == "broker refused: not authorised (check the password)"
+        assert "LOG broker refused: not authorised (check the password)" in box.lines
+    finally:
+        box.stop()
+    assert (tmp_path / "journal.log").read_bytes() == kept
+    # with the right password, the kept entry goes out
+    watcher = make_link("watcher")
+    watcher.subscribe(topics.events(3))
+    config = json.loads((tmp_path / "box.json").read_text())
+    config["password"] = broker.credentials.password("table-3")
+    (tmp_path / "box.json").write_text(json.dumps(config))
+    box.start()
+    try:
+        got = events_of(watcher.inbox, 3, 4)
+    finally:
+        box.stop()
+    assert (1, ["roll", [6, 6, 6]]) in got
+
+
+def test_the_journal_survives_a_cut_at_every_byte_under_micropython(tmp_path):
+    exe = micropython()
+    script = tmp_path / "cuts.py"
+    script.write_text('''
+import os
+from bunco_box.journal import Journal
+j = Journal("j.log", os)
+for i in range(3):
+    j.append(0, ["roll", [1, 2, i + 1]])
+with open("j.log", "rb") as f:
+    whole = f.read()
+j.append(0, ["tally", "bunco"])
+with open("j.log", "rb") as f:
+    after = f.read()
+for cut in range(len(whole), len(after)):
+    with open("j.log", "wb") as f:
+        f.write(after[:cut])
+    back = Journal("j.log", os)
+    assert [e[0] for e in back.entries] == [1, 2, 3], (cut, back.entries)
+    assert (len(back.problems) == 1) == (cut > len(whole)), (cut, back.problems)
+    assert back.append(0, ["pass"]) == 4
+print("cuts", len(after) - len(whole))
+''')
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    from bunco_pi.pico import lay_out
+
+    lay_out(flash)
+    out = subprocess.run([exe, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                         env={"MICROPYPATH": f"{flash}:{SIM}"}, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    # a cut at every byte of the fourth record was tried
+    line = record_line({"s": 4, "r": 0, "x": ["tally", "bunco"]})
+    assert out.stdout.split() == ["cuts", str(len(line))]
+
+
+# --- the MQTT 3.1.1 client against the generated broker config (CPython runs it too) -------
+
+
+def client(broker, user: str, password: str, **kw) -> mqtt.Client:
+    def open_socket(host, port, timeout_s):
+        return socket.create_connection((host, port), timeout=timeout_s)
+
+    def ticks() -> int:
+        return int(time.monotonic() * 1000)
+
+    return mqtt.Client(open_socket, ticks, lambda a, b: a - b, user, user, password, **kw)
+
+
+def test_an_mqtt_311_client_logs_in_as_its_table_beside_mqtt_5(broker, topics, make_link):
+    watcher = make_link("watcher")
+    watcher.subscribe(topics.everything())
+    time.sleep(0.5)  # the watcher's subscription in place
+    c = client(broker, "table-1", broker.credentials.password("table-1"),
+               will_topic=topics.status("table-1"),
+               will_message=envelope.message("table-1", {"status": "offline"}))
+    c.connect(broker.host, broker.port)
+    c.publish(topics.events(1), envelope.event("table-1", 1, 1, {"round": 0,
+                                                                  "entry": ["pass"]}), qos=1)
+    # its ACL: table 1 writes its own events, never another table's
+    c.publish(topics.events(2), envelope.event("table-1", 2, 1, {"round": 0,
+                                                                  "entry": ["pass"]}), qos=1)
+    time.sleep(0.5)
+    c.close()  # a power cut: no DISCONNECT, so the broker publishes the will
+    got = [(m.topic, envelope.decode(m.topic, m.payload)) for m in collect(watcher.inbox, 2)
+           if isinstance(m, Message)]
+    topics_seen = [t for t, _ in got]
+    assert topics.events(1) in topics_seen
+    assert topics.events(2) not in topics_seen
+    will = [e for t, e in got if t == topics.status("table-1")]
+    assert will and will[-1].payload == {"status": "offline"}
+
+
+def test_a_wrong_password_is_refused_in_one_line(broker):
+    c = client(broker, "table-1", "wrong")
+    with pytest.raises(mqtt.Refused) as refused:
+        c.connect(broker.host, broker.port)
+    assert str(refused.value) == "refused: not authorised (check the password)"
+
+
+def test_the_shared_wire_form_is_the_rules_codec():
+    from bunco_pi.protocol import encode_entry
+    from bunco_pi.table.game import engine_entries
+
+    for entry in ({"roll": [3, 3, 5]}, {"tally": "point"}, {"tally": "three", "face": 2},
+                  {"tally": "wipeout"}, {"pass": True}, {"bell": True}, {"undo": 1}):
+        (engine_entry,) = engine_entries(entry)
+        assert presses.wire_entry(entry) == encode_entry(engine_entry)
