@@ -20,7 +20,10 @@ after each entry it commits. Offline, the box keeps taking presses and says how 
 
 import json
 
-import presses
+try:
+    import presses  # on the Pico: copied beside main.py
+except ImportError:  # CPython, in a checkout (the tests read the config with it)
+    from bunco_pi.table import presses
 from bunco_box import mqtt
 from bunco_box.journal import Journal
 
