@@ -25,6 +25,10 @@ from bunco_pi.pico import box_config, config_text, lay_out
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM = ROOT / "tests" / "micropython"
+# The boxes run with a small heap: a Pico W's MicroPython starts with under 200 KB, a Pico 2
+# W's with over 400 KB, and the unix port here, 64-bit, spends twice the Pico's bytes on each
+# pointer. What passes in 96 KB here fits either Pico.
+HEAP = "96k"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bunco-pi" \
     / "micropython-unix" / "micropython" / "ports" / "unix" / "build-standard" / "micropython"
 
@@ -42,8 +46,9 @@ class PicoBox:
     """One table box: its flash (a folder) and, while it runs, its MicroPython process."""
 
     def __init__(self, flash: Path, *, table: int, night: str, host: str, port: int,
-                 password: str, **options: Any) -> None:
+                 password: str, heap: str = HEAP, **options: Any) -> None:
         self.exe = micropython()
+        self.heap = heap
         self.flash = lay_out(flash)
         self.table = table
         self.config = box_config(table=table, night=night, broker_host=host, broker_port=port,
@@ -61,7 +66,7 @@ class PicoBox:
     def start(self) -> PicoBox:
         env = {**os.environ, "MICROPYPATH": f"{self.flash}:{self.flash / 'lib'}:{SIM}"}
         self.proc = subprocess.Popen(
-            [self.exe, str(SIM / "run_box.py")], cwd=self.flash, env=env, text=True,
+            [self.exe, "-X", f"heapsize={self.heap}", str(SIM / "run_box.py")], cwd=self.flash, env=env, text=True,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1)
         self.starts += 1
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()

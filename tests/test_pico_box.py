@@ -209,3 +209,94 @@ def test_the_shared_wire_form_is_the_rules_codec():
                   {"tally": "wipeout"}, {"pass": True}, {"bell": True}, {"undo": 1}):
         (engine_entry,) = engine_entries(entry)
         assert presses.wire_entry(entry) == encode_entry(engine_entry)
+
+
+# --- the box's side of the contract, against a scripted head ----------------------------------
+
+
+def head_says(head, topic: str, payload: dict, retain: bool = True) -> None:
+    head.publish(topic, envelope.message("head", {"v": 1, **payload}), qos=1, retain=retain)
+
+
+PLAYING = {"phase": "playing", "round_index": 0, "set": 1, "round": 1, "target": 1,
+           "bell": False, "epoch": "e1", "pos": 5}
+VIEW = {"table": 2, "round_index": 0, "seats": ["Ann", "Bea", "Cat", "Dot"], "score": [0, 0],
+        "roller_seat": 1, "done": False, "epoch": "e1", "pos": 5}
+
+
+def test_buttons_bell_and_host_undo_go_out_as_the_pi_box_sends_them(tmp_path, broker, topics,
+                                                                     make_link):
+    micropython()
+    head = make_link("head")
+    head.subscribe(topics.events(2))
+    head_says(head, topics.ack(2), {"seq": 0})
+    box = PicoBox(tmp_path, table=2, night=topics.night, host=broker.host, port=broker.port,
+                  password=broker.credentials.password("table-2"))
+    box.start()
+    try:
+        box.wait(lambda: "waiting for" in box.screen, 10, "the waiting screen")
+        box.tap("point")  # no round on: refused on screen, nothing stored
+        box.wait(lambda: box.status() == "no round on: wait", 5, "the refusal")
+        head_says(head, topics.state(), PLAYING)
+        head_says(head, topics.view(2), VIEW)
+        box.wait(box.wants_a_roll, 10, "the round on screen")
+        assert box.screen[3] == "roll: Ann"
+        for command in ("tap point", "tap three", "hold pass", "tap pass", "tap undo",
+                        "tap bunco", "tap roll"):
+            box.send(command)
+        box.wait(lambda: len(box.stored) == 7, 15, "seven entries")
+        # the head's bell: one Bell entered, however often the state says so
+        head_says(head, topics.state(), {**PLAYING, "bell": True, "pos": 9})
+        head_says(head, topics.state(), {**PLAYING, "bell": True, "pos": 10})
+        # the host's undo, delivered twice: entered once
+        for _ in range(2):
+            head_says(head, topics.command(2), {"command": "undo", "id": 12, "round": 0},
+                      retain=False)
+        box.wait(lambda: len(box.stored) == 9, 10, "the bell and the host's undo")
+        # this table's round is over at the head: a press is refused, not sent
+        head_says(head, topics.ack(2), {"seq": 9})
+        head_says(head, topics.view(2), {**VIEW, "done": True, "pos": 11})
+        box.wait(lambda: box.screen[3:4] == ["round over here"], 10, "round over here")
+        box.tap("point")
+        box.wait(lambda: box.status() == "round over here", 5, "the refusal")
+        got = events_of(head.inbox, 2, 2)
+    finally:
+        box.stop()
+    first = {seq: entry for seq, entry in reversed(got)}
+    assert {k: v for k, v in first.items() if k <= 7} == {
+        1: ["tally", "point"], 2: ["tally", "three"], 3: ["tally", "wipeout"], 4: ["pass"],
+        5: ["undo"], 6: ["tally", "bunco"], 7: ["roll", box.stored[6]["x"][1]]}
+    # the bell and the host's undo came together: either may be entered first
+    assert sorted([first[8], first[9]]) == [["bell"], ["undo"]] and len(first) == 9
+    assert len(box.stored) == 9
+
+
+def test_nothing_older_moves_the_box_back_and_a_reboot_keeps_the_round(tmp_path, broker,
+                                                                       topics, make_link):
+    micropython()
+    head = make_link("head")
+    head_says(head, topics.ack(3), {"seq": 0})
+    head_says(head, topics.state(), PLAYING)
+    head_says(head, topics.view(3), {**VIEW, "table": 3})
+    box = PicoBox(tmp_path, table=3, night=topics.night, host=broker.host, port=broker.port,
+                  password=broker.credentials.password("table-3"))
+    box.start()
+    try:
+        box.wait(box.wants_a_roll, 10, "the round on screen")
+        head_says(head, topics.state(), {**PLAYING, "phase": "results", "pos": 3})  # older
+        time.sleep(1)
+        assert box.wants_a_roll()
+        box.tap("roll")  # never acknowledged: this scripted head commits nothing
+        box.wait(lambda: len(box.stored) == 1, 10, "the roll stored")
+    finally:
+        box.kill()
+    # a power cut, then no broker at all: the round kept in flash goes on, presses count
+    config = json.loads((tmp_path / "box.json").read_text())
+    (tmp_path / "box.json").write_text(json.dumps({**config, "broker_port": 9}))
+    box.start()
+    try:
+        box.wait(box.wants_a_roll, 10, "the round, from flash")
+        box.tap("roll")
+        box.wait(lambda: box.status() == "offline, 2 waiting", 10, "offline, 2 waiting")
+    finally:
+        box.stop()

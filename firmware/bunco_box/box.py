@@ -36,7 +36,7 @@ OPTIONAL = {"wifi_ssid": "", "wifi_password": "", "keepalive": 15, "display": "s
             "tumble_ms": 600, "resend_s": 3}
 
 DEBOUNCE_MS = 30
-HOLD_MS = 2000  # the Pi box's hold too
+HOLD_MS = 800  # held this long makes a hold: the Pi box's hold_time
 ACK_GRACE_MS = 2000  # connected this long with no retained ack: the head has nothing of ours
 RECONNECT_MS = (1000, 10000)  # the wait between tries, doubling
 REFUSED_RETRY_MS = 30000  # a refused password is retried this seldom
@@ -460,7 +460,11 @@ class TableBox:
             if _is_older(self._view_at, at):
                 return
             self._view_at = at
+            kept_round = (self.view or {}).get("round_index")
             self.view = payload
+            if payload.get("round_index") != kept_round:
+                # once a round: who sits here, for a box that boots again without Wi-Fi
+                self._save_state()
             self._dirty = True
         elif topic == self.topic_command:
             self._command(payload)

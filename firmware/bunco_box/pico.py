@@ -56,6 +56,10 @@ class PicoBoard:
     def should_stop(self):
         return False  # a box runs until its power goes; Ctrl-C reaches the REPL
 
+    def reset(self):
+        time.sleep_ms(1000)  # the message stays readable a moment
+        machine.reset()
+
     # buttons, screen, log
     def buttons(self):
         return {role: pin.value() == 0 for role, pin in self._pins.items()}

@@ -5,15 +5,10 @@ import os
 
 from bunco_box import box
 from bunco_box.journal import Journal
+from bunco_dice import logic  # at start, while the heap is whole: it is the largest module
 
 POLL_MS = 10
 CONFIG = "box.json"
-
-
-def _three_dice(random_bytes):
-    from bunco_dice import logic
-
-    return logic.three_dice(random_bytes)
 
 
 def halt(board, text):
@@ -38,11 +33,17 @@ def main(board, fs=os, config_path=CONFIG, journal_path="journal.log",
         return
     board.start_wifi(config["wifi_ssid"], config["wifi_password"])
     table = box.TableBox(board, config, fs, journal_path=journal_path, state_path=state_path,
-                         dice=_three_dice)
+                         dice=logic.three_dice)
     board.log("table box %d: journal holds %d unacknowledged, last seq %d"
               % (table.table, table.journal.pending, table.journal.last_seq))
     while not board.should_stop():
-        table.step()
+        try:
+            table.step()
+        except Exception as exc:  # a bug or no memory: say it, start afresh from the journal
+            board.log("crashed: %r; restarting" % exc)
+            board.show(["table box", "restarting:", "", ""] + [repr(exc)], None)
+            board.reset()
+            return
         board.sleep_ms(POLL_MS)
     if table.online:
         # A clean stop says offline itself (the will is for a power cut).

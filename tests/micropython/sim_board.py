@@ -1,7 +1,7 @@
 """The table box's board under MicroPython's unix port: the test's hands and eyes.
 
 Everything but the hardware is the box's own code. The test writes commands on the process's
-stdin, one a line: ``tap ROLE``, ``hold ROLE`` (the button held 2.2 s), ``stop``. The screen
+stdin, one a line: ``tap ROLE``, ``hold ROLE`` (the button held 1.2 s), ``stop``. The screen
 is printed as one line ``OLED|line|line|...``; the log as ``LOG text``. Sockets are real.
 """
 
@@ -49,9 +49,12 @@ class SimBoard:
             elif words[0] == "tap":
                 self._plan.append((words[1], 80))
             elif words[0] == "hold":
-                self._plan.append((words[1], 2200))
+                self._plan.append((words[1], 1200))
             elif words[0] == "wifi":
                 self.wifi = words[1] == "on"
+
+    def reset(self):
+        sys.exit(3)  # the test sees the box die, as a Pico would reset
 
     def should_stop(self):
         self._commands()
