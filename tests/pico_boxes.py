@@ -66,8 +66,9 @@ class PicoBox:
     def start(self) -> PicoBox:
         env = {**os.environ, "MICROPYPATH": f"{self.flash}:{self.flash / 'lib'}:{SIM}"}
         self.proc = subprocess.Popen(
-            [self.exe, "-X", f"heapsize={self.heap}", str(SIM / "run_box.py")], cwd=self.flash, env=env, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1)
+            [self.exe, "-X", f"heapsize={self.heap}", str(SIM / "run_box.py")], cwd=self.flash,
+            env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, bufsize=1)
         self.starts += 1
         threading.Thread(target=self._read, args=(self.proc,), daemon=True).start()
         return self
