@@ -46,3 +46,19 @@ def test_every_button_the_firmware_reads_is_wired():
     text = pico_wiring.render()
     for role in ("point", "three", "bunco", "pass", "undo", "roll"):
         assert f"| `{role}` |" in text
+
+
+def test_the_pico_box_parts_add_up_to_its_total_and_stay_within_30_dollars():
+    import re
+    from pathlib import Path
+
+    bom = (Path(__file__).resolve().parents[1] / "hardware" / "bom.md").read_text()
+    section = bom.split("## Pico table box", 1)[1].split("**Total per Pico table box**")[0]
+    total = re.search(r"\*\*Total per Pico table box\*\* \| \| \| \*\*\$([0-9.]+)\*\*", bom)
+    assert total is not None
+    rows = re.findall(r"^\|[^|]+\| (\d+) \| \$([0-9.]+) \| \$([0-9.]+) \|$", section, re.M)
+    assert len(rows) >= 8
+    for qty, price, line in rows:
+        assert round(int(qty) * float(price), 2) == float(line)
+    assert round(sum(float(line) for _, _, line in rows), 2) == float(total.group(1))
+    assert float(total.group(1)) <= 30.00
