@@ -23,7 +23,7 @@ from tests.pico_boxes import SIM, PicoBox, micropython
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "firmware"))
 
-from bunco_box import mqtt  # noqa: E402
+from bunco_box import box, mqtt  # noqa: E402
 from bunco_box.journal import Journal, record_line  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -300,3 +300,36 @@ def test_nothing_older_moves_the_box_back_and_a_reboot_keeps_the_round(tmp_path,
         box.wait(lambda: box.status() == "offline, 2 waiting", 10, "offline, 2 waiting")
     finally:
         box.stop()
+
+
+def test_the_pico_board_layer_and_the_sh1106_driver_on_stand_in_hardware(tmp_path):
+    exe = micropython()
+    flash = tmp_path / "flash"
+    flash.mkdir()
+    from bunco_pi.pico import lay_out
+
+    lay_out(flash)
+    out = subprocess.run([exe, str(SIM / "board_check.py")], cwd=flash, capture_output=True,
+                         text=True, env={"MICROPYPATH": f"{flash}:{flash / 'lib'}:{SIM}"},
+                         timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    from bunco_pi.hardware import pico_wiring
+
+    pins = pico_wiring.load_pins()
+    for gp in pins["BUTTONS"].values():  # every button: an input with the pull-up on
+        assert f"PIN {gp} in pull-up" in lines
+    assert f"I2C 0 {pins['SDA']} {pins['SCL']} 400000" in lines
+    assert "PRESSED ['point', 'roll']" in lines
+    assert lines.count("WIFI False") == 1 and "WLAN connect Hall secret" in lines
+    assert lines[-4:] == ["WIFI True", "PAGES 8 BYTES 128", "COMMANDS b0 02 10", "LIT True"]
+
+
+def test_the_firmware_speaks_the_protocol_version_of_the_head():
+    from bunco_pi import protocol
+
+    assert box.PROTOCOL_VERSION == protocol.PROTOCOL_VERSION == envelope.VERSION
+    from bunco_pi.hardware import pico_wiring
+
+    # every button the box reads is on the pin map the wiring is generated from
+    assert set(box.ROLES) == set(pico_wiring.load_pins()["BUTTONS"])
