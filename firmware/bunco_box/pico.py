@@ -14,6 +14,7 @@ import network
 from bunco_box import pins
 
 SCROLL_MS = 400  # the status line, when longer than the screen, moves one character this often
+WIFI_RETRY_MS = 15000
 
 
 class PicoBoard:
@@ -21,6 +22,8 @@ class PicoBoard:
         self._pins = {role: machine.Pin(gp, machine.Pin.IN, machine.Pin.PULL_UP)
                       for role, gp in pins.BUTTONS.items()}
         self._wlan = network.WLAN(network.STA_IF)
+        self._wifi = ("", "")
+        self._asked = 0
         self.oled, self.screen_problem = self._open_oled(display)
         self._lines = []
 
@@ -85,12 +88,25 @@ class PicoBoard:
 
     # the network
     def start_wifi(self, ssid, password):
+        self._wifi = (ssid, password)
         self._wlan.active(True)
         if ssid:
             self._wlan.connect(ssid, password)
+        self._asked = time.ticks_ms()
 
     def wifi_up(self):
-        return self._wlan.isconnected()
+        if self._wlan.isconnected():
+            return True
+        # Gone (the router restarted, the box was carried out of reach): ask again now and
+        # then, without waiting; the box meanwhile counts offline.
+        ssid, password = self._wifi
+        if ssid and time.ticks_diff(time.ticks_ms(), self._asked) > WIFI_RETRY_MS:
+            self._asked = time.ticks_ms()
+            try:
+                self._wlan.connect(ssid, password)
+            except OSError:
+                pass
+        return False
 
     def open_socket(self, host, port, timeout_s):
         address = socket.getaddrinfo(host, port)[0][-1]
