@@ -102,23 +102,27 @@ def fit(text):
 
 class Button:
     """One button's gestures from its level: ``down``, then ``tap`` or ``hold``. A button
-    not in ``waits`` taps at once when pressed; one in it taps on release, or holds."""
+    not in ``waits`` taps at once when pressed; one in it taps on release, or holds.
+
+    Debounce as the Pi box's: the first edge counts at once, then the contact is ignored for
+    DEBOUNCE_MS; when that window closes the real level is looked at again. A chattering press
+    counts once, and a held button never repeats."""
 
     def __init__(self, role):
         self.role = role
-        self._raw = False
-        self._raw_since = 0
         self._level = False
+        self._edge_at = None  # when the last counted edge came: edges are ignored a while after
         self._down_at = 0
         self._held = False
 
     def feed(self, now, pressed, waits, diff):
         out = []
-        if pressed != self._raw:
-            self._raw, self._raw_since = pressed, now
-        if self._raw != self._level and diff(now, self._raw_since) >= DEBOUNCE_MS:
-            self._level = self._raw
-            if self._level:
+        if self._edge_at is not None and diff(now, self._edge_at) < DEBOUNCE_MS:
+            pass  # bouncing: ignored
+        elif pressed != self._level:
+            self._level = pressed
+            self._edge_at = now
+            if pressed:
                 self._down_at, self._held = now, False
                 out.append("down" if self.role in waits else "tap")
             elif self.role in waits and not self._held:

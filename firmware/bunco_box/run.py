@@ -1,11 +1,20 @@
 """The table box's start: read the config, open the journal, loop. The same on a Pico and
 under the unix port; only the ``board`` differs (``pico.PicoBoard`` or a test's stand-in)."""
 
+import gc
 import os
 
-from bunco_box import box
-from bunco_box.journal import Journal
-from bunco_dice import logic  # at start, while the heap is whole: it is the largest module
+# Each import compiles its module in RAM (a Pico W has under 200 KB): collect between them, so
+# the next one finds the heap whole rather than in pieces.
+from bunco_dice import logic
+
+gc.collect()
+from bunco_box import box  # noqa: E402
+
+gc.collect()
+from bunco_box.journal import Journal  # noqa: E402
+
+gc.collect()
 
 POLL_MS = 10
 CONFIG = "box.json"
