@@ -14,9 +14,9 @@ part = "both";          // "base", "lid" or "both" (side by side, for a look)
 
 /* [Buttons] */
 button_count = 5;
-button_hole = 12.5;     // 12 mm tactile buttons with caps; 16 for 16 mm panel buttons
+button_hole = 12.5;     // 12 mm panel-mount buttons; 16.5 for 16 mm ones
 button_pitch = 22;      // centre to centre
-roll_hole = 16.5;       // the ROLL button: a 16 mm panel button (or 12.5 for another tactile)
+roll_hole = 12.5;       // the ROLL button (16.5 for a 16 mm panel button)
 roll_gap = 30;          // from the last tally button to the ROLL button
 
 /* [OLED window] */
@@ -30,7 +30,7 @@ oled_screw = 2.2;       // M2 screws
 wall = 2;
 floor_t = 2;
 lid_t = 2.4;
-height = 26;            // tactile buttons on a strip of perfboard need about 15 mm
+height = 26;            // 12 mm panel-mount buttons need about 20 mm below the lid
 margin = 12;
 depth = 70;
 usb_slot_w = 12;
