@@ -4,7 +4,7 @@
 // its micro-USB socket at a slot in the end wall for the power bank's cable, and a lid with
 // the OLED behind a window, the five tally buttons in a row in the order of
 // hardware/pico-wiring.md (point, three, bunco, pass, undo, left to right as the scorekeeper
-// sees them) and the ROLL button, bigger, on its own at the right.
+// sees them) and the ROLL button on its own at the right.
 //
 // Print the base and the lid flat, 0.2 mm layers, 3 walls, 15 % infill; no supports.
 // Export one part at a time:  openscad -D 'part="lid"' -o pico_lid.stl pico_box.scad
