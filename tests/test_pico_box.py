@@ -333,3 +333,38 @@ def test_the_firmware_speaks_the_protocol_version_of_the_head():
 
     # every button the box reads is on the pin map the wiring is generated from
     assert set(box.ROLES) == set(pico_wiring.load_pins()["BUTTONS"])
+
+
+def test_a_wifi_gone_quiet_is_found_by_the_keepalive_and_nothing_is_lost(tmp_path, broker,
+                                                                        topics, make_link):
+    """No connection closed, every byte dropped (a Wi-Fi gone quiet): the box finds out by its
+    keepalive, says offline, keeps counting, and sends everything once the network is back."""
+    from tests.conftest import CutProxy
+
+    micropython()
+    head = make_link("head")
+    head.subscribe(topics.events(4))
+    head_says(head, topics.ack(4), {"seq": 0})
+    head_says(head, topics.state(), PLAYING)
+    head_says(head, topics.view(4), {**VIEW, "table": 4})
+    proxy = CutProxy(broker.port)
+    box = PicoBox(tmp_path, table=4, night=topics.night, host=broker.host, port=proxy.port,
+                  password=broker.credentials.password("table-4"))
+    box.start()
+    try:
+        box.wait(box.wants_a_roll, 10, "the round on screen")
+        proxy.cut(silent=True)
+        box.tap("roll")
+        box.wait(lambda: box.status().startswith("offline"), 15, "offline on screen")
+        box.tap("roll")
+        box.tap("point")
+        box.wait(lambda: box.status() == "offline, 3 waiting", 10, "offline, 3 waiting")
+        proxy.restore()
+        box.wait(lambda: box.log_text().count("online: ") >= 2, 30, "back online")
+        got = events_of(head.inbox, 4, 3)
+    finally:
+        box.stop()
+        proxy.close()
+    first = {seq: entry for seq, entry in reversed(got)}
+    assert sorted(first) == [1, 2, 3] and first[3] == ["tally", "point"]
+    assert [first[s] for s in (1, 2)] == [item["x"] for item in box.stored[:2]]
