@@ -368,3 +368,53 @@ def test_a_wifi_gone_quiet_is_found_by_the_keepalive_and_nothing_is_lost(tmp_pat
     first = {seq: entry for seq, entry in reversed(got)}
     assert sorted(first) == [1, 2, 3] and first[3] == ["tally", "point"]
     assert [first[s] for s in (1, 2)] == [item["x"] for item in box.stored[:2]]
+
+
+@pytest.mark.parametrize(("rules", "expected"), [
+    # "Travel is rolling all 2s, unless we are rolling for 2s"
+    ("individual", {1: True, 2: False, 3: True, 4: True, 5: True, 6: True}),
+    ("classic", {1: False, 2: False, 3: False, 4: False, 5: False, 6: False}),
+])
+def test_the_head_tells_a_box_that_reads_no_rules_when_three_2s_travel(rules, expected):
+    from bunco_pi.head.views import table_view
+    from bunco_pi.rules.house import preset
+    from bunco_pi.rules.night import StartRound
+    from bunco_pi.sim.players import simulate_night
+
+    seen: dict[int, bool] = {}
+
+    def watch(night, event):  # the night as it is once the event is applied
+        if isinstance(event, StartRound):
+            seen.setdefault(night.target, table_view(night, 1)["twos_travel"])
+
+    simulate_night(preset(rules), 8, seed=4, on_event=watch)
+    assert seen == expected
+
+
+def test_a_held_three_is_three_2s_where_the_head_says_they_travel(tmp_path, broker, topics,
+                                                                  make_link):
+    micropython()
+    head = make_link("head")
+    head.subscribe(topics.events(1))
+    head_says(head, topics.ack(1), {"seq": 0})
+    head_says(head, topics.state(), PLAYING)
+    head_says(head, topics.view(1), {**VIEW, "table": 1, "twos_travel": True})
+    box = PicoBox(tmp_path, table=1, night=topics.night, host=broker.host, port=broker.port,
+                  password=broker.credentials.password("table-1"))
+    box.start()
+    try:
+        box.wait(box.wants_a_roll, 10, "the round on screen")
+        box.send("hold three")
+        box.wait(lambda: len(box.stored) == 1, 10, "three 2s")
+        box.send("tap three")  # a tap of a waiting button: a plain three, on release
+        box.wait(lambda: len(box.stored) == 2, 10, "a three")
+        head_says(head, topics.view(1), {**VIEW, "table": 1, "twos_travel": False, "pos": 6})
+        time.sleep(0.5)
+        box.send("hold three")  # no traveler on 2s this round: counts at once, held or not
+        box.wait(lambda: len(box.stored) == 3, 10, "a three")
+        time.sleep(1.5)
+    finally:
+        box.stop()
+    assert [item["x"] for item in box.stored] == [["tally", "three", 2], ["tally", "three"],
+                                                  ["tally", "three"]]
+    assert any("three 2s: travel! Ann" in line for line in box.lines)

@@ -246,8 +246,10 @@ class TableBox:
         return "?"
 
     def _twos_travel(self):
-        # The Pico does not read the rules' TOML: the traveler's three 2s is the Pi box's.
-        return False
+        """Three 2s take the traveler in this round: the head's word (the box reads no house
+        rules), in the table's view."""
+        v = self._round_view()
+        return bool(v is not None and v.get("twos_travel"))
 
     # --- entries --------------------------------------------------------------------------------
 
