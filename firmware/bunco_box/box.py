@@ -42,6 +42,7 @@ RECONNECT_MS = (1000, 10000)  # the wait between tries, doubling
 REFUSED_RETRY_MS = 30000  # a refused password is retried this seldom
 RESEND_AT_MOST_MS = 30000
 WIDTH = 16  # characters on a 128-pixel line in framebuf's 8x8 font
+SCROLL_MS = 400  # a long status line moves on one character this often (pico.py draws it)
 
 
 class ConfigError(Exception):
@@ -176,6 +177,7 @@ class TableBox:
         self.dice = None  # the last roll, drawn
         self._tumble_until = None
         self._dirty = True
+        self._drawn_at = 0
         self._load_state()
         for problem in self.journal.problems:
             self.problem(problem)
@@ -510,8 +512,12 @@ class TableBox:
         if self._tumble_until is not None and diff(now, self._tumble_until) >= 0:
             self._settle()
         self._network(now)
-        if self._dirty:
+        # A status line longer than the screen scrolls (the board draws it moved on by the
+        # time): redraw it now and then even when nothing changed.
+        scrolling = len(self.status_line()) > WIDTH and diff(now, self._drawn_at) >= SCROLL_MS
+        if self._dirty or scrolling:
             self._dirty = False
+            self._drawn_at = now
             self.board.show(self.lines(), self.dice if self._round_view() else None)
 
     def status_line(self):

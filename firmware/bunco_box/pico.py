@@ -13,7 +13,7 @@ import machine
 import network
 from bunco_box import pins
 
-SCROLL_MS = 400  # the status line, when longer than the screen, moves one character this often
+SCROLL_MS = 400  # a long status line moves one character this often (box.SCROLL_MS redraws it)
 WIFI_RETRY_MS = 15000
 
 
