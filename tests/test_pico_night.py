@@ -15,6 +15,7 @@ from bunco_pi.head.eventlog import EventLog
 from bunco_pi.net.broker import Broker
 from bunco_pi.rules.audit import audit_record
 from bunco_pi.rules.house import parse_rules
+from bunco_pi.table.outbox import Outbox
 from tests.conftest import CutProxy, _require_mosquitto
 from tests.pico_boxes import PicoBox, micropython
 from tests.test_night_faults import NIGHT, Night, one_set_rules
@@ -85,6 +86,17 @@ class MixedNight(Night):
             box.stop()
         super().stop()
 
+    def check_pi_exactly_once(self, tables: tuple[int, ...]) -> None:
+        """Each Pi box's outbox and the head's log hold the same entries, seq for seq."""
+        with EventLog(self.tmp / f"night-{NIGHT}.sqlite") as log:
+            logged: dict[int, list] = {}
+            for ev in log.replay(include_rejected=True):
+                logged.setdefault(ev.table, []).append((ev.seq, ev.payload))
+        for n in tables:
+            with Outbox(self.tmp / f"t{n}" / f"outbox-{NIGHT}-table-{n}.sqlite") as outbox:
+                made = [(e.seq, e.payload) for e in outbox.entries()]
+            assert made and logged.get(n) == made, f"table {n}: outbox and head log differ"
+
     def check_picos_exactly_once(self) -> None:
         """Every entry a Pico box accepted is in the head's log once, with its seq; the log
         holds nothing of a Pico's that it did not accept (seqs 1..last, no gap, no repeat)."""
@@ -126,23 +138,7 @@ def _finish(night: MixedNight, rules: Path) -> None:
     assert record.get("complete")
     assert audit_record(record, parse_rules(rules.read_text())) == []
     night.check_picos_exactly_once()
-    night.check_exactly_once_pi((1, 2))
-
-
-def check_exactly_once_pi(self: MixedNight, tables: tuple[int, ...]) -> None:
-    from bunco_pi.table.outbox import Outbox
-
-    with EventLog(self.tmp / f"night-{NIGHT}.sqlite") as log:
-        logged: dict[int, list] = {}
-        for ev in log.replay(include_rejected=True):
-            logged.setdefault(ev.table, []).append((ev.seq, ev.payload))
-    for n in tables:
-        with Outbox(self.tmp / f"t{n}" / f"outbox-{NIGHT}-table-{n}.sqlite") as outbox:
-            made = [(e.seq, e.payload) for e in outbox.entries()]
-        assert made and logged.get(n) == made, f"table {n}: outbox and head log differ"
-
-
-MixedNight.check_exactly_once_pi = check_exactly_once_pi  # type: ignore[attr-defined]
+    night.check_pi_exactly_once((1, 2))
 
 
 def test_two_pico_boxes_and_two_pi_boxes_play_a_whole_night(own_broker, tmp_path):
