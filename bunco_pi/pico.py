@@ -27,8 +27,8 @@ DISPLAYS = ("ssd1306", "sh1106")
 def firmware_files(firmware: Path = FIRMWARE) -> list[tuple[Path, str]]:
     """Every file of the table box's firmware: (source here, path on the Pico)."""
     if not (firmware / "bunco_box" / "box.py").exists():
-        raise UserError(f"{firmware}: the table box's firmware is not there (a bunco-pi "
-                        "checkout has it in firmware/)")
+        raise UserError(f"{firmware}: the table box's firmware is not there: give "
+                        "--firmware DIR, the firmware/ folder of a bunco-pi checkout")
     files = [(firmware / "table_box_main.py", "main.py"), (SHARED, "presses.py")]
     for package in ("bunco_box", "bunco_dice"):
         files += [(p, f"{package}/{p.name}") for p in sorted((firmware / package).glob("*.py"))]

@@ -145,3 +145,12 @@ def test_a_device_that_is_not_micropython_is_said_in_one_line():
 
     with pytest.raises(UserError, match="does not answer as MicroPython: install MicroPython"):
         command.flash("/dev/ttyACM0", CONFIG, not_micropython)
+
+
+def test_flash_without_the_firmware_folder_says_where_to_point_it(tmp_path, credentials):
+    path, _ = credentials
+    result = cli("pico", "flash", "--table", "1", "--broker", "10.0.0.2", "--credentials",
+                 str(path), "--firmware", str(tmp_path / "nowhere"))
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1
+    assert "the table box's firmware is not there: give --firmware DIR" in lines[0]

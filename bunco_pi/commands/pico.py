@@ -24,7 +24,14 @@ from pathlib import Path
 from bunco_pi.errors import UserError
 from bunco_pi.net.credentials import load_credentials
 from bunco_pi.net.topics import table_node
-from bunco_pi.pico import CONFIG_NAME, DISPLAYS, box_config, config_text, firmware_files
+from bunco_pi.pico import (
+    CONFIG_NAME,
+    DISPLAYS,
+    FIRMWARE,
+    box_config,
+    config_text,
+    firmware_files,
+)
 
 CREDENTIALS = "/etc/bunco-pi/secrets/credentials.json"
 UF2_HINT = ("install MicroPython first: hold BOOTSEL, plug the Pico in and copy the UF2 from "
@@ -64,6 +71,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                            help=f"where to write it (default ./{CONFIG_NAME})")
         else:
             p.add_argument("--port", help="the Pico's serial device (default: the one found)")
+            p.add_argument("--firmware", type=Path, default=FIRMWARE,
+                           help="the firmware/ folder of a bunco-pi checkout (default: the "
+                                "one beside this bunco-pi, when run from a checkout)")
         p.set_defaults(func=run)
 
 
@@ -107,8 +117,9 @@ def run(args: argparse.Namespace) -> int:
         write_private(args.out, config_text(config))
         print(f"wrote {args.out} for table {args.table}: copy it to the Pico as {CONFIG_NAME}")
         return 0
+    files = firmware_files(args.firmware)  # before looking for a Pico: a missing folder first
     port = args.port or find_pico()
-    flash(port, config, mpremote_runner())
+    flash(port, config, mpremote_runner(), files)
     print(f"table {args.table}: firmware and {CONFIG_NAME} on the Pico at {port}; it restarts "
           "now and joins the night")
     return 0
@@ -200,8 +211,9 @@ def _failed(result: subprocess.CompletedProcess[str], port: str, what: str) -> U
     return UserError(f"mpremote at {port}, {what}: {last}")
 
 
-def flash(port: str, config: dict, run: Runner) -> None:
-    files = firmware_files()
+def flash(port: str, config: dict, run: Runner,
+          files: list[tuple[Path, str]] | None = None) -> None:
+    files = firmware_files() if files is None else files
     needed = sum(src.stat().st_size for src, _ in files)
     probe = run(["connect", port, "exec",
                  "import os; s = os.statvfs('/'); print('FREE', s[0] * s[3])"])
