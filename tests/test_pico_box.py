@@ -338,7 +338,8 @@ def test_the_firmware_speaks_the_protocol_version_of_the_head():
 def test_a_wifi_gone_quiet_is_found_by_the_keepalive_and_nothing_is_lost(tmp_path, broker,
                                                                         topics, make_link):
     """No connection closed, every byte dropped (a Wi-Fi gone quiet): the box finds out by its
-    keepalive, says offline, keeps counting, and sends everything once the network is back."""
+    keepalive, says offline, keeps counting, and sends everything once the network is back;
+    a host's undo sent meanwhile waits in its session."""
     from tests.conftest import CutProxy
 
     micropython()
@@ -359,14 +360,19 @@ def test_a_wifi_gone_quiet_is_found_by_the_keepalive_and_nothing_is_lost(tmp_pat
         box.tap("roll")
         box.tap("point")
         box.wait(lambda: box.status() == "offline, 3 waiting", 10, "offline, 3 waiting")
+        # the host's undo while the box is away: kept in its session, entered when it is back
+        head_says(head, topics.command(4), {"command": "undo", "id": 21, "round": 0},
+                  retain=False)
         proxy.restore()
         box.wait(lambda: box.log_text().count("online: ") >= 2, 30, "back online")
+        box.wait(lambda: len(box.stored) == 4, 15, "the host's undo")
         got = events_of(head.inbox, 4, 3)
     finally:
         box.stop()
         proxy.close()
     first = {seq: entry for seq, entry in reversed(got)}
-    assert sorted(first) == [1, 2, 3] and first[3] == ["tally", "point"]
+    assert sorted(first) == [1, 2, 3, 4] and first[3] == ["tally", "point"]
+    assert first[4] == ["undo"]
     assert [first[s] for s in (1, 2)] == [item["x"] for item in box.stored[:2]]
 
 

@@ -56,8 +56,11 @@ def packet(kind, body):
     return bytes((kind,)) + _length(len(body)) + body
 
 
-def connect_packet(client_id, user, password, keepalive_s, will_topic, will_message):
-    flags = 0x02  # a clean session: the box subscribes again on every connect
+def connect_packet(client_id, user, password, keepalive_s, will_topic, will_message,
+                   clean_session=False):
+    # Not clean by default: the broker keeps the session while the box is away and hands it
+    # what was published for it meanwhile at QoS 1 (the host's undo, which is not retained).
+    flags = 0x02 if clean_session else 0x00
     payload = _str(client_id)
     if will_topic:
         flags |= 0x04 | 0x08 | 0x20  # a will, QoS 1, retained
@@ -106,7 +109,7 @@ class Client:
     """One connection to the broker; a new ``Client`` (or ``connect()``) after it is lost."""
 
     def __init__(self, open_socket, ticks_ms, ticks_diff, client_id, user, password,
-                 keepalive_s=15, will_topic=None, will_message=b""):
+                 keepalive_s=15, will_topic=None, will_message=b"", clean_session=False):
         self._open_socket = open_socket
         self._ticks = ticks_ms
         self._diff = ticks_diff
@@ -116,6 +119,7 @@ class Client:
         self.keepalive_s = keepalive_s
         self.will_topic = will_topic
         self.will_message = will_message
+        self.clean_session = clean_session
         self.sock = None
         self._buf = b""
         self._pid = 0
@@ -134,7 +138,8 @@ class Client:
         self.sock = sock
         try:
             self._write(connect_packet(self.client_id, self.user, self.password,
-                                       self.keepalive_s, self.will_topic, self.will_message))
+                                       self.keepalive_s, self.will_topic, self.will_message,
+                                       self.clean_session))
             start = self._ticks()
             while True:
                 whole = split_packet(self._buf)
