@@ -8,7 +8,9 @@ ignores keys it does not know, so a newer sender can add keys without breaking a
   its outbox); its payload is ``{"round": round_index, "entry": encode_entry(entry)}``, tagged
   with the round it belongs to, so an entry replayed late never lands in the wrong round.
   ``TableEvent`` is the decoded event the head's coordinator takes.
-- the night state and each table's view (head -> tables, retained): ``bunco_pi.head.views``;
+- the night state and each table's view (head -> tables, retained): ``bunco_pi.head.views``
+  (a view's ``twos_travel``, added for boxes that fold no house rules, such as the Pico table
+  box: a held "three" is three 2s that take the traveler in this round; older boxes ignore it);
   the roster, seating and rules travel on their own retained topics and change only when they
   change, so the state (which carries the bell) stays small. Each carries the head's
   ``NightPosition``: a box applies only what is not older than what it holds.

@@ -32,6 +32,24 @@ if command -v npm >/dev/null 2>&1 && ! npm ls -g @micropython/micropython-webass
     as_root npm install -g -s @micropython/micropython-webassembly-pyscript >/dev/null 2>&1 \
         || echo "could not install MicroPython's WebAssembly build: its firmware test will skip" >&2
 fi
+# MicroPython's unix port runs the Pico table box's firmware in its tests (the same files that
+# go onto a Pico, with only the board layer swapped). Its source sits beside the checkout, in
+# ../shared/vendor/micropython, where there is one; it is built once into a cache (about a
+# minute) and the tests find it through BUNCO_MICROPYTHON. Without it they skip.
+mpy_src=../shared/vendor/micropython
+if [ -x "$mpy_src/build-unix.sh" ] || [ -f "$mpy_src/build-unix.sh" ]; then
+    if ! command -v gcc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+        apt_install build-essential \
+            || echo "could not install build-essential: the Pico table box tests will skip" >&2
+    fi
+    if mpy=$(bash "$mpy_src/build-unix.sh" "${XDG_CACHE_HOME:-$HOME/.cache}/bunco-pi/micropython-unix"); then
+        export BUNCO_MICROPYTHON="$mpy"
+    else
+        echo "could not build MicroPython's unix port: the Pico table box tests will skip" >&2
+    fi
+else
+    echo "no MicroPython source in $mpy_src: the Pico table box tests will skip" >&2
+fi
 make_venv test
 .venv/bin/ruff check .
 exec .venv/bin/python -m pytest "$@"

@@ -129,3 +129,8 @@ def test_the_circle_finder_finds_one():
     assert cycles_in({"sim": {"commands"}, "commands": {"sim", "rules"}, "rules": set()}) == \
         [["commands", "sim", "commands"]]
     assert cycles_in({"a": {"b"}, "b": {"c"}}) == []
+
+
+def test_what_the_pico_table_box_shares_imports_nothing():
+    # table/presses.py is copied onto the Pico beside the firmware: MicroPython runs it as is
+    assert imports_of(PACKAGE / "table" / "presses.py") == set()

@@ -56,6 +56,10 @@ def table_view(night: Night | None, table: int) -> dict[str, Any]:
             roller_seat=t.roller_seat,
             table_phase=t.phase,
             done=t.done,
+            # For a box that does not fold the house rules itself (the Pico table box): a held
+            # "three" is three 2s, which take the traveler, in this round.
+            twos_travel=(night.rules.traveler.enabled
+                         and night.rules.traveler.trigger == "all-twos" and night.target != 2),
         )
     elif table <= len(night.seating):
         view.update(seats=[names[p] for p in night.seating[table - 1]],

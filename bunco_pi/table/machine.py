@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from bunco_pi.hardware.buttons import Gesture
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.table_round import Entry, RuleViolation, TableRound
-from bunco_pi.table import game, screens
+from bunco_pi.table import game, presses, screens
 from bunco_pi.table.book import RoundBook
 from bunco_pi.table.events import (
     BellRang,
@@ -38,17 +38,17 @@ from bunco_pi.table.events import (
 from bunco_pi.table.game import JsonEntry
 from bunco_pi.table.link import RoundSummary
 
-HOLD_ROLES = frozenset({"pass", "undo"})
-TALLIES = ("point", "three", "bunco")
-FLASH = {"point": "+1", "three": "three of a kind", "bunco": "BUNCO!", "wipeout": "WIPEOUT"}
+# What a press means is decided in ``presses`` (shared with the Pico box's firmware).
+HOLD_ROLES = frozenset(presses.HOLD_ROLES)
+TALLIES = presses.TALLIES
+FLASH = presses.FLASH
 
 
 def hold_roles(rules: HouseRules | None) -> frozenset[str]:
     """The buttons whose tap waits for release because holding them means something else:
     under the all-twos traveler a held "three" is three 2s; otherwise "three" counts at once."""
-    if rules is not None and rules.traveler.enabled and rules.traveler.trigger == "all-twos":
-        return HOLD_ROLES | {"three"}
-    return HOLD_ROLES
+    twos = rules is not None and rules.traveler.enabled and rules.traveler.trigger == "all-twos"
+    return frozenset(presses.hold_roles(twos))
 
 
 # --- inputs besides the queue's events (bunco_pi.table.events) and gestures ------------------
@@ -331,8 +331,7 @@ class TableMachine:
         if kind == "down":
             self.alert = None
             if role in hold_roles(self.rules) and self.mode == "playing":
-                self.flash = {"pass": "hold: wipeout", "undo": "hold: undo turn",
-                              "three": "hold: three 2s" if self._twos_travel() else "three"}[role]
+                self.flash = presses.down_flash(role, self._twos_travel())
             elif self.mode != "playing":
                 # Between rounds only pass (and undo on results) mean something: say so.
                 hint = self.link.between_rounds_hint
@@ -342,18 +341,15 @@ class TableMachine:
                     self.flash = f"{role}: press pass to go on" if role != "pass" else "pass"
             return
         if self.mode == "playing":
-            if role == "three" and kind == "hold" and self._twos_travel():
-                if self._accept({"tally": "three", "face": 2}):
-                    self.flash = f"three 2s: travel! {self._roller_name()}"
-            elif role in TALLIES:
-                self._tally(role)
-            elif role == "pass" and kind == "hold":
-                self._tally("wipeout")
-            elif role == "pass":
-                if self._accept({"pass": True}):
-                    self.flash = f"dice to {self._roller_name()}"
-            elif role == "undo":
-                self._undo(whole_turn=kind == "hold")
+            action, entry = presses.playing_press(role, kind, self._twos_travel())
+            if action == presses.ENTER:
+                # a tally's flash names who scored; a pass's, who has the dice now
+                name = self._roller_name()
+                if self._accept(entry):
+                    after = "pass" in entry or entry.get("face") == 2
+                    self.flash = presses.entry_flash(entry, self._roller_name() if after else name)
+            elif action is not None:
+                self._undo(whole_turn=action == presses.UNDO_TURN)
         elif role == "pass" and kind == "tap" and self.mode in ("waiting", "results", "break"):
             self._out.append(NextRequested())
         elif role == "undo" and kind == "tap" and self.mode == "results":
@@ -369,11 +365,6 @@ class TableMachine:
         """Three 2s pass the traveler under these rules ("unless we are rolling for 2s")."""
         return (self.rules.traveler.enabled and self.rules.traveler.trigger == "all-twos"
                 and self.book is not None and self.book.target != 2)
-
-    def _tally(self, kind: str) -> None:
-        name = self._roller_name()
-        if self._accept({"tally": kind}):
-            self.flash = f"{FLASH[kind]} {name}"
 
     def _undo(self, whole_turn: bool) -> None:
         assert self.book is not None

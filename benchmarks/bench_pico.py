@@ -1,0 +1,268 @@
+"""A Pico table box beside a Pi table box in one night: press to the head's committed ack,
+and what each writes to keep a press.
+
+Run from the repository root:  python3 benchmarks/bench_pico.py [--presses N]
+(needs mosquitto, and MicroPython's unix port: $BUNCO_MICROPYTHON or scripts/test.sh's build)
+
+One real mosquitto, the real head (``bunco-pi head``, its SQLite log), and two tables of the
+same night: table 1 a Pi box (the real TableBox: MockFactory pins, debounce, node thread,
+outbox in SQLite WAL synchronous=FULL, paho MQTT 5), table 2 a Pico box (the firmware's own
+code under MicroPython's unix port: its debounce, journal in a file, MQTT 3.1.1). Each press
+is timed from the button going down to the head's retained ack covering it, one press at a
+time. The baseline is the Pi box, in the same run. The Pi box presses pass (it scores
+nothing: the head table's round stays open); the Pico box rolls its own dice.
+
+The write per press: the Pico's journal (one appended line) under the unix port, against the
+Pi's outbox (one SQLite transaction), each timed alone in a loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_table import TimedDummy, pct  # noqa: E402
+from gpiozero.pins.mock import MockFactory  # noqa: E402
+
+from bunco_pi.hardware.pinmap import default_button_pins  # noqa: E402
+from bunco_pi.net import envelope  # noqa: E402
+from bunco_pi.net.broker import Broker  # noqa: E402
+from bunco_pi.net.link import Message  # noqa: E402
+from bunco_pi.net.mqtt import MqttLink  # noqa: E402
+from bunco_pi.net.topics import Topics  # noqa: E402
+from bunco_pi.pico import box_config, config_text, lay_out  # noqa: E402
+from bunco_pi.rules.house import preset  # noqa: E402
+from bunco_pi.table.box import TableBox  # noqa: E402
+from bunco_pi.table.config import TableConfig  # noqa: E402
+from bunco_pi.table.net_link import NetTableLink  # noqa: E402
+from bunco_pi.table.outbox import Outbox  # noqa: E402
+
+NIGHT = "bench"
+SIM = ROOT / "tests" / "micropython"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bunco-pi" \
+    / "micropython-unix" / "micropython" / "ports" / "unix" / "build-standard" / "micropython"
+
+
+def micropython() -> str:
+    path = os.environ.get("BUNCO_MICROPYTHON") or str(CACHE)
+    if not os.access(path, os.X_OK):
+        sys.exit("MicroPython's unix port is not built: run scripts/test.sh, or set "
+                 "BUNCO_MICROPYTHON")
+    return path
+
+
+class Acks:
+    """The head's retained acks, as a watcher sees them, with the time each arrived."""
+
+    def __init__(self, broker: Broker, topics: Topics) -> None:
+        self.seq: dict[int, int] = {}
+        self.cond = threading.Condition()
+        self.link = MqttLink("watcher", broker.host, broker.port, username="watcher",
+                             password=broker.credentials.password("watcher"), sink=self._take)
+        for table in (1, 2):
+            self.link.subscribe(topics.ack(table))
+        self.link.start()
+        self.topics = topics
+
+    def _take(self, event: object) -> None:
+        if isinstance(event, Message):
+            env = envelope.decode(event.topic, event.payload)
+            table = int(event.topic.split("/")[-2])
+            with self.cond:
+                self.seq[table] = env.payload["seq"]
+                self.cond.notify_all()
+
+    def wait_past(self, table: int, seq: int, timeout: float = 10) -> float:
+        with self.cond:
+            if not self.cond.wait_for(lambda: self.seq.get(table, -1) >= seq, timeout):
+                raise RuntimeError(f"table {table}: no ack for seq {seq} in {timeout} s")
+        return time.perf_counter()
+
+
+class Pico:
+    def __init__(self, exe: str, flash: Path, broker: Broker) -> None:
+        lay_out(flash)
+        config = box_config(table=2, night=NIGHT, broker_host=broker.host,
+                            broker_port=broker.port,
+                            password=broker.credentials.password("table-2"), tumble_ms=0)
+        (flash / "box.json").write_text(config_text(config))
+        self.proc = subprocess.Popen(
+            [exe, str(SIM / "run_box.py")], cwd=flash, text=True, bufsize=1,
+            env={**os.environ, "MICROPYPATH": f"{flash}:{flash / 'lib'}:{SIM}"},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.screen: list[str] = []
+        self.stored: list[tuple[int, float]] = []
+        self.cond = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self.cond:
+                if line.startswith("OLED|"):
+                    self.screen = line.rstrip("\n").split("|")[1:]
+                elif line.startswith("LOG stored "):
+                    self.stored.append((json.loads(line[11:])["s"], time.perf_counter()))
+                self.cond.notify_all()
+
+    def tap(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("tap roll\n")
+        self.proc.stdin.flush()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.tap()
+            self.proc.stdin.write("stop\n")  # type: ignore[union-attr]
+            self.proc.stdin.flush()  # type: ignore[union-attr]
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def press_pico(pico: Pico, acks: Acks, presses: int) -> tuple[list[float], list[float]]:
+    to_ack, to_store = [], []
+    for _ in range(presses):
+        with pico.cond:
+            before = len(pico.stored)
+        t0 = time.perf_counter()
+        pico.tap()
+        with pico.cond:
+            if not pico.cond.wait_for(lambda b=before: len(pico.stored) > b, 10):
+                raise RuntimeError(f"the Pico box took no press; its screen: {pico.screen}")
+            seq, stored_at = pico.stored[-1]
+        to_store.append(stored_at - t0)
+        to_ack.append(acks.wait_past(2, seq) - t0)
+        time.sleep(0.25)  # the stand-in holds each tap 80 ms and 80 ms apart: past both
+    return to_ack, to_store
+
+
+def press_pi(box: TableBox, factory: MockFactory, link: NetTableLink, acks: Acks,
+             presses: int) -> list[float]:
+    # The pass button: it scores nothing, so the head table's round never ends. Its tap counts
+    # on release (a hold is a wipeout), so the press is timed from the release.
+    pin = factory.pin(default_button_pins()["pass"])
+    out = []
+    for _ in range(presses):
+        seq = acks.seq.get(1, 0) + 1
+        pin.drive_low()
+        time.sleep(0.08)
+        t0 = time.perf_counter()
+        pin.drive_high()
+        out.append(acks.wait_past(1, seq) - t0)
+        time.sleep(0.05)
+    return out
+
+
+def journal_writes(exe: str, flash: Path, n: int) -> tuple[float, float]:
+    """Microseconds and bytes per append of the Pico's journal, under the unix port."""
+    script = flash / "bench_journal.py"
+    script.write_text(f"""
+import os, time
+from bunco_box.journal import Journal
+j = Journal("bench.log", os, compact_after=1000000)
+t = time.ticks_us()
+for i in range({n}):
+    j.append(3, ["roll", [1 + i % 6, 2, 3]])
+print(time.ticks_diff(time.ticks_us(), t) / {n}, j.bytes_written / {n})
+""")
+    out = subprocess.run([exe, str(script)], cwd=flash, capture_output=True, text=True,
+                         env={"MICROPYPATH": f"{flash}"}, timeout=120, check=True)
+    us, size = out.stdout.split()
+    return float(us), float(size)
+
+
+def outbox_writes(path: Path, n: int) -> tuple[float, float]:
+    with Outbox(path) as outbox:
+        t = time.perf_counter()
+        for i in range(n):
+            outbox.append_many([{"round": 3, "entry": ["roll", [1 + i % 6, 2, 3]]}])
+        us = (time.perf_counter() - t) / n * 1e6
+    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    return us, size / n
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presses", type=int, default=40)
+    parser.add_argument("--writes", type=int, default=300)
+    args = parser.parse_args()
+    exe = micropython()
+    topics = Topics(NIGHT)
+    with tempfile.TemporaryDirectory() as tmp_name, \
+            Broker(Path(tmp_name) / "broker", tables=2, readers=("watcher",)) as broker:
+        tmp = Path(tmp_name)
+        head = subprocess.Popen(
+            [sys.executable, "-m", "bunco_pi.cli", "head", "--night", NIGHT, "--tables", "2",
+             "--broker", f"{broker.host}:{broker.port}", "--credentials",
+             str(broker.workdir / "credentials.json"), "--data-dir", str(tmp),
+             "--auto-host", "0", "--seed", "1", "--buzzer", "plain"],
+            env={**os.environ, "GPIOZERO_PIN_FACTORY": "mock"},
+            stdout=(tmp / "head.log").open("w"), stderr=subprocess.STDOUT)
+        acks = Acks(broker, topics)
+        factory, device = MockFactory(), TimedDummy()
+        link = NetTableLink(
+            lambda sink: MqttLink("table-1", broker.host, broker.port, username="table-1",
+                                  password=broker.credentials.password("table-1"),
+                                  status_topic=topics.status("table-1"), sink=sink),
+            topics, 1, tmp / "outbox.sqlite")
+        box = TableBox(TableConfig(number=1), preset("classic"), link, ":memory:",
+                       device=device, pin_factory=factory)
+        box.start()
+        (tmp / "pico").mkdir()
+        pico = Pico(exe, tmp / "pico", broker)
+        try:
+            deadline = time.monotonic() + 60
+            while box.node.mode != "playing" or not (len(pico.screen) > 3
+                                                     and pico.screen[3].startswith("roll:")):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the round did not start: {pico.screen}; the head: "
+                                       + (tmp / "head.log").read_text()[-1500:])
+                box.node.sync()
+                time.sleep(0.1)
+            pi_ack = press_pi(box, factory, link, acks, args.presses)
+            pico_ack, pico_store = press_pico(pico, acks, args.presses)
+        finally:
+            pico.stop()
+            box.stop()
+            factory.close()
+            acks.link.stop()
+            head.terminate()
+            head.wait(15)
+        j_us, j_bytes = journal_writes(exe, tmp / "pico", args.writes)
+        o_us, o_bytes = outbox_writes(tmp / "bench-outbox.sqlite", args.writes)
+    ms = 1000.0
+    rows = [
+        ("press to committed ack p50 (ms)", pct(pico_ack, 0.5) * ms, pct(pi_ack, 0.5) * ms),
+        ("press to committed ack p99 (ms)", pct(pico_ack, 0.99) * ms, pct(pi_ack, 0.99) * ms),
+        ("press to durable p50 (ms)", pct(pico_store, 0.5) * ms, float("nan")),
+        ("write per press (us)", j_us, o_us),
+        ("bytes per press on storage", j_bytes, o_bytes),
+    ]
+    print(f"{'figure':34} {'Pico box':>10} {'Pi box':>10} {'ratio':>8}")
+    print("-" * 65)
+    for name, value, base in rows:
+        ratio = f"{value / base:8.2f}" if base == base and base > 0 else "       -"
+        shown = f"{base:10.2f}" if base == base else "         -"
+        print(f"{name:34} {value:10.2f} {shown} {ratio}")
+    print(f"\n{args.presses} presses each, one at a time, in one night against the real head "
+          f"and mosquitto;\n{args.writes} writes each for the write per press (the Pico's "
+          "journal under MicroPython's unix port,\nthe Pi's SQLite outbox, on this machine's "
+          "disk). Baseline: the Pi box, same run.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
