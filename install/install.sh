@@ -38,7 +38,7 @@ ROLE="${1:-}"
 [ "$ROLE" = "head" ] || [ "$ROLE" = "table" ] || { usage >&2; exit 2; }
 shift
 ROOT="" NIGHT="bunco-night" TABLES=8 PORT=1883 TABLE="" HEAD_HOST="bunco-head.local"
-PASSWORD_FILE="" CAMERA=0 GIVEN="" PRESET="classic"
+PASSWORD_FILE="" CAMERA=0 GIVEN="" PRESET="classic" CONSOLE_PORT=8080
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) ROOT="${2:?--root needs a directory}"; shift 2 ;;
@@ -128,8 +128,10 @@ mkdir_owned() {
 if [ "$ROLE" = head ]; then
     TABLE=1
     HEAD_CONFIG="$(provision head-config --night "$NIGHT" --tables "$TABLES" --port "$PORT")"
+    # The head table's box shows the web console's address as a QR code: this Pi's mDNS name.
+    CONSOLE_URL="http://$(hostname).local:$CONSOLE_PORT/"
     TABLE_CONFIG="$(provision table-config --table 1 --head-host 127.0.0.1 --port "$PORT" \
-        --no-discover)"
+        --no-discover --console-url "$CONSOLE_URL")"
     BROKER_CONF="$(provision mosquitto-conf --port "$PORT")"
     # Every node's password: the ones already made are kept, new tables get a fresh one.
     CREDENTIALS="$(provision credentials --tables "$TABLES" --file "$ETC/secrets/credentials.json")"

@@ -43,6 +43,9 @@ def test_file_overrides(tmp_path):
         ("[buttons\n", "not valid TOML"),
         ('[table]\nplayers = ["a", "b", "c", "d", "e"]\n', "players must be a list of 1 to 4"),
         ('[table]\nplayers = ["a", "b", "a", "c"]\n', "players must be different names"),
+        ('[table]\nconsole_url = "bunco-head.local:8080"\n', "console_url"),
+        ('[table]\nconsole_url = 8080\n', "must be a web address"),
+        (f'[table]\nconsole_url = "http://{"x" * 120}/"\n', "at most 120 characters"),
     ],
 )
 def test_mistakes_are_one_line_naming_file_and_fix(tmp_path, text, expect):
@@ -52,6 +55,13 @@ def test_mistakes_are_one_line_naming_file_and_fix(tmp_path, text, expect):
         load_config(path)
     assert expect in str(err.value) and str(path) in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_console_url(tmp_path):
+    path = tmp_path / "table.toml"
+    assert load_config(None).console_url == ""
+    path.write_text('[table]\nconsole_url = "http://bunco-head.local:8080/"\n')
+    assert load_config(path).console_url == "http://bunco-head.local:8080/"
 
 
 def test_missing_file(tmp_path):

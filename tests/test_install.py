@@ -142,6 +142,7 @@ def test_table_install_takes_the_password_from_the_head(tmp_path):
     assert _secrets(head)["table-3"] == handed.read_text().strip()
     config = load_config(table / "etc/bunco-pi/table.toml")
     assert (config.number, config.node_name, config.broker.host) == (3, "table-3", "10.0.0.2")
+    assert config.console_url == ""  # only the head table shows the console's code
     assert not (table / "etc/bunco-pi/head.toml").exists()
     assert sorted(p.name for p in (table / "etc/systemd/system").iterdir()) == [
         "bunco-pi-table.service"]
@@ -180,6 +181,9 @@ def test_installed_configs_load_with_the_boxes_own_loaders(tmp_path):
     table = load_config(tmp_path / "table.toml")
     head = load_head_config(tmp_path / "head.toml")
     assert (table.number, table.broker.discover, table.broker.host) == (1, False, "127.0.0.1")
+    # The head table's box shows the console's QR code from its config alone (no flag).
+    hostname = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
+    assert table.console_url == f"http://{hostname}.local:8080/"
     assert table.broker.credentials == head.broker.credentials == etc / "secrets/credentials.json"
     assert table.data_dir == head.data_dir == root / "var/lib/bunco-pi"
     passwords = _secrets(root)

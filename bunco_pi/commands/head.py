@@ -221,11 +221,13 @@ def run(args: argparse.Namespace) -> int:
             service.buzz = buzzer.play
         console = None
         if not args.no_console:
+            from bunco_pi.console.roster_file import roster_path
             from bunco_pi.console.run import serve_console
 
             console = serve_console(service, port=args.console_port,
                                     password_file=args.console_password,
-                                    season_dir=data_dir / "nights", bind=args.console_bind)
+                                    season_dir=data_dir / "nights", bind=args.console_bind,
+                                    roster_file=roster_path(data_dir, args.night))
         if args.advertise:
             from bunco_pi.net.discovery import Advertiser
 

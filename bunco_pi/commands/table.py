@@ -69,7 +69,8 @@ def register(subparsers: Any) -> None:
                      help="after each new OLED frame, write its block-character drawing to PATH")
     net.add_argument("--console-url", metavar="URL",
                      help="the head table: show the head's web console as a QR code between "
-                          "rounds (e.g. http://bunco-head.local:8080/)")
+                          "rounds (e.g. http://bunco-head.local:8080/; default: [table] "
+                          "console_url of the config)")
     sim = parser.add_argument_group("a virtual scorekeeper (demos)")
     sim.add_argument("--simulate", action="store_true",
                      help="seeded virtual dice, and a virtual scorekeeper pressing mock buttons")
@@ -158,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
                    pin_factory=pin_factory,
                    dice_port=args.dice_port, on_round_over=write, on_frame=on_frame,
                    camera=args.camera, camera_calibration=args.camera_calibration)
-    if args.console_url:
-        box.node.console_url = args.console_url
+    if args.console_url or config.console_url:
+        box.node.console_url = args.console_url or config.console_url
     keeper = None
     if args.simulate:
         from bunco_pi.table.simulated_scorekeeper import SimulatedScorekeeper

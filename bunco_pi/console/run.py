@@ -75,12 +75,12 @@ class Console:
 
 def serve_console(service: HeadService, *, port: int, password_file: str | Path | None,
                   season_dir: str | Path | None, bind: str = "0.0.0.0",
-                  url: str | None = None) -> Console:
+                  url: str | None = None, roster_file: Path | None = None) -> Console:
     """Attach the console to ``service`` now (before ``service.start()``); call ``serve()`` on
     the result once the head is serving."""
     latest = LatestSnapshot()
     bridge = ConsoleBridge(service, latest.publish, url=url or console_url(port),
-                           season_dir=season_dir)
+                           season_dir=season_dir, roster_file=roster_file)
 
     def start() -> None:
         try:
