@@ -108,13 +108,17 @@ def test_passwd_has_a_line_per_node_and_grows_with_tables(tmp_path):
     _install_head(root)
     passwd = root / "etc/bunco-pi/mosquitto/passwd"
     lines = passwd.read_text().splitlines()
-    assert [line.split(":")[0] for line in lines] == ["head", "table-1", "table-2", "table-3"]
+    nodes = ["head", "table-1", "table-2", "table-3"]
+    # Each node, and the doctor of each (who logs in with that node's password).
+    assert [line.split(":")[0] for line in lines] == sorted(
+        [*nodes, *(f"doctor-{n}" for n in nodes)])
     before = _secrets(root)
     result = _run(INSTALL, "head", "--root", str(root), "--tables", "4")
     assert result.returncode == 0, result.stderr
     grown = passwd.read_text().splitlines()
-    assert grown[:4] == lines  # existing users keep their hash
-    assert grown[4].startswith("table-4:$7$")
+    assert set(lines) < set(grown)  # existing users keep their hash
+    new = sorted(set(grown) - set(lines))
+    assert [line.split(":$7$")[0] for line in new] == ["doctor-table-4", "table-4"]
     after = _secrets(root)
     assert {u: after[u] for u in before} == before and "table-4" in after
     acl = (root / "etc/bunco-pi/mosquitto/acl").read_text()
