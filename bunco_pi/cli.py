@@ -12,7 +12,8 @@ from bunco_pi import __version__
 from bunco_pi.errors import UserError
 
 # Each module exposes ``register(subparsers)``, which adds its parser and sets ``func``.
-COMMANDS = ("rules", "sim", "dice", "doctor", "table", "broker", "head", "demo", "season")
+COMMANDS = ("rules", "sim", "dice", "doctor", "table", "broker", "head", "demo", "season",
+            "sdcard")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -18,6 +18,7 @@ usage: install.sh head  [--night NAME] [--tables N] [--port P] [--preset NAME] [
                         [--root DIR]
        install.sh table --table N [--head-host HOST] [--port P] [--password-file FILE|-]
                         [--camera] [--root DIR]
+       either role also takes [--wheels DIR] [--debs DIR]
 
 head   the head table's Pi: broker, coordinator, and its own table box (table 1).
        Writes a broker password for each of tables 2..N into
@@ -27,6 +28,10 @@ head   the head table's Pi: broker, coordinator, and its own table box (table 1)
 table  any other table's Pi. --password-file is that table's password from the head
        (needed the first time; '-' reads it from standard input).
 --camera   also the dice camera's stack: picamera2 (Raspberry Pi OS), OpenCV and NumPy.
+--wheels DIR  install bunco-pi and its Python packages from the wheels in DIR only (no
+           internet: `bunco-pi sdcard --offline` puts them on the card).
+--debs DIR    install the Debian packages in DIR first (dpkg) and do not update the
+           package lists: a venue with no internet.
 Needs Raspberry Pi OS (Bookworm or later); on plain Debian it says which packages are
 missing (python3-lgpio, python3-picamera2) and installs the rest.
 EOF
@@ -38,7 +43,7 @@ ROLE="${1:-}"
 [ "$ROLE" = "head" ] || [ "$ROLE" = "table" ] || { usage >&2; exit 2; }
 shift
 ROOT="" NIGHT="bunco-night" TABLES=8 PORT=1883 TABLE="" HEAD_HOST="bunco-head.local"
-PASSWORD_FILE="" CAMERA=0 GIVEN="" PRESET="classic" CONSOLE_PORT=8080
+PASSWORD_FILE="" CAMERA=0 GIVEN="" PRESET="classic" CONSOLE_PORT=8080 WHEELS="" DEBS=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) ROOT="${2:?--root needs a directory}"; shift 2 ;;
@@ -50,6 +55,8 @@ while [ $# -gt 0 ]; do
         --password-file) PASSWORD_FILE="${2:?--password-file needs a file or -}"; shift 2 ;;
         --preset) PRESET="${2:?--preset needs a name}"; shift 2 ;;
         --camera) CAMERA=1; shift ;;
+        --wheels) WHEELS="${2:?--wheels needs a directory}"; shift 2 ;;
+        --debs) DEBS="${2:?--debs needs a directory}"; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown option '$1' (see --help)" ;;
     esac
@@ -57,6 +64,12 @@ done
 for n in "$TABLES" "$PORT" ${TABLE:+"$TABLE"}; do
     [[ "$n" =~ ^[0-9]+$ ]] || die "'$n' is not a number"
 done
+for dir in ${WHEELS:+"$WHEELS"} ${DEBS:+"$DEBS"}; do
+    [ -d "$dir" ] || die "$dir: no such directory"
+done
+if [ -n "$WHEELS" ] && ! compgen -G "$WHEELS/bunco_pi-*.whl" >/dev/null; then
+    die "--wheels $WHEELS: no bunco_pi-*.whl there (\`bunco-pi sdcard --offline\` puts it on the card)"
+fi
 
 REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ -n "$ROOT" ]; then
@@ -176,7 +189,14 @@ PACKAGES=(python3-venv python3-pip python3-lgpio python3-gpiozero i2c-tools proc
 # The camera: Raspberry Pi OS's picamera2 to take frames, Debian's OpenCV and NumPy to read
 # them (the venv sees all three through --system-site-packages).
 [ "$CAMERA" = 1 ] && PACKAGES+=(python3-picamera2 python3-opencv python3-numpy)
-run apt-get update </dev/null
+if [ -n "$DEBS" ]; then
+    # The card's own copies; the lists are not updated (no internet at the venue).
+    if compgen -G "$DEBS/*.deb" >/dev/null; then
+        run dpkg -i --skip-same-version "$DEBS"/*.deb </dev/null
+    fi
+else
+    run apt-get update </dev/null
+fi
 if [ -z "$ROOT" ]; then
     # python3-lgpio and python3-picamera2 come from Raspberry Pi OS's own archive: plain
     # Debian has neither. Say so once and install the rest (gpiozero then finds no GPIO chip,
@@ -216,7 +236,12 @@ fi
 run python3 -m venv --system-site-packages "$VENV"
 EXTRAS=discovery
 [ "$ROLE" = head ] && EXTRAS=discovery,console   # the head serves the web console
-run "$VENV/bin/pip" install --quiet --upgrade "$REPO_DIR[$EXTRAS]"
+if [ -n "$WHEELS" ]; then
+    run "$VENV/bin/pip" install --quiet --upgrade --no-index --find-links "$WHEELS" \
+        "bunco-pi[$EXTRAS]"
+else
+    run "$VENV/bin/pip" install --quiet --upgrade "$REPO_DIR[$EXTRAS]"
+fi
 
 # --- configs and secrets ------------------------------------------------------------------------
 mkdir_owned "$ETC" 0755 root:root
