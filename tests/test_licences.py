@@ -49,7 +49,5 @@ def test_every_data_file_is_listed():
 def test_every_listed_pattern_names_files():
     # A line left behind for files that are gone misleads as much as a missing one.
     files = tracked_files()
-    export = "hardware/enclosure/export/"
-    stale = [p for p in listed_patterns()
-             if not any(fnmatch.fnmatch(f, p) for f in files) and not p.startswith(export)]
+    stale = [p for p in listed_patterns() if not any(fnmatch.fnmatch(f, p) for f in files)]
     assert not stale, f"LICENSES.md lists files that do not exist: {stale}"
