@@ -305,9 +305,20 @@ if [ "$ROLE" = head ]; then
     if [ -z "$ROOT" ] && systemctl is-enabled --quiet mosquitto.service 2>/dev/null; then
         touch "$ETC/.mosquitto-was-enabled"
     fi
-    run systemctl disable --now mosquitto.service
+    if [ -z "$ROOT" ] && [ ! -d /run/systemd/system ]; then
+        run systemctl disable mosquitto.service
+    else
+        run systemctl disable --now mosquitto.service
+    fi
 fi
-run systemctl enable --now "${SERVICES[@]}"
+if [ -z "$ROOT" ] && [ ! -d /run/systemd/system ]; then
+    # Installed into a root systemd does not run (a chroot, an image being prepared): the
+    # services are enabled and start at the next boot.
+    run systemctl enable "${SERVICES[@]}"
+    echo "note: systemd is not running here: ${SERVICES[*]} start at the next boot" >&2
+else
+    run systemctl enable --now "${SERVICES[@]}"
+fi
 
 echo "bunco-pi $ROLE installed${ROOT:+ under $ROOT}. Check the box with: sudo -u bunco $VENV/bin/bunco-pi doctor"
 if [ "$ROLE" = head ] && [ "$TABLES" -ge 2 ]; then

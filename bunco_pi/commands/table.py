@@ -258,13 +258,31 @@ def _find_head_offline(args: argparse.Namespace, config: Any) -> NetPlan | None:
             raise UserError("--broker needs --night NAME (the night the head runs)")
         (host, port), night = parse_broker(args.broker), args.night
     elif not config.broker.discover:
-        host, port, night = config.broker.host, config.broker.port, args.night
+        host, port = config.broker.host, config.broker.port
+        night = args.night or _night_beside(args.config)
         if not night:
             raise UserError(f"no head advertises its night on this network, and none is given: "
                             f"add --night NAME (the broker is {host}:{port}, from the config)")
     else:
         return None
     return _plan(args, config, host, port, night)
+
+
+def _night_beside(config_path: Path | None) -> str | None:
+    """On the head's Pi its own table box (which does not discover: the head is beside it)
+    runs the night that head.toml beside its table.toml names, as its unit gives no --night."""
+    if config_path is None:
+        return None
+    head = Path(config_path).with_name("head.toml")
+    if not head.is_file():
+        return None
+    import tomllib
+
+    try:  # only the name: the rest of head.toml is the head's to check
+        night = tomllib.loads(head.read_text(encoding="utf-8")).get("night", {}).get("name")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return None
+    return night if isinstance(night, str) and night else None
 
 
 def _plan(args: argparse.Namespace, config: Any, host: str, port: int, night: str) -> NetPlan:
