@@ -55,7 +55,7 @@ class Box:
     role: str  # "head" or "table"
     table: int  # the head is table 1
     tables: int  # the night's tables (the head's credentials hold one password each)
-    night: str
+    night: str  # "" on a table's card: learnt from the head's zeroconf announcement
     user: str
     user_hash: str  # crypt(3) hash of the user's password (userconf.txt, cloud-init passwd)
     ssh: bool
@@ -338,7 +338,7 @@ else
     python3 -S -c 'import json, sys; print(json.load(open(sys.argv[1]))["users"][sys.argv[2]])' \
         "$CARD/credentials.json" "table-$TABLE" \
         | bash "$SRC/install/install.sh" table --table "$TABLE" --head-host "$HEAD_HOST" \
-            --password-file - "${offline[@]}"
+            ${NIGHT:+--night "$NIGHT"} --password-file - "${offline[@]}"
 fi
 # Installed: the passwords leave the card (a FAT card has no permissions to keep them).
 rm -f "$CARD/credentials.json" "$CARD/console-password"

@@ -65,7 +65,7 @@ def _toml_str(value: str) -> str:
 
 
 def table_config(number: int, head_host: str, port: int = DEFAULT_PORT, etc: str = ETC,
-                 discover: bool = True, console_url: str = "") -> str:
+                 discover: bool = True, console_url: str = "", night: str = "") -> str:
     """/etc/bunco-pi/table.toml, in the schema ``bunco_pi.table.config`` reads.
 
     ``console_url``: the head table's box shows the web console's address as a QR code.
@@ -78,6 +78,13 @@ def table_config(number: int, head_host: str, port: int = DEFAULT_PORT, etc: str
                         "http://bunco-head.local:8080/")
     console = ["# The web console's address, shown on this box's OLED as a QR code between",
                "# rounds.", f"console_url = {_toml_str(console_url)}"] if console_url else []
+    if night:
+        try:
+            check_night(night)
+        except TopicError as exc:
+            raise UserError(f"--night {night!r}: {str(exc).split(': ', 1)[1]}") from None
+        console = ["# The night the head runs, for when zeroconf cannot find it.",
+                   f"night = {_toml_str(night)}", *console]
     lines = [
         _HEADER.format(what="table box; edit freely, a re-install keeps your edits").rstrip(),
         "[table]",
@@ -226,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="always use --head-host (the head's own table)")
     p.add_argument("--console-url", default="",
                    help="the web console's address, for the head table's QR code")
+    p.add_argument("--night", default="", help="the night's name, when zeroconf cannot tell it")
     p = sub.add_parser("head-config")
     p.add_argument("--night", required=True)
     p.add_argument("--tables", type=int, required=True)
@@ -253,7 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = mosquitto_conf(args.port)
         elif args.what == "table-config":
             text = table_config(args.table, args.head_host, args.port,
-                                discover=not args.no_discover, console_url=args.console_url)
+                                discover=not args.no_discover, console_url=args.console_url,
+                                night=args.night)
         elif args.what == "head-config":
             text = head_config(args.night, args.tables, args.port)
         else:

@@ -17,7 +17,7 @@ usage() {
 usage: install.sh head  [--night NAME] [--tables N] [--port P] [--preset NAME] [--camera]
                         [--root DIR]
        install.sh table --table N [--head-host HOST] [--port P] [--password-file FILE|-]
-                        [--camera] [--root DIR]
+                        [--night NAME] [--camera] [--root DIR]
        either role also takes [--wheels DIR] [--debs DIR]
 
 head   the head table's Pi: broker, coordinator, and its own table box (table 1).
@@ -26,7 +26,8 @@ head   the head table's Pi: broker, coordinator, and its own table box (table 1)
        --preset: the house rules to start from (classic, core, rotate, individual),
        copied to /etc/bunco-pi/rules.toml for you to edit.
 table  any other table's Pi. --password-file is that table's password from the head
-       (needed the first time; '-' reads it from standard input).
+       (needed the first time; '-' reads it from standard input). --night: the head's
+       night, for a network where the table cannot learn it by zeroconf.
 --camera   also the dice camera's stack: picamera2 (Raspberry Pi OS), OpenCV and NumPy.
 --wheels DIR  install bunco-pi and its Python packages from the wheels in DIR only (no
            internet: `bunco-pi sdcard --offline` puts them on the card).
@@ -44,10 +45,11 @@ ROLE="${1:-}"
 shift
 ROOT="" NIGHT="bunco-night" TABLES=8 PORT=1883 TABLE="" HEAD_HOST="bunco-head.local"
 PASSWORD_FILE="" CAMERA=0 GIVEN="" PRESET="classic" CONSOLE_PORT=8080 WHEELS="" DEBS=""
+NIGHT_GIVEN=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) ROOT="${2:?--root needs a directory}"; shift 2 ;;
-        --night) NIGHT="${2:?--night needs a name}"; shift 2 ;;
+        --night) NIGHT="${2:?--night needs a name}"; NIGHT_GIVEN="$NIGHT"; shift 2 ;;
         --tables) TABLES="${2:?--tables needs a number}"; shift 2 ;;
         --port) PORT="${2:?--port needs a number}"; shift 2 ;;
         --table) TABLE="${2:?--table needs a number}"; shift 2 ;;
@@ -151,8 +153,10 @@ if [ "$ROLE" = head ]; then
 else
     [ -n "$TABLE" ] || die "table needs --table N (2 or more; the head is table 1)"
     [ "$TABLE" -ge 2 ] || die "--table $TABLE: the head is table 1; other tables are 2 or more"
+    # --night: the head's night, written into table.toml for a network where zeroconf cannot
+    # tell it (without it the table learns it from the head's announcement).
     TABLE_CONFIG="$(provision table-config --table "$TABLE" --head-host "$HEAD_HOST" \
-        --port "$PORT")"
+        --port "$PORT" --night "$NIGHT_GIVEN")"
     if [ -z "$PASSWORD_FILE" ] && [ ! -s "$ETC/secrets/credentials.json" ]; then
         die "table $TABLE needs its broker password the first time: --password-file FILE," \
             "made on the head as /etc/bunco-pi/secrets/tables/table-$TABLE.password" \

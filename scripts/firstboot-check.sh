@@ -7,11 +7,11 @@
 # Raspberry Pi OS Lite is built on) stands in for the card's root file system, and a FAT image
 # shaped like Bookworm's boot partition for its boot partition. At "home", with the network:
 # the Debian packages the install needs are gathered (apt-get --download-only in a copy of the
-# root) and the Python wheels for this machine (pip). `bunco-pi sdcard --role head` writes
-# the card. Then, in a network namespace with only loopback (no way out), the card's files go
-# to /boot/firmware, its firstrun.sh runs, then its firstboot.sh (install/install.sh head from
-# the card's copies alone), and the installed broker, head and table box start as their units
-# say: the box must join the head. Not run by CI (root, debootstrap, the Debian mirror; a few
+# root) and the Python wheels for this machine (pip). `bunco-pi sdcard` writes the head's card
+# and table 2's. Then, in a network namespace with only loopback (no way out), each card's files
+# go to /boot/firmware of a root of its own, its firstrun.sh runs, then its firstboot.sh
+# (install/install.sh from the card's copies alone), and the installed broker, head and table
+# boxes start as their units say: both table boxes (the head's own, table 2) must join the head. Not run by CI (root, debootstrap, the Debian mirror; a few
 # minutes). --base DIR keeps the bootstrapped root there and reuses it.
 #
 # The chroot has no I2C or GPIO and no systemd running: the box's [display] is set to "dummy",
@@ -82,9 +82,7 @@ print("\n".join(python_requirements("head")))')
     --dest "$WORK/wheels" "${REQS[@]}"
 echo "$(ls "$WORK/wheels" | wc -l) wheels, $(du -sh "$WORK/wheels" | cut -f1)"
 
-say "writing the head's card (a Bookworm boot partition, FAT, 256 MB)"
-IMG="$WORK/boot.img"
-mkfs.vfat -C -n bootfs "$IMG" 262144 >/dev/null
+say "writing the head's card and table 2's (Bookworm boot partitions, FAT, 256 MB)"
 mkdir "$WORK/shape"
 printf 'console=serial0,115200 console=tty1 root=PARTUUID=4e639091-02 rootfstype=ext4 fsck.repair=yes rootwait quiet\n' \
     >"$WORK/shape/cmdline.txt"
@@ -92,79 +90,105 @@ printf 'dtparam=audio=on\n' >"$WORK/shape/config.txt"
 head -c 4096 /dev/zero >"$WORK/shape/start4.elf"
 head -c 4096 /dev/zero >"$WORK/shape/kernel8.img"
 head -c 256 /dev/zero >"$WORK/shape/bcm2710-rpi-zero-2-w.dtb"
-MTOOLS_SKIP_CHECK=1 mcopy -i "$IMG" "$WORK/shape/"* ::/
-PYTHONPATH="$REPO" "$PY" -m bunco_pi.cli sdcard "$IMG" --role head --night check --tables 2 \
-    --secrets "$WORK/secrets" --wheels "$WORK/wheels" --debs "$WORK/debs"
+for card in head table-2; do
+    mkfs.vfat -C -n BOOTFS "$WORK/$card.img" 262144 >/dev/null
+    MTOOLS_SKIP_CHECK=1 mcopy -i "$WORK/$card.img" "$WORK/shape/"* ::/
+done
+PYTHONPATH="$REPO" "$PY" -m bunco_pi.cli sdcard "$WORK/head.img" --role head --night check \
+    --tables 2 --secrets "$WORK/secrets" --wheels "$WORK/wheels" --debs "$WORK/debs"
+# Table 2 finds the head at 127.0.0.1: both roots share the one loopback below.
+PYTHONPATH="$REPO" "$PY" -m bunco_pi.cli sdcard "$WORK/table-2.img" --role table --table 2 \
+    --head-host 127.0.0.1 --secrets "$WORK/secrets" --wheels "$WORK/wheels" --debs "$WORK/debs"
 
-# --- the box's first boot, the network cut ------------------------------------------------------
-say "the card in a fresh root: firstrun.sh, then firstboot.sh, with only loopback"
-ROOT="$WORK/root"
-cp -a "$BASE" "$ROOT"
-rm -f "$ROOT/etc/resolv.conf"
-printf '127.0.0.1 localhost\n127.0.1.1 raspberrypi\n' >"$ROOT/etc/hosts"
-echo raspberrypi >"$ROOT/etc/hostname"
-mkdir -p "$ROOT/boot/firmware"
-MTOOLS_SKIP_CHECK=1 mcopy -s -n -i "$IMG" "::/*" "$ROOT/boot/firmware/"
+# --- the boxes' first boot, the network cut ------------------------------------------------------
+say "each card in a fresh root: firstrun.sh, then firstboot.sh, with only loopback"
+for card in head table-2; do
+    root="$WORK/$card"
+    cp -a "$BASE" "$root"
+    rm -f "$root/etc/resolv.conf"
+    printf '127.0.0.1 localhost\n127.0.1.1 raspberrypi\n' >"$root/etc/hosts"
+    echo raspberrypi >"$root/etc/hostname"
+    mkdir -p "$root/boot/firmware"
+    MTOOLS_SKIP_CHECK=1 mcopy -s -n -i "$WORK/$card.img" "::/*" "$root/boot/firmware/"
+done
 
-cat >"$WORK/inside.sh" <<'EOF'
+cat >"$WORK/inside.sh" <<'INSIDE'
 set -euo pipefail
-ROOT=$1
+HEAD=$1 TABLE=$2
 ip link set lo up
 mount --make-rprivate /
-mount -t proc proc "$ROOT/proc"
-mount --bind /dev "$ROOT/dev"
-mount -t tmpfs tmpfs "$ROOT/run"
 echo "network: $(ip -o link | awk -F': ' '{print $2}' | tr '\n' ' ')(no route out: $(ip route | wc -l) routes)"
-chroot "$ROOT" bash /boot/firmware/firstrun.sh
-echo "hostname after firstrun.sh: $(cat "$ROOT/etc/hostname")"
-ls "$ROOT/etc/systemd/system/multi-user.target.wants/" | grep -q bunco-pi-firstboot \
-    && echo "bunco-pi-firstboot.service enabled"
-grep -q systemd.run "$ROOT/boot/firmware/cmdline.txt" || echo "cmdline.txt: systemd.run= gone"
-set +e
-# SYSTEMD_OFFLINE: systemctl enables units by their files and starts nothing, as in any chroot
-# (on the Pi systemd runs them); the services are started by hand below.
-chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 SYSTEMD_OFFLINE=1 \
-    bash /boot/firmware/bunco-pi/firstboot.sh
-rc=$?
-echo "firstboot.sh: exit $rc"
-set -e
-tail -n 6 "$ROOT/var/log/bunco-pi-firstboot.log"
-[ "$rc" = 0 ] || { umount "$ROOT/run" "$ROOT/dev" "$ROOT/proc"; exit 1; }
-[ -e "$ROOT/boot/firmware/bunco-pi/credentials.json" ] || echo "card credentials removed"
-cmp -s "$ROOT/etc/bunco-pi/secrets/credentials.json" "$SECRETS/credentials.json" \
+mounted=()
+for root in "$HEAD" "$TABLE"; do
+    mount -t proc proc "$root/proc"
+    mount --bind /dev "$root/dev"
+    mount -t tmpfs tmpfs "$root/run"
+    mounted+=("$root/run" "$root/dev" "$root/proc")
+done
+unmount() { umount "${mounted[@]}" 2>/dev/null || true; }
+for root in "$HEAD" "$TABLE"; do
+    card="$(basename "$root")"
+    chroot "$root" bash /boot/firmware/firstrun.sh
+    echo "$card: hostname after firstrun.sh: $(cat "$root/etc/hostname")"
+    ls "$root/etc/systemd/system/multi-user.target.wants/" | grep -q bunco-pi-firstboot \
+        && echo "$card: bunco-pi-firstboot.service enabled"
+    grep -q systemd.run "$root/boot/firmware/cmdline.txt" || echo "$card: cmdline.txt: systemd.run= gone"
+    set +e
+    # SYSTEMD_OFFLINE: systemctl enables units by their files and starts nothing, as in any
+    # chroot (on the Pi systemd runs them); the services are started by hand below.
+    chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+        SYSTEMD_OFFLINE=1 bash /boot/firmware/bunco-pi/firstboot.sh
+    rc=$?
+    set -e
+    echo "$card: firstboot.sh: exit $rc"
+    tail -n 6 "$root/var/log/bunco-pi-firstboot.log"
+    [ "$rc" = 0 ] || { unmount; exit 1; }
+    [ -e "$root/boot/firmware/bunco-pi/credentials.json" ] || echo "$card: card credentials removed"
+    sed -i 's/^type = "ssd1306".*/type = "dummy"/' "$root/etc/bunco-pi/table.toml"
+done
+cmp -s "$HEAD/etc/bunco-pi/secrets/credentials.json" "$SECRETS/credentials.json" \
     && echo "the head holds the night's credentials from the card"
-sed -i 's/^type = "ssd1306".*/type = "dummy"/' "$ROOT/etc/bunco-pi/table.toml"
+python3 - "$TABLE/etc/bunco-pi/secrets/credentials.json" "$SECRETS/credentials.json" <<'PY' \
+    && echo "table 2 holds its own password from the card, the head's for it"
+import json, sys
+own, night = (json.load(open(p))["users"] for p in sys.argv[1:])
+sys.exit(0 if own == {"table-2": night["table-2"]} else 1)
+PY
 export GPIOZERO_PIN_FACTORY=mock GPIOZERO_MOCK_PIN_CLASS=mockpwmpin PYTHONUNBUFFERED=1
-unit() { sed -n 's/^ExecStart=//p' "$ROOT/etc/systemd/system/$1.service"; }
+unit() { sed -n 's/^ExecStart=//p' "$1/etc/systemd/system/$2.service"; }
 # what systemd makes for the units (StateDirectory=) before it starts them
-chroot "$ROOT" install -d -m 750 -o mosquitto -g mosquitto /var/lib/bunco-pi-broker
-chroot "$ROOT" runuser -u mosquitto -- $(unit bunco-pi-broker) >"$ROOT/tmp/broker.log" 2>&1 &
+chroot "$HEAD" install -d -m 750 -o mosquitto -g mosquitto /var/lib/bunco-pi-broker
+chroot "$HEAD" runuser -u mosquitto -- $(unit "$HEAD" bunco-pi-broker) >"$HEAD/tmp/broker.log" 2>&1 &
 sleep 2
-chroot "$ROOT" runuser -u bunco -- $(unit bunco-pi-head) >"$ROOT/tmp/head.log" 2>&1 &
+chroot "$HEAD" runuser -u bunco -- $(unit "$HEAD" bunco-pi-head) >"$HEAD/tmp/head.log" 2>&1 &
 sleep 3
-chroot "$ROOT" runuser -u bunco -- $(unit bunco-pi-table) >"$ROOT/tmp/table.log" 2>&1 &
+chroot "$HEAD" runuser -u bunco -- $(unit "$HEAD" bunco-pi-table) >"$HEAD/tmp/table.log" 2>&1 &
+chroot "$TABLE" runuser -u bunco -- $(unit "$TABLE" bunco-pi-table) >"$TABLE/tmp/table.log" 2>&1 &
 joined=""
 for _ in $(seq 60); do
-    if joined="$(chroot "$ROOT" python3 -c 'import json, urllib.request
+    if joined="$(chroot "$HEAD" python3 -c 'import json, urllib.request
 snap = json.load(urllib.request.urlopen("http://127.0.0.1:8080/api/snapshot", timeout=2))
-print(snap["online"])' 2>/dev/null)" && [ "$joined" = "[1]" ]; then break; fi
+print(snap["online"])' 2>/dev/null)" && [ "$joined" = "[1, 2]" ]; then break; fi
     sleep 2
 done
 echo "tables online at the head: ${joined:-none}"
-chroot "$ROOT" runuser -u bunco -- /opt/bunco-pi/bin/bunco-pi doctor --broker-timeout 5 \
-    2>&1 | grep -E '^(OK|FAIL|WARN) +broker' || true
+for root in "$HEAD" "$TABLE"; do
+    chroot "$root" runuser -u bunco -- /opt/bunco-pi/bin/bunco-pi doctor --broker-timeout 5 \
+        2>&1 | grep -E '^(OK|FAIL|WARN) +broker' || true
+done
 kill $(jobs -p) 2>/dev/null || true
 wait 2>/dev/null || true
-tail -n 3 "$ROOT/tmp/head.log" "$ROOT/tmp/table.log"
-umount "$ROOT/run" "$ROOT/dev" "$ROOT/proc"
-[ "$joined" = "[1]" ]
-EOF
+tail -n 3 "$HEAD/tmp/head.log" "$HEAD/tmp/table.log" "$TABLE/tmp/table.log"
+unmount
+[ "$joined" = "[1, 2]" ]
+INSIDE
 set +e
-SECRETS="$WORK/secrets" unshare --net --mount --fork bash "$WORK/inside.sh" "$ROOT"
+SECRETS="$WORK/secrets" unshare --net --mount --fork bash "$WORK/inside.sh" "$WORK/head" \
+    "$WORK/table-2"
 rc=$?
 set -e
 if [ "$rc" = 0 ]; then
-    echo "RESULT: the card installed the head and its table box offline; the box joined the head"
+    echo "RESULT: the cards installed the head and table 2 offline; both table boxes joined the head"
 else
     echo "RESULT: failed (exit $rc); logs in $WORK (kept)"
     KEEP=1

@@ -45,6 +45,7 @@ def test_file_overrides(tmp_path):
         ('[table]\nplayers = ["a", "b", "a", "c"]\n', "players must be different names"),
         ('[table]\nconsole_url = "bunco-head.local:8080"\n', "console_url"),
         ('[table]\nconsole_url = 8080\n', "must be a web address"),
+        ('[table]\nnight = "friday night"\n', "is not a night's name"),
         (f'[table]\nconsole_url = "http://{"x" * 120}/"\n', "at most 120 characters"),
     ],
 )
@@ -62,6 +63,13 @@ def test_console_url(tmp_path):
     assert load_config(None).console_url == ""
     path.write_text('[table]\nconsole_url = "http://bunco-head.local:8080/"\n')
     assert load_config(path).console_url == "http://bunco-head.local:8080/"
+
+
+def test_night(tmp_path):
+    path = tmp_path / "table.toml"
+    assert load_config(None).night == ""
+    path.write_text('[table]\nnight = "friday-night"\n')
+    assert load_config(path).night == "friday-night"
 
 
 def test_missing_file(tmp_path):

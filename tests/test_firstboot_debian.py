@@ -1,5 +1,6 @@
-"""A card written by `bunco-pi sdcard` sets a box up in a fresh Debian root with the network
-cut, from the card's own copies, and the box joins its head: scripts/firstboot-check.sh.
+"""Cards written by `bunco-pi sdcard` set up the head and a table in fresh Debian roots with
+the network cut, from the cards' own copies, and both table boxes join the head:
+scripts/firstboot-check.sh.
 
 Slow (a Debian root bootstrapped, packages gathered, the whole install), so it runs only when
 asked: BUNCO_FIRSTBOOT=1 (bootstraps a fresh root), or BUNCO_FIRSTBOOT_BASE=DIR to reuse one
@@ -31,7 +32,7 @@ def _why_not() -> str | None:
     return None
 
 
-def test_a_card_installs_the_head_offline_and_its_box_joins():
+def test_cards_install_the_head_and_a_table_offline_and_both_boxes_join():
     reason = _why_not()
     if reason:
         pytest.skip(reason)
@@ -41,11 +42,15 @@ def test_a_card_installs_the_head_offline_and_its_box_joins():
     done = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
     out = done.stdout
     assert done.returncode == 0, out[-4000:] + done.stderr[-2000:]
-    assert "first boot by Bookworm's firstrun.sh" in out
-    assert "hostname after firstrun.sh: bunco-head" in out
-    assert "bunco-pi-firstboot.service enabled" in out
-    assert "firstboot.sh: exit 0" in out and "done, head installed" in out
-    assert "card credentials removed" in out
+    assert out.count("first boot by Bookworm's firstrun.sh") == 2
+    for card, hostname, role in (("head", "bunco-head", "head"),
+                                 ("table-2", "bunco-table-2", "table")):
+        assert f"{card}: hostname after firstrun.sh: {hostname}" in out
+        assert f"{card}: bunco-pi-firstboot.service enabled" in out
+        assert f"{card}: firstboot.sh: exit 0" in out and f"done, {role} installed" in out
+        assert f"{card}: card credentials removed" in out
     assert "the head holds the night's credentials from the card" in out
-    assert "tables online at the head: [1]" in out
+    assert "table 2 holds its own password from the card, the head's for it" in out
+    assert "tables online at the head: [1, 2]" in out
     assert "accepts doctor-table-1; round trip" in out
+    assert "accepts doctor-table-2; round trip" in out

@@ -147,6 +147,7 @@ def test_table_install_takes_the_password_from_the_head(tmp_path):
     config = load_config(table / "etc/bunco-pi/table.toml")
     assert (config.number, config.node_name, config.broker.host) == (3, "table-3", "10.0.0.2")
     assert config.console_url == ""  # only the head table shows the console's code
+    assert config.night == ""  # learnt from the head's zeroconf announcement
     assert not (table / "etc/bunco-pi/head.toml").exists()
     assert sorted(p.name for p in (table / "etc/systemd/system").iterdir()) == [
         "bunco-pi-table.service"]
@@ -170,6 +171,13 @@ def test_table_password_from_stdin(tmp_path):
     assert _secrets(tmp_path) == {"table-2": "s3cret-from-the-head"}
     secret = tmp_path / "etc/bunco-pi/secrets/credentials.json"
     assert stat.S_IMODE(secret.stat().st_mode) == 0o640
+
+
+def test_a_table_given_the_night_knows_it_without_zeroconf(tmp_path):
+    result = _run(INSTALL, "table", "--root", str(tmp_path), "--table", "2", "--night",
+                  "friday-night", "--password-file", "-", stdin="s3cret-from-the-head\n")
+    assert result.returncode == 0, result.stderr
+    assert load_config(tmp_path / "etc/bunco-pi/table.toml").night == "friday-night"
 
 
 def test_installed_configs_load_with_the_boxes_own_loaders(tmp_path):

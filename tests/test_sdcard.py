@@ -140,8 +140,8 @@ def test_a_table_card_has_everything_its_first_boot_needs(tmp_path, wifi_passwor
     assert oct((secrets / "credentials.json").stat().st_mode & 0o777) == "0o600"
     env = tree["bunco-pi/box.env"].decode()
     for line in ("ROLE=table", "TABLE=3", "TABLES=4", "HOSTNAME=bunco-table-3",
-                 f"MECHANISM={mechanism}", "HEAD_HOST=bunco-head.local"):
-        assert line in env.splitlines()
+                 f"MECHANISM={mechanism}", "HEAD_HOST=bunco-head.local", "NIGHT=''"):
+        assert line in env.splitlines()  # no head's card yet: the night comes by zeroconf
     assert tree["bunco-pi/wheels/bunco_pi-0.1.0-py3-none-any.whl"] == b"PK wheel" * 100
     assert tree["bunco-pi/debs/mosquitto_2.0.11-1.2_arm64.deb"] == b"!<arch>\n" * 100
     with tarfile.open(fileobj=io.BytesIO(tree["bunco-pi/source.tar.gz"])) as tar:
@@ -215,6 +215,11 @@ def test_the_head_card_holds_every_tables_password_and_ssh_when_asked(tmp_path, 
     assert check_password(console, tree["bunco-pi/console-password"].decode().strip())
     env = tree["bunco-pi/box.env"].decode().splitlines()
     assert "ROLE=head" in env and "NIGHT=friday" in env and "HOSTNAME=bunco-head" in env
+    # A table's card written after the head's knows the night without zeroconf.
+    later = fat_image(tmp_path / "table3.img", SHAPES[shape])
+    assert sdcard(str(later), "--role", "table", "--table", "3", "--secrets",
+                  str(secrets)).returncode == 0
+    assert "NIGHT=friday" in card_tree(later)["bunco-pi/box.env"].decode().splitlines()
     if shape == "bookworm":
         assert tree["ssh"] == b""
     else:

@@ -465,3 +465,18 @@ def test_the_head_tables_own_box_takes_the_night_from_head_toml_beside_it(tmp_pa
                                                               etc=str(tmp_path)))
     plan = table_command._find_head_offline(args, config)
     assert (plan.host, plan.night, plan.password) == ("127.0.0.1", "friday-night", "pw-of-table-1")
+
+
+def test_a_table_whose_config_names_the_night_needs_no_zeroconf_to_know_it(tmp_path):
+    from bunco_pi import provision
+
+    creds = tmp_path / "secrets" / "credentials.json"
+    creds.parent.mkdir()
+    creds.write_text(json.dumps({"users": {"table-2": "pw-of-table-2"}}))
+    table_toml = tmp_path / "table.toml"
+    table_toml.write_text(provision.table_config(2, "10.0.0.2", discover=False,
+                                                 etc=str(tmp_path), night="friday-night"))
+    config = load_config(table_toml)
+    assert config.night == "friday-night"
+    plan = table_command._find_head_offline(parse("--config", str(table_toml)), config)
+    assert (plan.host, plan.night) == ("10.0.0.2", "friday-night")

@@ -55,7 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tables", type=int, metavar="N",
                    help=f"the night's tables (default: as the secrets folder has them, else "
                         f"{DEFAULT_TABLES})")
-    p.add_argument("--night", default="bunco-night", help="the night's name (the head's card)")
+    p.add_argument("--night", help="the night's name (default bunco-night; a table's card: "
+                                   "the one the head's card was written with, from the secrets "
+                                   "folder, so a table finds it where zeroconf cannot tell it)")
     p.add_argument("--preset", default="classic", help="the head's house rules to start from")
     p.add_argument("--head-host", default=firstboot.HEAD_HOSTNAME + ".local",
                    help="where a table finds the head when zeroconf does not answer")
@@ -222,6 +224,27 @@ def night_credentials(folder: Path, tables: int | None) -> tuple[dict[str, str],
     return dict(wanted.passwords), max(count, had)
 
 
+def night_name(folder: Path, role: str, given: str | None) -> str:
+    """The night: given, else (a table) the head card's, kept in the secrets folder; the
+    head's card keeps it there. "" for a table when neither says (zeroconf tells it)."""
+    from bunco_pi.net.topics import TopicError, check_night
+
+    kept = folder / "night.txt"
+    if given is not None:
+        try:
+            check_night(given)
+        except TopicError:
+            raise UserError(f"--night {given!r}: letters, digits, - and _ (it is part of every "
+                            "MQTT topic)") from None
+    if role == "head":
+        night = given or "bunco-night"
+        _private(kept, night + "\n")
+        return night
+    if given:
+        return given
+    return kept.read_text(encoding="utf-8").strip() if kept.is_file() else ""
+
+
 def _login_hash(password: str) -> str:
     if shutil.which("openssl") is None:
         raise UserError("openssl is needed to hash the box's login password (`sudo apt install "
@@ -339,6 +362,7 @@ def run(args: argparse.Namespace) -> int:
     cmdline = partition.read("cmdline.txt").decode(errors="replace")
 
     passwords, tables = night_credentials(args.secrets, args.tables)
+    night = night_name(args.secrets, args.role, args.night)
     table = firstboot.check_box(args.role, args.table, tables)
     hostname = firstboot.hostname_for(args.role, table)
     node = "head" if args.role == "head" else f"table-{table}"
@@ -351,7 +375,7 @@ def run(args: argparse.Namespace) -> int:
 
         console_password = secrets.token_urlsafe(9)
         console_hash = hash_password(console_password)
-    box = firstboot.Box(role=args.role, table=table, tables=tables, night=args.night, user=user,
+    box = firstboot.Box(role=args.role, table=table, tables=tables, night=night, user=user,
                         user_hash=_login_hash(login), ssh=args.ssh, wifi=wifi,
                         credentials=credentials, console_hash=console_hash,
                         head_host=args.head_host, preset=args.preset,

@@ -259,7 +259,7 @@ def _find_head_offline(args: argparse.Namespace, config: Any) -> NetPlan | None:
         (host, port), night = parse_broker(args.broker), args.night
     elif not config.broker.discover:
         host, port = config.broker.host, config.broker.port
-        night = args.night or _night_beside(args.config)
+        night = args.night or config.night or _night_beside(args.config)
         if not night:
             raise UserError(f"no head advertises its night on this network, and none is given: "
                             f"add --night NAME (the broker is {host}:{port}, from the config)")
@@ -329,7 +329,7 @@ def _net_link(args: argparse.Namespace, config: Any, plan: NetPlan | None) -> An
         from bunco_pi.net.discovery import find_head
 
         found = find_head(config.broker.host, config.broker.port,
-                          discover=config.broker.discover, night=args.night)
+                          discover=config.broker.discover, night=args.night or config.night or None)
         if not found.night:
             raise UserError(f"no head advertises its night on this network, and none is given: "
                             f"add --night NAME (the broker is {found.host}:{found.port}, from "

@@ -29,6 +29,8 @@ Example (every value shown is the default)::
     [table]
     number = 1
     players = ["Seat 1", "Seat 2", "Seat 3", "Seat 4"]
+    night = ""           # the night's name, when the head cannot be found by zeroconf
+                         # ("": learnt from the head's zeroconf announcement)
     console_url = ""     # the head table: the web console's address, shown as a QR code
                          # between rounds (install.sh writes http://<hostname>.local:8080/)
 
@@ -108,6 +110,7 @@ class TableConfig:
         default_factory=lambda: BrokerSettings(host=DEFAULT_HEAD_HOST, discover=True))
     data_dir: Path = DEFAULT_DATA_DIR
     console_url: str = ""
+    night: str = ""
 
     @property
     def node_name(self) -> str:
@@ -256,6 +259,15 @@ def _table(section: dict[str, Any], where: str) -> dict[str, Any]:
         if len(set(names)) != len(names):
             raise UserError(f"{place}: players must be different names")
         out["players"] = names
+    if "night" in section:
+        from bunco_pi.net.topics import TopicError, check_night
+
+        night = section["night"]
+        try:
+            out["night"] = check_night(night) if night != "" else ""
+        except (TopicError, TypeError):
+            raise UserError(f"{place}: night {night!r} is not a night's name (letters, digits, "
+                            "- and _, as the head's --night)") from None
     if "console_url" in section:
         url = section["console_url"]
         if not isinstance(url, str) or url and (
