@@ -13,7 +13,7 @@ from bunco_pi.errors import UserError
 
 # Each module exposes ``register(subparsers)``, which adds its parser and sets ``func``.
 COMMANDS = ("rules", "sim", "dice", "doctor", "table", "broker", "head", "demo", "season",
-            "audit", "pico")
+            "audit", "pico", "sdcard")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

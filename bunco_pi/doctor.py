@@ -13,6 +13,7 @@ import importlib
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import threading
 import time
@@ -75,6 +76,9 @@ class BoxConfig:
     head_credentials: Path | None = None
     head_host: str = "127.0.0.1"
     head_port: int = 1883
+    display_kind: str = "ssd1306"  # [display] type, for `doctor --interactive` to draw on it
+    display_rotation: int = 0
+    buzzer_kind: str = pinmap.BUZZER_KIND  # "TonalBuzzer" or "Buzzer" (head.toml [buzzer] kind)
 
 
 def load_config(table_path: Path, head_path: Path | None = None
@@ -125,6 +129,9 @@ def load_config(table_path: Path, head_path: Path | None = None
         head_credentials=head.broker.credentials if head else None,
         head_host=head.broker.host if head else "127.0.0.1",
         head_port=head.broker.port if head else 1883,
+        display_kind=table.display.kind,
+        display_rotation=table.display.rotation,
+        buzzer_kind=head.buzzer_kind if head else pinmap.BUZZER_KIND,
     )
     where = f"{table_path}" + (f" and {head_path}" if head else "")
     return cfg, CheckResult("config", OK, f"read {where}")
@@ -457,9 +464,19 @@ def _first_line(exc: BaseException) -> str:
 
 # --- the broker -----------------------------------------------------------------------------------
 
+ECHO_NIGHT = "doctor"  # the doctor's echo goes outside every night: no head reads it
+
+
 def check_broker(host: str, port: int, username: str | None, password: str | None,
-                 timeout: float = 5.0, found_by: str = "") -> CheckResult:
-    """A TCP connection, then an MQTT CONNECT with the box's own credentials."""
+                 timeout: float = 5.0, found_by: str = "", echoes: int = 3) -> CheckResult:
+    """A TCP connection, an MQTT CONNECT, then ``echoes`` messages there and back.
+
+    ``username`` is the doctor's own broker user (``doctor-table-3``, with the box's password:
+    ``net.broker.doctor_user``), never the box's: the broker names a session after its user,
+    so logging in as the box would knock the running box off. The round trip is a QoS 1
+    publish to the doctor's own status topic, outside every night, until it comes back: the
+    broker runs on the head, so it is the time to the head and back.
+    """
     where = f"{host}:{port}" + (f" ({found_by})" if found_by else "")
     try:
         socket.create_connection((host, port), timeout=timeout).close()
@@ -477,13 +494,18 @@ def check_broker(host: str, port: int, username: str | None, password: str | Non
     if username:
         client.username_pw_set(username, password)
     # paho calls these on its loop thread: only hand the result over.
-    client.on_connect = lambda c, u, flags, reason, props: replies.put(reason)
-    client.on_disconnect = lambda c, u, flags, reason, props: replies.put(reason)
+    client.on_connect = lambda c, u, flags, reason, props: replies.put(("connect", reason))
+    client.on_disconnect = lambda c, u, flags, reason, props: replies.put(("connect", reason))
+    client.on_subscribe = lambda c, u, mid, reasons, props: replies.put(("subscribed", reasons))
+    client.on_message = lambda c, u, msg: replies.put(("echo", msg.payload))
+    trips: list[float] = []
     try:
         client.connect(host, port, keepalive=10)
         client.loop_start()
         try:
-            reason = replies.get(timeout=timeout)
+            kind, reason = replies.get(timeout=timeout)
+            if kind == "connect" and not reason.is_failure and username:
+                trips = _echoes(client, replies, username, echoes, timeout)
         except queue.Empty:
             return CheckResult("broker", FAIL, f"{where} accepts TCP but gave no MQTT answer in "
                                f"{timeout:g} s: is it mosquitto?")
@@ -492,11 +514,54 @@ def check_broker(host: str, port: int, username: str | None, password: str | Non
             client.loop_stop()
     except OSError as exc:
         return CheckResult("broker", FAIL, f"{where}: {exc}")
+    who = username or "anonymous"
     if reason.is_failure:
-        who = username or "anonymous"
+        from bunco_pi.net.broker import DOCTOR_PREFIX
+
+        if username and username.startswith(DOCTOR_PREFIX):
+            return CheckResult("broker", FAIL, f"{where} refused {who}: {reason}; copy this "
+                               "box's password from the head again (docs/install.md), or, if "
+                               "the head was installed before the doctor had its own user, run "
+                               "`sudo bash install/install.sh head` on the head again")
         return CheckResult("broker", FAIL, f"{where} refused {who}: {reason}; copy this table's "
                            "password from the head again (docs/install.md)")
-    return CheckResult("broker", OK, f"{where} accepts {username or 'anonymous'}")
+    if username and not trips:
+        return CheckResult("broker", FAIL, f"{where} accepts {who} but sent nothing back in "
+                           f"{timeout:g} s: is the head's ACL (/etc/bunco-pi/mosquitto/acl) "
+                           "the installer's?")
+    trip = f"; round trip {statistics.median(trips) * 1000:.0f} ms" if trips else ""
+    return CheckResult("broker", OK, f"{where} accepts {who}{trip}")
+
+
+def _echoes(client: Any, replies: Any, username: str, count: int, timeout: float
+            ) -> list[float]:
+    """Round trips in seconds of ``count`` QoS 1 messages to ``username``'s own status topic."""
+    import queue
+
+    from bunco_pi.net.topics import Topics
+
+    topic = Topics(ECHO_NIGHT).status(username)
+    client.subscribe(topic, qos=1)
+    trips: list[float] = []
+    deadline = time.monotonic() + timeout
+    try:
+        kind, _ = replies.get(timeout=timeout)
+        if kind != "subscribed":
+            return trips
+        for n in range(count):
+            token = f"echo {os.getpid()} {n}".encode()
+            sent = time.monotonic()
+            client.publish(topic, token, qos=1)
+            while True:
+                kind, payload = replies.get(timeout=max(0.0, deadline - time.monotonic()))
+                if kind == "echo" and payload == token:
+                    trips.append(time.monotonic() - sent)
+                    break
+                if kind == "connect":
+                    return trips
+    except queue.Empty:
+        pass
+    return trips
 
 
 def read_password(path: Path | None, user: str | None

@@ -17,7 +17,8 @@ usage() {
 usage: install.sh head  [--night NAME] [--tables N] [--port P] [--preset NAME] [--camera]
                         [--root DIR]
        install.sh table --table N [--head-host HOST] [--port P] [--password-file FILE|-]
-                        [--camera] [--root DIR]
+                        [--night NAME] [--camera] [--root DIR]
+       either role also takes [--wheels DIR] [--debs DIR]
 
 head   the head table's Pi: broker, coordinator, and its own table box (table 1).
        Writes a broker password for each of tables 2..N into
@@ -25,8 +26,13 @@ head   the head table's Pi: broker, coordinator, and its own table box (table 1)
        --preset: the house rules to start from (classic, core, rotate, individual),
        copied to /etc/bunco-pi/rules.toml for you to edit.
 table  any other table's Pi. --password-file is that table's password from the head
-       (needed the first time; '-' reads it from standard input).
+       (needed the first time; '-' reads it from standard input). --night: the head's
+       night, for a network where the table cannot learn it by zeroconf.
 --camera   also the dice camera's stack: picamera2 (Raspberry Pi OS), OpenCV and NumPy.
+--wheels DIR  install bunco-pi and its Python packages from the wheels in DIR only (no
+           internet: `bunco-pi sdcard --offline` puts them on the card).
+--debs DIR    install the Debian packages in DIR first (dpkg) and do not update the
+           package lists: a venue with no internet.
 Needs Raspberry Pi OS (Bookworm or later); on plain Debian it says which packages are
 missing (python3-lgpio, python3-picamera2) and installs the rest.
 EOF
@@ -38,11 +44,12 @@ ROLE="${1:-}"
 [ "$ROLE" = "head" ] || [ "$ROLE" = "table" ] || { usage >&2; exit 2; }
 shift
 ROOT="" NIGHT="bunco-night" TABLES=8 PORT=1883 TABLE="" HEAD_HOST="bunco-head.local"
-PASSWORD_FILE="" CAMERA=0 GIVEN="" PRESET="classic"
+PASSWORD_FILE="" CAMERA=0 GIVEN="" PRESET="classic" CONSOLE_PORT=8080 WHEELS="" DEBS=""
+NIGHT_GIVEN=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) ROOT="${2:?--root needs a directory}"; shift 2 ;;
-        --night) NIGHT="${2:?--night needs a name}"; shift 2 ;;
+        --night) NIGHT="${2:?--night needs a name}"; NIGHT_GIVEN="$NIGHT"; shift 2 ;;
         --tables) TABLES="${2:?--tables needs a number}"; shift 2 ;;
         --port) PORT="${2:?--port needs a number}"; shift 2 ;;
         --table) TABLE="${2:?--table needs a number}"; shift 2 ;;
@@ -50,6 +57,8 @@ while [ $# -gt 0 ]; do
         --password-file) PASSWORD_FILE="${2:?--password-file needs a file or -}"; shift 2 ;;
         --preset) PRESET="${2:?--preset needs a name}"; shift 2 ;;
         --camera) CAMERA=1; shift ;;
+        --wheels) WHEELS="${2:?--wheels needs a directory}"; shift 2 ;;
+        --debs) DEBS="${2:?--debs needs a directory}"; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown option '$1' (see --help)" ;;
     esac
@@ -57,6 +66,12 @@ done
 for n in "$TABLES" "$PORT" ${TABLE:+"$TABLE"}; do
     [[ "$n" =~ ^[0-9]+$ ]] || die "'$n' is not a number"
 done
+for dir in ${WHEELS:+"$WHEELS"} ${DEBS:+"$DEBS"}; do
+    [ -d "$dir" ] || die "$dir: no such directory"
+done
+if [ -n "$WHEELS" ] && ! compgen -G "$WHEELS/bunco_pi-*.whl" >/dev/null; then
+    die "--wheels $WHEELS: no bunco_pi-*.whl there (\`bunco-pi sdcard --offline\` puts it on the card)"
+fi
 
 REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ -n "$ROOT" ]; then
@@ -128,16 +143,20 @@ mkdir_owned() {
 if [ "$ROLE" = head ]; then
     TABLE=1
     HEAD_CONFIG="$(provision head-config --night "$NIGHT" --tables "$TABLES" --port "$PORT")"
+    # The head table's box shows the web console's address as a QR code: this Pi's mDNS name.
+    CONSOLE_URL="http://$(hostname).local:$CONSOLE_PORT/"
     TABLE_CONFIG="$(provision table-config --table 1 --head-host 127.0.0.1 --port "$PORT" \
-        --no-discover)"
+        --no-discover --console-url "$CONSOLE_URL")"
     BROKER_CONF="$(provision mosquitto-conf --port "$PORT")"
     # Every node's password: the ones already made are kept, new tables get a fresh one.
     CREDENTIALS="$(provision credentials --tables "$TABLES" --file "$ETC/secrets/credentials.json")"
 else
     [ -n "$TABLE" ] || die "table needs --table N (2 or more; the head is table 1)"
     [ "$TABLE" -ge 2 ] || die "--table $TABLE: the head is table 1; other tables are 2 or more"
+    # --night: the head's night, written into table.toml for a network where zeroconf cannot
+    # tell it (without it the table learns it from the head's announcement).
     TABLE_CONFIG="$(provision table-config --table "$TABLE" --head-host "$HEAD_HOST" \
-        --port "$PORT")"
+        --port "$PORT" --night "$NIGHT_GIVEN")"
     if [ -z "$PASSWORD_FILE" ] && [ ! -s "$ETC/secrets/credentials.json" ]; then
         die "table $TABLE needs its broker password the first time: --password-file FILE," \
             "made on the head as /etc/bunco-pi/secrets/tables/table-$TABLE.password" \
@@ -177,7 +196,14 @@ PACKAGES+=(fonts-unifont)
 # The camera: Raspberry Pi OS's picamera2 to take frames, Debian's OpenCV and NumPy to read
 # them (the venv sees all three through --system-site-packages).
 [ "$CAMERA" = 1 ] && PACKAGES+=(python3-picamera2 python3-opencv python3-numpy)
-run apt-get update </dev/null
+if [ -n "$DEBS" ]; then
+    # The card's own copies; the lists are not updated (no internet at the venue).
+    if compgen -G "$DEBS/*.deb" >/dev/null; then
+        run dpkg -i --skip-same-version "$DEBS"/*.deb </dev/null
+    fi
+else
+    run apt-get update </dev/null
+fi
 if [ -z "$ROOT" ]; then
     # python3-lgpio and python3-picamera2 come from Raspberry Pi OS's own archive: plain
     # Debian has neither. Say so once and install the rest (gpiozero then finds no GPIO chip,
@@ -217,7 +243,12 @@ fi
 run python3 -m venv --system-site-packages "$VENV"
 EXTRAS=discovery
 [ "$ROLE" = head ] && EXTRAS=discovery,console   # the head serves the web console
-run "$VENV/bin/pip" install --quiet --upgrade "$REPO_DIR[$EXTRAS]"
+if [ -n "$WHEELS" ]; then
+    run "$VENV/bin/pip" install --quiet --upgrade --no-index --find-links "$WHEELS" \
+        "bunco-pi[$EXTRAS]"
+else
+    run "$VENV/bin/pip" install --quiet --upgrade "$REPO_DIR[$EXTRAS]"
+fi
 
 # --- configs and secrets ------------------------------------------------------------------------
 mkdir_owned "$ETC" 0755 root:root
@@ -309,9 +340,20 @@ if [ "$ROLE" = head ]; then
     if [ -z "$ROOT" ] && systemctl is-enabled --quiet mosquitto.service 2>/dev/null; then
         touch "$ETC/.mosquitto-was-enabled"
     fi
-    run systemctl disable --now mosquitto.service
+    if [ -z "$ROOT" ] && [ ! -d /run/systemd/system ]; then
+        run systemctl disable mosquitto.service
+    else
+        run systemctl disable --now mosquitto.service
+    fi
 fi
-run systemctl enable --now "${SERVICES[@]}"
+if [ -z "$ROOT" ] && [ ! -d /run/systemd/system ]; then
+    # Installed into a root systemd does not run (a chroot, an image being prepared): the
+    # services are enabled and start at the next boot.
+    run systemctl enable "${SERVICES[@]}"
+    echo "note: systemd is not running here: ${SERVICES[*]} start at the next boot" >&2
+else
+    run systemctl enable --now "${SERVICES[@]}"
+fi
 
 echo "bunco-pi $ROLE installed${ROOT:+ under $ROOT}. Check the box with: sudo -u bunco $VENV/bin/bunco-pi doctor"
 if [ "$ROLE" = head ] && [ "$TABLES" -ge 2 ]; then

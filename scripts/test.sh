@@ -4,14 +4,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
 # System packages the tests use: the broker, systemd-analyze for the unit files, openscad for
-# the enclosure, Chromium for the console, node with npm for the firmware (below). Each test
-# skips cleanly where its tool is missing.
+# the enclosure, dosfstools and mtools for the SD card, Chromium for the console, node with
+# npm for the firmware (below). Each test skips cleanly where its tool is missing.
 need=()
 command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 # The units run /bin/kill, and `systemd-analyze verify` checks that it is there (procps).
 [ -x /bin/kill ] || need+=(procps)
 command -v openscad >/dev/null 2>&1 || need+=(openscad)
+# `bunco-pi sdcard` is tested on FAT images made by mkfs.vfat and read with mtools; openssl
+# hashes the box's login password.
+command -v mkfs.vfat >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.vfat ] || need+=(dosfstools)
+command -v mcopy >/dev/null 2>&1 || need+=(mtools)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 # The console's browser tests drive Debian's Chromium through its chromedriver (Selenium).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)

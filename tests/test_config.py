@@ -45,6 +45,10 @@ def test_file_overrides(tmp_path):
         ('[table]\nplayers = ["a", "b", "A ", "c"]\n', "players entry 3: 'A' is entry 1 already"),
         ('[table]\nplayers = ["Ann", "Ghost 2"]\n', "entry 2: 'Ghost 2' reads as a ghost's name"),
         ('[table]\nplayers = ["Ann", "Bea\\u202e"]\n', "entry 2: U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+        ('[table]\nconsole_url = "bunco-head.local:8080"\n', "console_url"),
+        ('[table]\nconsole_url = 8080\n', "must be a web address"),
+        ('[table]\nnight = "friday night"\n', "is not a night's name"),
+        (f'[table]\nconsole_url = "http://{"x" * 120}/"\n', "at most 120 characters"),
     ],
 )
 def test_mistakes_are_one_line_naming_file_and_fix(tmp_path, text, expect):
@@ -54,6 +58,20 @@ def test_mistakes_are_one_line_naming_file_and_fix(tmp_path, text, expect):
         load_config(path)
     assert expect in str(err.value) and str(path) in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_console_url(tmp_path):
+    path = tmp_path / "table.toml"
+    assert load_config(None).console_url == ""
+    path.write_text('[table]\nconsole_url = "http://bunco-head.local:8080/"\n')
+    assert load_config(path).console_url == "http://bunco-head.local:8080/"
+
+
+def test_night(tmp_path):
+    path = tmp_path / "table.toml"
+    assert load_config(None).night == ""
+    path.write_text('[table]\nnight = "friday-night"\n')
+    assert load_config(path).night == "friday-night"
 
 
 def test_missing_file(tmp_path):

@@ -19,7 +19,14 @@ from bunco_pi import doctor, provision
 from bunco_pi.commands import doctor as doctor_command
 from bunco_pi.doctor import FAIL, OK, WARN
 from bunco_pi.hardware import pinmap
-from bunco_pi.net.broker import Credentials, acl_text, credentials_text, password_file_text
+from bunco_pi.net.broker import (
+    Credentials,
+    acl_text,
+    credentials_text,
+    doctor_user,
+    password_file_text,
+    with_doctors,
+)
 
 
 def _one_line(result):
@@ -313,8 +320,8 @@ def mosquitto(tmp_path):
     credentials = provision.head_credentials(2)
     password = credentials.password("table-2")
     (tmp_path / "mosquitto").mkdir()
-    (tmp_path / "mosquitto" / "passwd").write_text(password_file_text(credentials))
-    (tmp_path / "mosquitto" / "acl").write_text(acl_text(credentials.passwords))
+    (tmp_path / "mosquitto" / "passwd").write_text(password_file_text(with_doctors(credentials)))
+    (tmp_path / "mosquitto" / "acl").write_text(acl_text(with_doctors(credentials).passwords))
     conf = provision.mosquitto_conf(port, etc=str(tmp_path), data_dir=str(tmp_path))
     conf = conf.replace(f"listener {port}\n", f"listener {port} 127.0.0.1\n")
     if os.geteuid() == 0:
@@ -335,8 +342,8 @@ def mosquitto(tmp_path):
 
 def test_broker_accepts_the_box(mosquitto):
     port, password = mosquitto
-    result = doctor.check_broker("127.0.0.1", port, "table-2", password, timeout=5)
-    assert result.status == OK and "accepts table-2" in result.message
+    result = doctor.check_broker("127.0.0.1", port, "doctor-table-2", password, timeout=5)
+    assert result.status == OK and "accepts doctor-table-2; round trip" in result.message
 
 
 def test_broker_refuses_a_wrong_password(mosquitto):
@@ -598,3 +605,44 @@ def test_doctor_checks_the_camera_the_config_names(tmp_path, capsys):
     assert [line.split(":")[0] for line in camera] == [
         "OK   camera stack", "OK   dice network", "OK   camera"], lines
     assert f"frame from folder:{tmp_path / 'photos'}" in camera[2]
+
+
+def _dropped(link, seconds: float) -> list:
+    from conftest import collect
+
+    from bunco_pi.net.link import Disconnected
+
+    return [e for e in collect(link.inbox, seconds) if isinstance(e, Disconnected)]
+
+
+@pytest.mark.slow
+def test_the_doctors_login_leaves_the_running_box_connected(broker, make_link):
+    """The doctor on a live box logs in as doctor-table-2 with table-2's own password: the
+    box's session (the broker names sessions after users) is not taken, the box stays on."""
+    box = make_link("table-2")
+    _dropped(box, 0.3)  # whatever the connect itself put there
+    result = doctor.check_broker(broker.host, broker.port, doctor_user("table-2"),
+                                 broker.credentials.password("table-2"), timeout=5)
+    assert result.status == OK, result.line()
+    assert "accepts doctor-table-2; round trip" in result.message
+    assert _dropped(box, 1.0) == []
+    assert box.connected
+
+
+@pytest.mark.slow
+def test_logging_in_as_the_box_itself_would_knock_it_off(broker, make_link):
+    """What the doctor did before it had its own user, to show the test above can fail."""
+    box = make_link("table-3")
+    _dropped(box, 0.3)
+    doctor.check_broker(broker.host, broker.port, "table-3",
+                        broker.credentials.password("table-3"), timeout=5)
+    assert _dropped(box, 2.0)
+
+
+def test_the_doctors_users_can_only_read_the_night():
+    creds = with_doctors(Credentials({"head": "h", "table-2": "t2"}))
+    assert creds.passwords["doctor-head"] == "h" and creds.passwords["doctor-table-2"] == "t2"
+    acl = acl_text(creds.passwords).split("\n\n")
+    (doctor_block,) = [b for b in acl if b.startswith("user doctor-table-2")]
+    assert doctor_block.splitlines()[1:] == ["topic read bunco/#"]
+    assert with_doctors(creds) == creds  # no doctor of a doctor

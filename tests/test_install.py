@@ -108,13 +108,17 @@ def test_passwd_has_a_line_per_node_and_grows_with_tables(tmp_path):
     _install_head(root)
     passwd = root / "etc/bunco-pi/mosquitto/passwd"
     lines = passwd.read_text().splitlines()
-    assert [line.split(":")[0] for line in lines] == ["head", "table-1", "table-2", "table-3"]
+    nodes = ["head", "table-1", "table-2", "table-3"]
+    # Each node, and the doctor of each (who logs in with that node's password).
+    assert [line.split(":")[0] for line in lines] == sorted(
+        [*nodes, *(f"doctor-{n}" for n in nodes)])
     before = _secrets(root)
     result = _run(INSTALL, "head", "--root", str(root), "--tables", "4")
     assert result.returncode == 0, result.stderr
     grown = passwd.read_text().splitlines()
-    assert grown[:4] == lines  # existing users keep their hash
-    assert grown[4].startswith("table-4:$7$")
+    assert set(lines) < set(grown)  # existing users keep their hash
+    new = sorted(set(grown) - set(lines))
+    assert [line.split(":$7$")[0] for line in new] == ["doctor-table-4", "table-4"]
     after = _secrets(root)
     assert {u: after[u] for u in before} == before and "table-4" in after
     acl = (root / "etc/bunco-pi/mosquitto/acl").read_text()
@@ -142,6 +146,8 @@ def test_table_install_takes_the_password_from_the_head(tmp_path):
     assert _secrets(head)["table-3"] == handed.read_text().strip()
     config = load_config(table / "etc/bunco-pi/table.toml")
     assert (config.number, config.node_name, config.broker.host) == (3, "table-3", "10.0.0.2")
+    assert config.console_url == ""  # only the head table shows the console's code
+    assert config.night == ""  # learnt from the head's zeroconf announcement
     assert not (table / "etc/bunco-pi/head.toml").exists()
     assert sorted(p.name for p in (table / "etc/systemd/system").iterdir()) == [
         "bunco-pi-table.service"]
@@ -167,6 +173,13 @@ def test_table_password_from_stdin(tmp_path):
     assert stat.S_IMODE(secret.stat().st_mode) == 0o640
 
 
+def test_a_table_given_the_night_knows_it_without_zeroconf(tmp_path):
+    result = _run(INSTALL, "table", "--root", str(tmp_path), "--table", "2", "--night",
+                  "friday-night", "--password-file", "-", stdin="s3cret-from-the-head\n")
+    assert result.returncode == 0, result.stderr
+    assert load_config(tmp_path / "etc/bunco-pi/table.toml").night == "friday-night"
+
+
 def test_installed_configs_load_with_the_boxes_own_loaders(tmp_path):
     """What the installer writes is what the table box and the head read (paths moved under
     the scratch root), and each finds its own password in the credentials."""
@@ -180,6 +193,9 @@ def test_installed_configs_load_with_the_boxes_own_loaders(tmp_path):
     table = load_config(tmp_path / "table.toml")
     head = load_head_config(tmp_path / "head.toml")
     assert (table.number, table.broker.discover, table.broker.host) == (1, False, "127.0.0.1")
+    # The head table's box shows the console's QR code from its config alone (no flag).
+    hostname = subprocess.run(["hostname"], capture_output=True, text=True).stdout.strip()
+    assert table.console_url == f"http://{hostname}.local:8080/"
     assert table.broker.credentials == head.broker.credentials == etc / "secrets/credentials.json"
     assert table.data_dir == head.data_dir == root / "var/lib/bunco-pi"
     passwords = _secrets(root)

@@ -73,3 +73,30 @@ def test_the_head_table_turns_between_its_waiting_screen_and_the_code(mock_facto
         assert isinstance(box.node.view(), WaitingView)  # an ordinary table never shows it
     finally:
         box.stop()
+
+
+def test_the_head_tables_config_alone_turns_on_the_code(mock_factory, tmp_path):
+    """[table] console_url in table.toml (the installer writes it on the head): no flag needed."""
+    import io
+
+    from pressing_hands import FakeClock
+
+    from bunco_pi.rules.house import preset
+    from bunco_pi.table.box import TableBox
+    from bunco_pi.table.config import load_config
+    from bunco_pi.table.link import InProcessLink
+    from bunco_pi.table.node import QR_SECONDS
+    from bunco_pi.table.screens import QrView
+
+    path = tmp_path / "table.toml"
+    path.write_text(f'[table]\nnumber = 1\nconsole_url = "{URL}"\n')
+    clock = FakeClock()
+    clock.t = QR_SECONDS + 0.1
+    box = TableBox(load_config(path), preset("classic"), InProcessLink(), tmp_path / "j.db",
+                   device=dummy(width=128, height=64, mode="1"), clock=clock, log=io.StringIO())
+    box.start()
+    try:
+        assert box.node.sync(5.0)
+        assert box.node.view() == QrView(URL)
+    finally:
+        box.stop()

@@ -443,3 +443,40 @@ def test_a_frame_file_that_cannot_be_written_is_one_line(tmp_path):
     message = run_error("--standalone", "--simulate", "--journal", str(tmp_path / "j.db"),
                         "--frame-file", str(tmp_path / "plain-file" / "frame.txt"))
     assert message.startswith("--frame-file ") and "plain-file" in message
+
+
+def test_the_head_tables_own_box_takes_the_night_from_head_toml_beside_it(tmp_path):
+    """The head's Pi runs its table box as its unit says (`bunco-pi table --config
+    /etc/bunco-pi/table.toml`, no --night); its config does not discover: the night is the
+    one head.toml beside it names."""
+    from bunco_pi import provision
+
+    creds = tmp_path / "secrets" / "credentials.json"
+    creds.parent.mkdir()
+    creds.write_text(json.dumps({"users": {"table-1": "pw-of-table-1"}}))
+    table_toml = tmp_path / "table.toml"
+    table_toml.write_text(provision.table_config(1, "127.0.0.1", discover=False,
+                                                 etc=str(tmp_path)))
+    args = parse("--config", str(table_toml))
+    config = load_config(table_toml)
+    with pytest.raises(UserError, match="add --night NAME"):
+        table_command._find_head_offline(args, config)
+    (tmp_path / "head.toml").write_text(provision.head_config("friday-night", 3,
+                                                              etc=str(tmp_path)))
+    plan = table_command._find_head_offline(args, config)
+    assert (plan.host, plan.night, plan.password) == ("127.0.0.1", "friday-night", "pw-of-table-1")
+
+
+def test_a_table_whose_config_names_the_night_needs_no_zeroconf_to_know_it(tmp_path):
+    from bunco_pi import provision
+
+    creds = tmp_path / "secrets" / "credentials.json"
+    creds.parent.mkdir()
+    creds.write_text(json.dumps({"users": {"table-2": "pw-of-table-2"}}))
+    table_toml = tmp_path / "table.toml"
+    table_toml.write_text(provision.table_config(2, "10.0.0.2", discover=False,
+                                                 etc=str(tmp_path), night="friday-night"))
+    config = load_config(table_toml)
+    assert config.night == "friday-night"
+    plan = table_command._find_head_offline(parse("--config", str(table_toml)), config)
+    assert (plan.host, plan.night) == ("10.0.0.2", "friday-night")

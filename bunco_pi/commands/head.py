@@ -220,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
             service.buzz = buzzer.play
         console = None
         if not args.no_console:
+            from bunco_pi.console.roster_file import roster_path
             from bunco_pi.console.run import serve_console
 
             console = serve_console(service, port=args.console_port,
@@ -227,7 +228,8 @@ def run(args: argparse.Namespace) -> int:
                                     season_dir=data_dir / "nights", bind=args.console_bind,
                                     https_port=args.console_https_port,
                                     certificate=args.console_certificate, key=args.console_key,
-                                    limits=args.console_limits)
+                                    limits=args.console_limits,
+                                    roster_file=roster_path(data_dir, args.night))
         if args.advertise:
             from bunco_pi.net.discovery import Advertiser
 

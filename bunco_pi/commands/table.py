@@ -69,7 +69,8 @@ def register(subparsers: Any) -> None:
                      help="after each new OLED frame, write its block-character drawing to PATH")
     net.add_argument("--console-url", metavar="URL",
                      help="the head table: show the head's web console as a QR code between "
-                          "rounds (e.g. http://bunco-head.local:8080/)")
+                          "rounds (e.g. http://bunco-head.local:8080/; default: [table] "
+                          "console_url of the config)")
     sim = parser.add_argument_group("a virtual scorekeeper (demos)")
     sim.add_argument("--simulate", action="store_true",
                      help="seeded virtual dice, and a virtual scorekeeper pressing mock buttons")
@@ -158,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
                    pin_factory=pin_factory,
                    dice_port=args.dice_port, on_round_over=write, on_frame=on_frame,
                    camera=args.camera, camera_calibration=args.camera_calibration)
-    if args.console_url:
-        box.node.console_url = args.console_url
+    if args.console_url or config.console_url:
+        box.node.console_url = args.console_url or config.console_url
     keeper = None
     if args.simulate:
         from bunco_pi.table.simulated_scorekeeper import SimulatedScorekeeper
@@ -257,13 +258,31 @@ def _find_head_offline(args: argparse.Namespace, config: Any) -> NetPlan | None:
             raise UserError("--broker needs --night NAME (the night the head runs)")
         (host, port), night = parse_broker(args.broker), args.night
     elif not config.broker.discover:
-        host, port, night = config.broker.host, config.broker.port, args.night
+        host, port = config.broker.host, config.broker.port
+        night = args.night or config.night or _night_beside(args.config)
         if not night:
             raise UserError(f"no head advertises its night on this network, and none is given: "
                             f"add --night NAME (the broker is {host}:{port}, from the config)")
     else:
         return None
     return _plan(args, config, host, port, night)
+
+
+def _night_beside(config_path: Path | None) -> str | None:
+    """On the head's Pi its own table box (which does not discover: the head is beside it)
+    runs the night that head.toml beside its table.toml names, as its unit gives no --night."""
+    if config_path is None:
+        return None
+    head = Path(config_path).with_name("head.toml")
+    if not head.is_file():
+        return None
+    import tomllib
+
+    try:  # only the name: the rest of head.toml is the head's to check
+        night = tomllib.loads(head.read_text(encoding="utf-8")).get("night", {}).get("name")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return None
+    return night if isinstance(night, str) and night else None
 
 
 def _plan(args: argparse.Namespace, config: Any, host: str, port: int, night: str) -> NetPlan:
@@ -310,7 +329,7 @@ def _net_link(args: argparse.Namespace, config: Any, plan: NetPlan | None) -> An
         from bunco_pi.net.discovery import find_head
 
         found = find_head(config.broker.host, config.broker.port,
-                          discover=config.broker.discover, night=args.night)
+                          discover=config.broker.discover, night=args.night or config.night or None)
         if not found.night:
             raise UserError(f"no head advertises its night on this network, and none is given: "
                             f"add --night NAME (the broker is {found.host}:{found.port}, from "

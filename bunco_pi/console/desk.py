@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bunco_pi.console.roster_file import load_roster, save_roster
 from bunco_pi.console.snapshot import console_snapshot
 from bunco_pi.head.coordinator import Effect, PublishState
 from bunco_pi.head.service import HeadService, HeadTask, make_players
@@ -42,7 +43,7 @@ class ConsoleBridge:
                  url: str = "", season_dir: str | Path | None = None,
                  today: Callable[[], str] = lambda: time.strftime("%Y-%m-%d"),
                  clock: Callable[[], float] = time.monotonic,
-                 every: float = SNAPSHOT_EVERY) -> None:
+                 every: float = SNAPSHOT_EVERY, roster_file: Path | None = None) -> None:
         self.service = service
         self.publish = publish
         self.url = url
@@ -51,6 +52,8 @@ class ConsoleBridge:
         # the roster before the night: owner thread only
         self.roster: list[dict[str, Any]] = [{"name": p.name, "here": True}
                                              for p in service.players if not p.ghost]
+        self.roster_file = roster_file
+        self._restore_roster()
         self.clock = clock
         self.every = every
         self._dirty = True
@@ -61,6 +64,27 @@ class ConsoleBridge:
         service.after_step = self.publish_if_changed
 
     # --- owner thread ------------------------------------------------------------------------
+
+    def _restore_roster(self) -> None:
+        # The roster typed before a restart, as long as the night has not started (after
+        # that the event log has the seating); names that no longer fit are logged and left.
+        if self.roster_file is None or self.service.coordinator.night is not None:
+            return
+        rows = load_roster(self.roster_file)
+        if rows is None:
+            return
+        try:
+            players = make_players([r["name"] for r in rows if r["here"]], None,
+                                   self.service.coordinator.table_count)
+        except ValueError as exc:
+            log.warning("%s: kept roster not used: %s", self.roster_file, exc)
+            return
+        self.service.players = players
+        self.roster = rows
+
+    def keep_roster(self, rows: list[dict[str, Any]]) -> None:
+        if self.roster_file is not None:
+            save_roster(self.roster_file, rows)
 
     def snapshot(self) -> dict[str, Any]:
         c = self.service.coordinator
@@ -170,6 +194,10 @@ def set_roster(bridge: ConsoleBridge, entries: Sequence[dict[str, Any]]) -> Call
                                    service.coordinator.table_count)
         except ValueError as exc:
             raise Refused(str(exc)) from None
+        try:
+            bridge.keep_roster(rows)
+        except OSError as exc:
+            raise Refused(f"cannot keep the roster on the head's disk: {exc.strerror}") from None
         service.players = players
         bridge.roster = rows
         bridge._after([])  # the roster is not the night's: say it changed

@@ -91,13 +91,14 @@ def serve_console(service: HeadService, *, port: int, password_file: str | Path 
                   season_dir: str | Path | None, bind: str = "0.0.0.0",
                   url: str | None = None, https_port: int | None = None,
                   certificate: str | Path | None = None, key: str | Path | None = None,
-                  limits: tuple[int, int, int, int] | None = None) -> Console:
+                  limits: tuple[int, int, int, int] | None = None,
+                  roster_file: Path | None = None) -> Console:
     """Attach the console to ``service`` now (before ``service.start()``); call ``serve()`` on
     the result once the head is serving. ``limits``: connections, connections per address,
     event streams, event streams per address (``bunco_pi.console.limits.Limits``)."""
     latest = LatestSnapshot()
     bridge = ConsoleBridge(service, latest.publish, url=url or console_url(port),
-                           season_dir=season_dir)
+                           season_dir=season_dir, roster_file=roster_file)
 
     def start() -> None:
         try:

@@ -51,6 +51,28 @@ def node_users(tables: int) -> list[str]:
     return [HEAD_USER, *(table_node(n) for n in range(1, tables + 1))]
 
 
+# ``bunco-pi doctor`` logs in as a user of its own: the broker names a session after its user
+# (use_username_as_clientid), so a doctor logged in as the box itself would take the running
+# box's session and knock it off. Its password is the box's own (a box's credentials file
+# holds only that); the ACL lets it only read the night (and write its own status topic).
+DOCTOR_PREFIX = "doctor-"
+
+
+def doctor_user(node: str) -> str:
+    """The broker user ``bunco-pi doctor`` logs in as on the box ``node``: ``doctor-table-3``."""
+    return check_node(f"{DOCTOR_PREFIX}{node}")
+
+
+def with_doctors(credentials: Credentials) -> Credentials:
+    """``credentials`` plus each node's doctor user, with that node's password: the users the
+    broker's password file and ACL are written for."""
+    passwords = dict(credentials.passwords)
+    for user, password in credentials.passwords.items():
+        if user == HEAD_USER or user.startswith("table-") and user[6:].isdigit():
+            passwords.setdefault(doctor_user(user), password)
+    return Credentials(passwords)
+
+
 def _write_private(path: Path, text: str) -> None:
     # Written beside the target and renamed over it, so a power cut leaves old or new, never half.
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -278,8 +300,9 @@ def write_broker_files(directory: Path, credentials: Credentials, *, host: str |
         previous = files.password_file.read_text(encoding="utf-8")
     except FileNotFoundError:
         previous = ""
-    _write_private(files.password_file, password_file_text(credentials, previous))
-    _write_private(files.acl_file, acl_text(credentials.passwords))
+    logins = with_doctors(credentials)
+    _write_private(files.password_file, password_file_text(logins, previous))
+    _write_private(files.acl_file, acl_text(logins.passwords))
     _write_private(files.conf, mosquitto_conf(
         host=host, port=port, password_file=files.password_file, acl_file=files.acl_file,
         data_dir=files.data_dir, log_file=log_file, autosave_interval=autosave_interval,

@@ -68,6 +68,7 @@ class TableBox:
                               gestures=gestures, table_number=config.number,
                               players=config.players, clock=clock,
                               on_round_over=on_round_over, log=self.log, on_frame=on_frame)
+        self.node.console_url = config.console_url or None
         self.panel: ButtonPanel | None = None
         self.dice: Any | None = None
         self.camera: Any | None = None

@@ -29,6 +29,10 @@ Example (every value shown is the default)::
     [table]
     number = 1
     players = ["Seat 1", "Seat 2", "Seat 3", "Seat 4"]
+    night = ""           # the night's name, when the head cannot be found by zeroconf
+                         # ("": learnt from the head's zeroconf announcement)
+    console_url = ""     # the head table: the web console's address, shown as a QR code
+                         # between rounds (install.sh writes http://<hostname>.local:8080/)
 
     [broker]             # where the head's broker is; the user name is table-<number>
     discover = true      # look for the head by zeroconf first (_bunco-pi._tcp)
@@ -70,6 +74,8 @@ CAMERA_KEYS = ("source", "calibration", "frame_timeout")
 CAMERA_KINDS = ("picamera", "opencv", "folder")
 DEFAULT_CALIBRATION = "dice-tray.json"
 DEFAULT_FRAME_TIMEOUT = 5.0
+# A QR code of this many characters still fits the 64-pixel-high OLED with a module per pixel.
+MAX_CONSOLE_URL = 120
 
 # The dice camera sources a table can name (--camera, [camera] source): checked here, at
 # start-up, so a typo fails before anything is opened.
@@ -103,6 +109,8 @@ class TableConfig:
     broker: BrokerSettings = field(
         default_factory=lambda: BrokerSettings(host=DEFAULT_HEAD_HOST, discover=True))
     data_dir: Path = DEFAULT_DATA_DIR
+    console_url: str = ""
+    night: str = ""
 
     @property
     def node_name(self) -> str:
@@ -254,6 +262,24 @@ def _table(section: dict[str, Any], where: str) -> dict[str, Any]:
         except BadName as exc:
             raise UserError(f"{place}: players {exc}") from None
         out["players"] = names
+    if "night" in section:
+        from bunco_pi.net.topics import TopicError, check_night
+
+        night = section["night"]
+        try:
+            out["night"] = check_night(night) if night != "" else ""
+        except (TopicError, TypeError):
+            raise UserError(f"{place}: night {night!r} is not a night's name (letters, digits, "
+                            "- and _, as the head's --night)") from None
+    if "console_url" in section:
+        url = section["console_url"]
+        if not isinstance(url, str) or url and (
+                not url.startswith(("http://", "https://")) or len(url) > MAX_CONSOLE_URL
+                or any(c.isspace() for c in url)):
+            raise UserError(f"{place}: console_url {url!r} must be a web address like "
+                            f"http://bunco-head.local:8080/ (at most {MAX_CONSOLE_URL} "
+                            "characters: it is drawn as a QR code), or \"\" for none")
+        out["console_url"] = url
     return out
 
 
