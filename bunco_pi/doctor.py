@@ -464,9 +464,6 @@ def _first_line(exc: BaseException) -> str:
 
 # --- the broker -----------------------------------------------------------------------------------
 
-ECHO_NIGHT = "doctor"  # the doctor's echo goes outside every night: no head reads it
-
-
 def check_broker(host: str, port: int, username: str | None, password: str | None,
                  timeout: float = 5.0, found_by: str = "", echoes: int = 3) -> CheckResult:
     """A TCP connection, an MQTT CONNECT, then ``echoes`` messages there and back.
@@ -474,7 +471,7 @@ def check_broker(host: str, port: int, username: str | None, password: str | Non
     ``username`` is the doctor's own broker user (``doctor-table-3``, with the box's password:
     ``net.broker.doctor_user``), never the box's: the broker names a session after its user,
     so logging in as the box would knock the running box off. The round trip is a QoS 1
-    publish to the doctor's own status topic, outside every night, until it comes back: the
+    publish to the doctor's own echo topic, outside every night, until it comes back: the
     broker runs on the head, so it is the time to the head and back.
     """
     where = f"{host}:{port}" + (f" ({found_by})" if found_by else "")
@@ -535,12 +532,12 @@ def check_broker(host: str, port: int, username: str | None, password: str | Non
 
 def _echoes(client: Any, replies: Any, username: str, count: int, timeout: float
             ) -> list[float]:
-    """Round trips in seconds of ``count`` QoS 1 messages to ``username``'s own status topic."""
+    """Round trips in seconds of ``count`` QoS 1 messages to ``username``'s own echo topic."""
     import queue
 
-    from bunco_pi.net.topics import Topics
+    from bunco_pi.net.topics import doctor_echo
 
-    topic = Topics(ECHO_NIGHT).status(username)
+    topic = doctor_echo(username)
     client.subscribe(topic, qos=1)
     trips: list[float] = []
     deadline = time.monotonic() + timeout

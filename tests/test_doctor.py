@@ -644,5 +644,7 @@ def test_the_doctors_users_can_only_read_the_night():
     assert creds.passwords["doctor-head"] == "h" and creds.passwords["doctor-table-2"] == "t2"
     acl = acl_text(creds.passwords).split("\n\n")
     (doctor_block,) = [b for b in acl if b.startswith("user doctor-table-2")]
-    assert doctor_block.splitlines()[1:] == ["topic read bunco/#"]
+    # it reads the night and writes only its echo, outside every night: nothing a head reads
+    assert doctor_block.splitlines()[1:] == ["topic read bunco/#",
+                                             "topic readwrite bunco-doctor/doctor-table-2/echo"]
     assert with_doctors(creds) == creds  # no doctor of a doctor

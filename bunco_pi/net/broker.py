@@ -31,7 +31,7 @@ from pathlib import Path
 from bunco_pi.errors import UserError
 from bunco_pi.net.credentials import Credentials, load_credentials
 from bunco_pi.net.envelope import MAX_BYTES
-from bunco_pi.net.topics import ROOT, check_node, table_node
+from bunco_pi.net.topics import ROOT, check_node, doctor_echo, table_node
 
 HEAD_USER = "head"
 DEFAULT_EXE = "/usr/sbin/mosquitto"
@@ -189,6 +189,9 @@ def acl_text(users: Iterable[str]) -> str:
         if table is not None:
             lines += [f"topic write {ROOT}/+/table/{table}/events",
                       f"topic write {ROOT}/+/node/{user}/status"]
+        elif user.startswith(DOCTOR_PREFIX):
+            # the doctor's echo, outside every night (net/topics.py: DOCTOR_ECHO_ROOT)
+            lines += [f"topic readwrite {doctor_echo(user)}"]
     return "\n".join(lines) + "\n"
 
 

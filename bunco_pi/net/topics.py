@@ -32,6 +32,17 @@ NIGHT_KINDS: tuple[TopicKind, ...] = ("state", "roster", "seating", "rules", "co
                                       "standings")
 TABLE_KINDS: tuple[TopicKind, ...] = ("events", "ack", "view", "command")
 
+# ``bunco-pi doctor`` times the broker's round trip on a topic of its own, outside ROOT: no
+# night can be named into it, so no head ever listens there, and the doctor's user may write
+# it without being able to put a byte in a head's way.
+DOCTOR_ECHO_ROOT = "bunco-doctor"
+
+
+def doctor_echo(user: str) -> str:
+    """The one topic a doctor user ``user`` writes (and reads back): its echo."""
+    return f"{DOCTOR_ECHO_ROOT}/{check_node(user)}/echo"
+
+
 # A night name is one topic level a person can type: no wildcards, no separators, no spaces.
 _NIGHT_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 # Node names double as broker user names ("head", "table-3"): the ACL substitutes them.

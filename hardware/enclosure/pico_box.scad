@@ -10,7 +10,8 @@
 // Export one part at a time:  openscad -D 'part="lid"' -o pico_lid.stl pico_box.scad
 
 /* [What to print] */
-part = "both";          // "base", "lid" or "both" (side by side, for a look)
+part = "both";          // "base", "lid", "both" (side by side: the box open) or "closed"
+                        // (the lid on the base, for a picture)
 
 /* [Buttons] */
 button_count = 5;
@@ -92,6 +93,8 @@ module lid() {
     }
 }
 
-if (part == "base" || part == "both") base();
+if (part == "base" || part == "both" || part == "closed") base();
 if (part == "lid") lid();
 if (part == "both") translate([0, depth + 10, 0]) lid();
+// On its ledge: 0.2 mm in from the wall's inner half, its top flush with the rim.
+if (part == "closed") translate([wall / 2 + 0.2, wall / 2 + 0.2, height - lid_t]) lid();
