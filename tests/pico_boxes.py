@@ -43,6 +43,9 @@ def micropython() -> str:
     return path
 
 
+RESET_EXIT = 3  # tests/micropython/sim_board.py: the box asked for a reset
+
+
 class PicoBox:
     """One table box: its flash (a folder) and, while it runs, its MicroPython process."""
 
@@ -63,6 +66,7 @@ class PicoBox:
         self.frames = 0
         self._lock = threading.Condition()
         self.starts = 0
+        self.resets = 0  # crashes the box answered with a reset, each booted again
 
     def start(self) -> PicoBox:
         env = {**os.environ, "MICROPYPATH": f"{self.flash}:{self.flash / 'lib'}:{SIM}"}
@@ -86,6 +90,12 @@ class PicoBox:
                 elif line.startswith("LOG stored "):
                     self.stored.append(json.loads(line[len("LOG stored "):]))
                 self._lock.notify_all()
+        # The box's answer to a crash is a reset (machine.reset() on a Pico, exit 3 here): the
+        # board boots it again from its flash, and so does this stand-in.
+        if proc.wait() == RESET_EXIT and self.proc is proc:
+            with self._lock:
+                self.resets += 1
+            self.start()
 
     def send(self, command: str) -> None:
         assert self.proc is not None and self.proc.stdin is not None
