@@ -274,3 +274,35 @@ def test_a_leaver_and_a_late_arrival_of_one_name_are_two_players_in_the_season(d
     kept = read_players(nights)
     assert {kept[c] for c in kept if c.endswith(("/p1", f"/{ghost}"))} == \
         {r.player for r in rows}
+
+
+@pytest.mark.parametrize("bad", [
+    [{"name": "Ann", "here": True}, {"name": "Ghost 3", "here": True}],
+    [{"name": "Ann", "here": True}, {"name": "ann ", "here": True}],
+    [{"name": "Bea\u202e", "here": True}],
+])
+def test_a_kept_roster_goes_through_the_names_rule_when_the_head_restarts(tmp_path, caplog, bad):
+    """The roster kept on the head's disk may be hand-edited or older than the names rule: a
+    restart takes it through the same rule as the console, or leaves it with one line."""
+    from bunco_pi.console.roster_file import save_roster
+
+    kept = tmp_path / "night-desk.roster.json"
+    save_roster(kept, bad)
+    service, _ = _head(HeadService, tmp_path)
+    configured = list(service.players)
+    with caplog.at_level("WARNING", logger="bunco_pi.console"):
+        ConsoleBridge(service, lambda text: None, roster_file=kept)
+    assert service.players == configured
+    assert any("kept roster not used: entry" in r.getMessage() for r in caplog.records)
+
+
+def test_a_kept_roster_that_fits_the_rule_is_seated_cleaned(tmp_path):
+    from bunco_pi.console.roster_file import save_roster
+
+    kept = tmp_path / "night-desk.roster.json"
+    save_roster(kept, [{"name": "  Zoë   O\u2019Brien ", "here": True},
+                       {"name": "Bea", "here": False}])
+    service, _ = _head(HeadService, tmp_path)
+    bridge = ConsoleBridge(service, lambda text: None, roster_file=kept)
+    assert [p.name for p in service.players if not p.ghost] == ["Zoë O\u2019Brien"]
+    assert [r["name"] for r in bridge.roster] == ["Zoë O\u2019Brien", "Bea"]

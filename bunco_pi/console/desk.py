@@ -20,7 +20,7 @@ from bunco_pi.console.snapshot import console_snapshot
 from bunco_pi.head.coordinator import Effect, PublishState
 from bunco_pi.head.service import HeadService, HeadTask, make_players
 from bunco_pi.recordfile import write_record
-from bunco_pi.rules.names import BadName, clean_name, name_key
+from bunco_pi.rules.names import BadName, check_names, clean_name, name_key
 from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, Arrive, EndNight, Leave
 from bunco_pi.rules.table_round import RuleViolation
 from bunco_pi.season import remember_players
@@ -74,13 +74,19 @@ class ConsoleBridge:
         if rows is None:
             return
         try:
-            players = make_players([r["name"] for r in rows if r["here"]], None,
-                                   self.service.coordinator.table_count)
-        except ValueError as exc:
+            # the file is on the head's disk, but it may be hand-edited or older than the
+            # names rule: it goes through the same door as a roster typed in the console
+            names = check_names([r["name"] for r in rows])
+            players = make_players([n for n, r in zip(names, rows, strict=True) if r["here"]],
+                                   None, self.service.coordinator.table_count)
+        except ValueError as exc:  # BadName is a ValueError
             log.warning("%s: kept roster not used: %s", self.roster_file, exc)
             return
+        if any(not p.ghost for p in self.service.players):
+            log.info("%s: the roster kept before the restart replaces the configured one",
+                     self.roster_file)
         self.service.players = players
-        self.roster = rows
+        self.roster = [{**r, "name": n} for n, r in zip(names, rows, strict=True)]
 
     def keep_roster(self, rows: list[dict[str, Any]]) -> None:
         if self.roster_file is not None:

@@ -54,7 +54,8 @@ def node_users(tables: int) -> list[str]:
 # ``bunco-pi doctor`` logs in as a user of its own: the broker names a session after its user
 # (use_username_as_clientid), so a doctor logged in as the box itself would take the running
 # box's session and knock it off. Its password is the box's own (a box's credentials file
-# holds only that); the ACL lets it only read the night (and write its own status topic).
+# holds only that); the ACL lets it read the night and write only its echo, outside every
+# night (net/topics.py: doctor_echo), where no head listens.
 DOCTOR_PREFIX = "doctor-"
 
 

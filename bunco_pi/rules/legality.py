@@ -14,7 +14,7 @@ once, here or in the fold that owns it:
   head's coordinator, since the night's fold does not see the tag.
 
 The head applies a table's entry only if the engine takes it, so it never logs one the night
-record's audit (``rules/audit.py``) would flag; the audit decides the same questions from the
+record's audit (``rules/audit/``) would flag; the audit decides the same questions from the
 record with code of its own, sharing none of this.
 """
 

@@ -264,7 +264,10 @@ class TableBox:
         if not self._ready:
             self.flash = "joining the night..."
             return False
-        if self._round_over_here() and "bell" not in entry:
+        # A table whose play is over takes only the bell and an undo: while the head's round
+        # is open (round_index is set only then), an undo takes back a mistaken last point and
+        # reopens the table's round, as on the Pi box.
+        if self._round_over_here() and "bell" not in entry and "undo" not in entry:
             self.flash = "round over here"
             return False
         wire = presses.wire_entry(entry)

@@ -103,7 +103,7 @@ function renderHost() {
     if (p.left) {
       cell.append("left (a ghost plays her seat)");
     } else if (p.ghost) {
-      const name = el("input", {placeholder: "late arrival's name", id: `arrive-name-${p.id}`, maxLength: 40});
+      const name = el("input", {placeholder: "late arrival's name", id: `arrive-name-${p.id}`, maxLength: 32});
       cell.append(name, el("button", {id: `arrive-${p.id}`, onclick: () => act("arrive", {player: p.id, name: name.value})}, "Seat"));
     } else {
       cell.append(el("button", {id: `leave-${p.id}`, class: "danger-quiet", onclick: () => guarded("leave", {player: p.id}, {
