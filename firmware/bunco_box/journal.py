@@ -29,17 +29,10 @@ meanwhile is dropped by the head as a duplicate.
 
 import json
 
+# The dice tray's CRC-16/CCITT-FALSE: the box carries bunco_dice for its ROLL button anyway.
+from bunco_dice.logic import crc16  # noqa: F401  (also this module's, for its readers)
+
 COMPACT_AFTER = 64  # acknowledged entries in the file before it is rewritten without them
-
-
-def crc16(data):
-    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF), as the dice tray's lines use."""
-    crc = 0xFFFF
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
-    return crc
 
 
 def record_line(record):
