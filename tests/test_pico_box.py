@@ -275,6 +275,44 @@ def test_buttons_bell_and_host_undo_go_out_as_the_pi_box_sends_them(tmp_path, br
     assert first[10] == ["undo"] and len(first) == 10 and len(box.stored) == 10
 
 
+def test_the_box_says_what_it_holds_and_shows_an_entry_the_head_refused(tmp_path, broker, topics,
+                                                                       make_link):
+    """As the Pi box: a heartbeat on its own status topic says what the journal holds (the
+    head's intake watch reads it), and a refusal in the head's ack is shown, never counted."""
+    from bunco_pi.protocol import read_heartbeat
+
+    micropython()
+    head = make_link("head")
+    head.subscribe(topics.status("table-2"))
+    head_says(head, topics.ack(2), {"seq": 0})
+    head_says(head, topics.state(), PLAYING)
+    head_says(head, topics.view(2), VIEW)
+    box = PicoBox(tmp_path, table=2, night=topics.night, host=broker.host, port=broker.port,
+                  password=broker.credentials.password("table-2"))
+    box.start()
+    try:
+        box.wait(box.wants_a_roll, 10, "the round on screen")
+        box.tap("point")
+        box.tap("point")
+        box.wait(lambda: len(box.stored) == 2, 10, "two entries")
+        # the head acknowledges 2 and says it refused 2 (logged, never counted)
+        head_says(head, topics.ack(2), {"seq": 2, "refused": {"seq": 2, "reason": "not now"}})
+        box.wait(lambda: box.status() == "head refused #2", 10, "the refusal on screen")
+        assert "head refused #2: not now" in box.log_text()
+        beats = []
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline and not any(b.holds == 2 and b.acked == 2
+                                                      for b in beats):
+            for item in collect(head.inbox, 0.5):
+                if isinstance(item, Message) and item.topic == topics.status("table-2"):
+                    beat = read_heartbeat(envelope.decode(item.topic, item.payload).payload)
+                    if beat is not None:
+                        beats.append(beat)
+    finally:
+        box.stop()
+    assert any(b.holds == 2 and b.acked == 2 and b.unacknowledged == 0 for b in beats), beats
+
+
 def test_nothing_older_moves_the_box_back_and_a_reboot_keeps_the_round(tmp_path, broker,
                                                                        topics, make_link):
     micropython()

@@ -42,6 +42,7 @@ RECONNECT_MS = (1000, 10000)  # the wait between tries, doubling
 REFUSED_RETRY_MS = 30000  # a refused password is retried this seldom
 RESEND_AT_MOST_MS = 30000
 WIDTH = 16  # characters on a 128-pixel line in framebuf's 8x8 font
+HEARTBEAT_MS = 2000  # bunco_pi.protocol.HEARTBEAT_S: what the journal holds, said to the head
 SCROLL_MS = 400  # a long status line moves on one character this often (pico.py draws it)
 
 
@@ -171,6 +172,9 @@ class TableBox:
         self._try_wait = RECONNECT_MS[0]
         self._resend_wait = config["resend_s"] * 1000
         self._last_progress = 0
+        self._waiting_since = None  # when the oldest entry the head has not acknowledged went
+        self._beat_at = 0
+        self._refusal = None  # the head's last refusal, said once
         self.buttons = [Button(role) for role in ROLES]
         self.flash = ""
         self.alert = ""  # a problem shown until the next press
@@ -277,6 +281,8 @@ class TableBox:
             self.problem("journal: cannot write (%s): not counted" % exc)
             return False
         self.board.log("stored " + json.dumps({"s": seq, "r": r, "x": wire}))
+        if self._waiting_since is None:
+            self._waiting_since = self.board.ticks_ms()
         self._send(seq, r, wire, command)
         self._dirty = True
         return True
@@ -427,7 +433,24 @@ class TableBox:
                                                            self.journal.pending))
             self._resend()
             self._resend_wait = min(self._resend_wait * 2, RESEND_AT_MOST_MS)
+        if diff(now, self._beat_at) >= HEARTBEAT_MS:
+            self._beat_at = now
+            self._heartbeat(now)
         self._follow_bell()
+
+    def _heartbeat(self, now):
+        """QoS 0, not retained, on the box's own status topic (bunco_pi.protocol.Heartbeat): it
+        reaches the head even when the head's QoS 1 intake is stuck, and the head's intake
+        watch then connects again."""
+        j, since = self.journal, self._waiting_since
+        waiting = self.board.ticks_diff(now, since) / 1000 if j.pending and since is not None else 0
+        body = {"status": "online", "heartbeat": 1, "holds": j.last_seq, "acked": j.acked,
+                "waiting": round(waiting, 1)}
+        try:
+            self.client.publish(self.topic_status, json.dumps(
+                {"v": PROTOCOL_VERSION, "sender": self.name, "payload": body}).encode())
+        except mqtt.MqttError as exc:
+            self._lost(str(exc))
 
     def _message(self, topic, data):
         try:
@@ -452,6 +475,15 @@ class TableBox:
                     self._last_progress = self.board.ticks_ms()
                     self._resend_wait = self.config["resend_s"] * 1000
                     self._dirty = True
+                    self._waiting_since = self._last_progress if self.journal.pending else None
+            refused = payload.get("refused")
+            if isinstance(refused, dict) and isinstance(refused.get("seq"), int) \
+                    and refused.get("seq") != self._refusal:
+                # logged and acknowledged at the head, never counted: say so, once
+                self._refusal = refused["seq"]
+                self.board.log("head refused #%d: %s" % (refused["seq"], refused.get("reason")))
+                self.flash = "head refused #%d" % refused["seq"]
+                self._dirty = True
                 for line in self.journal.problems:
                     self.problem(line)
                 self.journal.problems = []
