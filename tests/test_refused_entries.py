@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 from bunco_pi.head.coordinator import Coordinator, Refused
 from bunco_pi.head.eventlog import EventLog
 from bunco_pi.head.service import HeadService, make_players
+from bunco_pi.net import envelope
 from bunco_pi.net.inproc import InprocBroker, InprocLink
+from bunco_pi.net.link import Message
 from bunco_pi.net.topics import Topics
 from bunco_pi.protocol import TableEvent, table_event_payload
 from bunco_pi.rules.audit import audit_record
@@ -30,6 +32,7 @@ from bunco_pi.rules.legality import BELL_NOT_RUNG, PLAY_OVER
 from bunco_pi.rules.table_round import Bell, Pass, Roll, Tally, Undo
 from bunco_pi.table.outbox import Outbox
 from bunco_pi.table.sender import TableSender
+from tests.conftest import collect
 
 TABLES = 2
 
@@ -131,6 +134,38 @@ def test_a_bell_nobody_rang_is_refused(room, caplog):
     assert room.coord.night.bell_rung
     room.send(2, Bell())
     assert room.coord.night.table(2).bell
+
+
+def test_a_refusal_is_told_again_after_the_head_restarts(tmp_path, caplog):
+    """A box away when its entry was refused hears it from the restarted head's ack."""
+    room = Room(tmp_path)
+    room.start_round()
+    seq = room.send(2, Bell())
+    assert room.senders[2].refused[0] == seq
+    room.service.link.stop()
+    room.log.close()
+    coord = Coordinator(room.rules, preset_text("classic"), "r", TABLES, entropy=random.Random(1))
+    log = EventLog(tmp_path / "head.sqlite")
+    broker = InprocBroker()
+    watcher = InprocLink(broker, "head")
+    head = HeadService(coord, watcher, log, room.topics, make_players(None, 4 * TABLES, TABLES))
+    box = InprocLink(broker, "table-2")
+    box.start()
+    try:
+        with caplog.at_level(logging.WARNING):
+            head.start()
+            head.step(timeout=0)
+        box.subscribe(room.topics.ack(2))  # retained: what a box coming back hears
+        acks = [envelope.decode(m.topic, m.payload).payload for m in collect(box.inbox, 0.5)
+                if isinstance(m, Message) and m.topic == room.topics.ack(2)]
+        assert acks and acks[-1]["seq"] == seq and acks[-1]["refused"]["seq"] == seq, acks
+        assert any(f"table 2 seq {seq} refused" in r.getMessage() for r in caplog.records)
+    finally:
+        box.stop()
+        watcher.stop()
+        log.close()
+        for sender in room.senders.values():
+            sender.outbox.close()
 
 
 def _finish_table_two(room: Room) -> None:

@@ -154,19 +154,23 @@ class Coordinator:
         head stopped is closed now (that close was never committed), and everything is
         announced again for nodes that missed it.
         """
+        # The latest refusal of each table's, said again: a box that was away when its entry
+        # was refused learns it from the ack the head publishes once it is back.
+        refusals: dict[int, Refused] = {}
         for position, record in enumerate(records, start=1):
             try:
-                self._restore_one(record)
+                self._restore_one(record, refusals)
             except (RuleViolation, KeyError, TypeError, ValueError) as exc:
                 raise RestoreError(f"the night's log does not replay at record {position} "
                                    f"({record.get('kind', '?')}): {exc}") from None
+        told: list[Effect] = list(refusals.values())
         if self.night is None:
-            return [PublishState(self.state())]
+            return [*told, PublishState(self.state())]
         records_now, after = self._progress()
         effects: list[Effect] = [Commit(tuple(records_now))] if records_now else []
-        return effects + after + self._announce_all()
+        return told + effects + after + self._announce_all()
 
-    def _restore_one(self, record: dict[str, Any]) -> None:
+    def _restore_one(self, record: dict[str, Any], refusals: dict[int, Refused]) -> None:
         kind = record["kind"]
         if kind == "setup":
             self._setup(record)
@@ -175,7 +179,9 @@ class Coordinator:
         elif kind == "table":
             event = read_table_event(record["table"], record["seq"], record)
             self.seen[event.table] = max(self.seen.get(event.table, 0), event.seq)
-            self._take(event)
+            for effect in self._take(event):
+                if isinstance(effect, Refused):
+                    refusals[event.table] = effect
 
     # --- inputs ---------------------------------------------------------------------------
 
