@@ -342,6 +342,9 @@ class GuardedProtocol(asyncio.Protocol):
         self._made = False
         self._paused = False
         self._drained: asyncio.Future[None] | None = None
+        # Bytes the TLS layer hands over between the handshake's end and start_tls's return to
+        # us (the client's request can come in that gap): kept, then given to aiohttp.
+        self._early: list[bytes] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         conn = self.guard.admit(transport)
@@ -376,8 +379,14 @@ class GuardedProtocol(asyncio.Protocol):
         self._raw = tls
         self._made = True
         self.inner.connection_made(tls)
+        early, self._early = self._early, []
+        for chunk in early:
+            self.data_received(chunk)
 
     def data_received(self, data: bytes) -> None:
+        if not self._made and self.tls is not None:
+            self._early.append(data)
+            return
         if self._made:
             conn = self.guard.connection(self._raw)
             if conn is not None and not conn.heard:
