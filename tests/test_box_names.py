@@ -7,16 +7,11 @@ script the box font lacked, then her table's rounds and the prizes screen she wo
 
 from __future__ import annotations
 
-import io
-
 import pytest
-from luma.core.device import dummy
-from pressing_hands import FakeClock, PressingHands
+from test_node import Table as NodeTable
 
 from bunco_pi.hardware.pinmap import default_button_pins
 from bunco_pi.rules.house import preset
-from bunco_pi.table.box import TableBox
-from bunco_pi.table.config import TableConfig
 from bunco_pi.table.events import BellRang, NightEnd, RoundResults, RoundStart, Waiting
 from bunco_pi.table.gallery import NAME_SCRIPTS
 from bunco_pi.table.link import InProcessLink
@@ -27,25 +22,12 @@ CLASSIC = preset("classic")
 SEATS = ("p1", "p2", "p3", "ghost1")
 
 
-class Table(PressingHands):
+class Table(NodeTable):
+    """test_node's running box, seated with a ghost, that checks what its screen shows."""
+
     def __init__(self, factory, tmp_path):
-        self.factory = factory
-        self.clock = FakeClock()
-        self.device = dummy(width=128, height=64, mode="1")
-        self.link = InProcessLink()
-        self.log = io.StringIO()
-        self.box = TableBox(TableConfig(players=("Ann", "Bea", "Cat", "Ghost 1")), CLASSIC,
-                            self.link, tmp_path / "j.db", device=self.device, clock=self.clock,
-                            log=self.log)
-        self.node = self.box.node
-        self.box.start()
-        self.sync()
-
-    def sync(self):
-        assert self.node.sync(5.0)
-
-    def pin(self, role):
-        return self.factory.pin(PINS[role])
+        super().__init__(factory, tmp_path, InProcessLink(),
+                         players=("Ann", "Bea", "Cat", "Ghost 1"))
 
     def send(self, event):
         self.link.send(event)

@@ -28,13 +28,13 @@ WITH_WIPEOUT = dataclasses.replace(CLASSIC, wipeout=Wipeout(enabled=True, ends_t
 class Table(PressingHands):
     """A running box plus hands to press its buttons."""
 
-    def __init__(self, factory, tmp_path, link, rules=CLASSIC):
+    def __init__(self, factory, tmp_path, link, rules=CLASSIC, players=PLAYERS):
         self.factory = factory
         self.clock = FakeClock()
         self.device = dummy(width=128, height=64, mode="1")
         self.link = link
         self.log = io.StringIO()
-        self.box = TableBox(TableConfig(players=PLAYERS), rules, link, tmp_path / "j.db",
+        self.box = TableBox(TableConfig(players=players), rules, link, tmp_path / "j.db",
                             device=self.device, clock=self.clock, log=self.log)
         self.node = self.box.node
         self.box.start()
