@@ -8,7 +8,7 @@ import sys
 from bunco_pi.errors import UserError
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.audit import audit_record
-from bunco_pi.rules.house import resolve_rules
+from bunco_pi.rules.house import resolve_rules, with_timed_rounds
 from bunco_pi.rules.limits import MAX_TABLES
 from bunco_pi.rules.record import build_record
 from bunco_pi.sim.players import DEFAULT_PLAYERS, simulate_night
@@ -29,11 +29,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--record", metavar="FILE", help="write the night record (JSON) here")
     parser.add_argument("--check", action="store_true",
                         help="audit the night against the rules and fail on any disagreement")
+    timed = parser.add_argument_group(
+        "timed rounds", "play the rules with a charity night's timed rounds (a preset plays its "
+        "text exactly, so its rounds are untimed unless you time them here or in a file)")
+    timed.add_argument("--minutes", type=float, metavar="M",
+                       help="each round lasts M minutes (round.minutes)")
+    timed.add_argument("--ends-by", choices=("time", "time-or-goal"), default="time",
+                       help="the time alone ends a round, or the head table's goal if it comes "
+                            "first (default: time)")
+    timed.add_argument("--at-horn", choices=("finish-roll", "stop"), default="finish-roll",
+                       help="at the horn the roll in hand finishes, or play stops at once")
+    timed.add_argument("--move-seconds", type=int, default=120, metavar="S",
+                       help="the move break between rounds (default 120)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     rules = resolve_rules(args.rules)
+    if args.minutes is not None:
+        rules = with_timed_rounds(rules, args.minutes, ends_by=args.ends_by,
+                                  at_horn=args.at_horn,
+                                  warn_seconds=min(30, int(args.minutes * 60) - 1),
+                                  move_seconds=args.move_seconds)
     if not 1 <= args.players <= MAX_TABLES * 4:
         raise UserError(f"--players must be 1 to {MAX_TABLES * 4} ({MAX_TABLES} tables of 4), "
                         f"got {args.players}")

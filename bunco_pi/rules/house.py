@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,23 @@ class RoundRules:
     every_player_rolls: bool = False
     held_table: str = "as-it-stands"
     rolloff_turn_continues: str = "as-in-round"
+    # Timed rounds (a charity night's air horn): 0 minutes is an untimed round, ended by the
+    # goal alone. ``ends_by`` says what ends a round; ``at_horn`` what a turn in progress does
+    # when it ends (in a timed round it takes the place of ``after_bell``).
+    minutes: float = 0.0
+    ends_by: str = "goal"
+    warn_seconds: int = 30
+    at_horn: str = "finish-roll"
+    move_seconds: int = 0
+
+    @property
+    def timed(self) -> bool:
+        return self.minutes > 0
+
+    @property
+    def goal_ends(self) -> bool:
+        """Whether a table's goal (the target score, a bunco) can end the round."""
+        return self.ends_by != "time"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +175,10 @@ def _non_negative(v: float) -> str | None:
     return None if v >= 0 else "a number >= 0"
 
 
+def _minutes(v: float) -> str | None:
+    return None if 0 <= v <= 180 else "a number of minutes from 0 to 180"
+
+
 def _exactly_four(v: int) -> str | None:
     return None if v == 4 else "4 (Bunco is played four to a table: two teams of two)"
 
@@ -217,6 +238,19 @@ _SCHEMA: dict[str, dict[str, tuple[type, Check | None, str]]] = {
         "rolloff_turn_continues": (str, _choice("as-in-round", "target-number"),
                                    "a roll-off turn goes on as a round's turn does, or only while "
                                    "the target number shows"),
+        "minutes": (float, _minutes, "a timed round's length in minutes (0: untimed)"),
+        "ends_by": (str, _choice("goal", "time", "time-or-goal"),
+                    "what ends a round: the head table's goal, the time, or whichever comes "
+                    "first"),
+        "warn_seconds": (int, _int_range(0, 3600),
+                         "a timed round: the warning sounds this many seconds before the end "
+                         "(0: none)"),
+        "at_horn": (str, _choice("finish-roll", "stop"),
+                    "a timed round: at the horn the roller finishes the roll in hand, or "
+                    "everyone stops at once"),
+        "move_seconds": (int, _int_range(0, 3600),
+                         "a timed round: the move break after each round, in seconds, after "
+                         "which the next round starts by itself (0: the host's bell starts it)"),
     },
     "traveler": {
         "enabled": (bool, None, "play with the traveling fuzzy die"),
@@ -430,6 +464,19 @@ def _check_consistency(rules: HouseRules, source: str, text: str) -> None:
              "'night.targets' (for example [2, 3, 4, 5, 6])")
     if rules.wipeout.traveler and not rules.wipeout.enabled:
         fail("wipeout", "traveler", "'wipeout.traveler' needs 'wipeout.enabled = true'")
+    timing = rules.round
+    if timing.timed and timing.ends_by == "goal":
+        fail("round", "minutes", "'round.minutes' times a round, so 'round.ends_by' must be "
+             "\"time\" or \"time-or-goal\"")
+    if not timing.timed and timing.ends_by != "goal":
+        fail("round", "ends_by", f"'round.ends_by' \"{timing.ends_by}\" needs "
+             "'round.minutes' above 0")
+    if timing.timed and timing.warn_seconds >= timing.minutes * 60:
+        fail("round", "warn_seconds", f"'round.warn_seconds' ({timing.warn_seconds}) must be "
+             f"shorter than the round ({timing.minutes:g} minutes)")
+    if timing.move_seconds and not timing.timed:
+        fail("round", "move_seconds", "'round.move_seconds' needs a timed round "
+             "('round.minutes' above 0)")
     if any(s > rules.night.sets for s in rules.night.break_after_sets):
         fail("night", "break_after_sets", "'night.break_after_sets' names a set after the last one")
     for index, prize in enumerate(rules.prizes.prize):
@@ -442,6 +489,24 @@ def _check_consistency(rules: HouseRules, source: str, text: str) -> None:
         if prize.award == "most-baby-buncos" and not rules.scoring.baby_bunco:
             fail("prizes.prize", "award", f"prize '{prize.name}' needs 'scoring.baby_bunco = true'",
                  index)
+
+
+def with_timed_rounds(rules: HouseRules, minutes: float, *, ends_by: str = "time",
+                      at_horn: str = "finish-roll", warn_seconds: int = 30,
+                      move_seconds: int = 0, source: str = "--minutes") -> HouseRules:
+    """These house rules with timed rounds (``bunco-pi sim --minutes``): a preset plays its
+    text exactly, so a charity night's timing is added to it here, checked as a file's keys."""
+    values = {"minutes": float(minutes), "ends_by": ends_by, "at_horn": at_horn,
+              "warn_seconds": warn_seconds, "move_seconds": move_seconds}
+    for key, value in values.items():
+        kind, check, _ = _SCHEMA["round"][key]
+        problem = check(value) if check else None
+        if problem:
+            raise UserError(f"{source}: 'round.{key}' must be {problem}, got {value!r}")
+    timed = replace(rules, name=f"{rules.name}, timed {minutes:g} min",
+                    round=replace(rules.round, **values))
+    _check_consistency(timed, source, "")
+    return timed
 
 
 def load_rules(path: str | Path) -> HouseRules:

@@ -113,12 +113,70 @@ class Leave:
 
 
 @dataclass(frozen=True, slots=True)
+class StartClock:
+    """A timed round's clock (``phase`` "round"), or the move break's after a round
+    (``phase`` "move"), started by the head at ``at`` to end at ``deadline``: both wall-clock
+    seconds the head read, arriving here as data (the night never reads a clock)."""
+
+    phase: str
+    at: float
+    deadline: float
+
+
+@dataclass(frozen=True, slots=True)
+class PauseClock:
+    """The host paused the clock at ``at`` (announcements): the deadline waits."""
+
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeClock:
+    """The host resumed the clock at ``at``; it now ends at ``deadline`` (moved on by the
+    pause's length)."""
+
+    at: float
+    deadline: float
+
+
+@dataclass(frozen=True, slots=True)
+class TimeUp:
+    """The horn: a timed round's clock reached its deadline, read at ``at``; ``late`` when the
+    head was down at the deadline and ended the round as soon as it was back."""
+
+    at: float
+    late: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The clock running now: a round's or the move break's, and when it was paused."""
+
+    phase: str  # "round" or "move"
+    started: float
+    deadline: float
+    paused_at: float | None = None
+
+    @property
+    def total(self) -> float:
+        return self.deadline - self.started
+
+    def left(self, now: float) -> float:
+        """Seconds left at ``now`` (a paused clock stands where it was paused)."""
+        return max(0.0, self.deadline - (self.paused_at if self.paused_at is not None else now))
+
+
+CLOCK_PHASES = ("round", "move")
+
+
+@dataclass(frozen=True, slots=True)
 class EndNight:
     """Between rounds, the host ends the night early: the prizes are settled on the rounds played."""
 
 
 NightEvent = (StartRound | TableEntry | RingBell | CloseRound | CloseHeldRound | NextRound
-              | EndBreak | SettlePrizes | Arrive | Leave | EndNight)
+              | EndBreak | SettlePrizes | Arrive | Leave | EndNight | StartClock | PauseClock
+              | ResumeClock | TimeUp)
 BETWEEN_ROUNDS = (READY, RESULTS, BREAK)
 
 
@@ -155,7 +213,7 @@ class RoundRecord:
 
 _STATE = (
     "rules", "players", "seating", "round_index", "phase", "tables", "bell_rung", "cards",
-    "travel_log", "wipeout_log", "history", "next_seats", "prizes", "prize_seed",
+    "travel_log", "wipeout_log", "history", "next_seats", "prizes", "prize_seed", "clock",
 )
 
 
@@ -178,6 +236,7 @@ class Night:
     next_seats: tuple[Seats, ...]
     prizes: tuple[PrizeAward, ...]
     prize_seed: int | None
+    clock: Clock | None  # a timed round's clock, or the move break's, while it runs
 
     def __init__(self, rules: HouseRules, players: tuple[Player, ...],
                  seating: tuple[Seats, ...], cards: Mapping[str, ScoreCard]) -> None:
@@ -195,6 +254,7 @@ class Night:
         self.next_seats = ()
         self.prizes = ()
         self.prize_seed = None
+        self.clock = None
 
     def _copy(self) -> Night:
         new = object.__new__(Night)
@@ -212,6 +272,7 @@ class Night:
         new.next_seats = self.next_seats
         new.prizes = self.prizes
         new.prize_seed = self.prize_seed
+        new.clock = self.clock
         return new
 
     def _with(self, **changes: object) -> Night:
@@ -346,6 +407,7 @@ class Night:
         if after.ended_round and not night.bell_rung:
             night.bell_rung = True
             night.phase = FINISHING
+            night.clock = None  # the goal came first: the round's clock stops
         return night
 
     def _track_travelers(self, index: int, table: TableRound) -> Night:
@@ -372,7 +434,7 @@ class Night:
 
     def _ring_bell(self, event: RingBell) -> Night:
         self._expect(PLAYING, FINISHING, event=event)
-        return self._with(bell_rung=True, phase=FINISHING)
+        return self._with(bell_rung=True, phase=FINISHING, clock=None)
 
     def _close_round(self, event: CloseRound) -> Night:
         self._expect(PLAYING, FINISHING, event=event)
@@ -420,14 +482,14 @@ class Night:
                              plan.moves, plan.notes)
         seating = plan.seating
         return self._with(phase=RESULTS, cards=cards, history=self.history + (record,),
-                       next_seats=seating)
+                       next_seats=seating, clock=None)
 
     def _next_round(self, event: NextRound) -> Night:
         self._expect(RESULTS, event=event)
         index = self.round_index + 1
         per_set = len(self.rules.night.targets)
         night = self._with(seating=self.next_seats, next_seats=(), tables=(),
-                        bell_rung=False)
+                        bell_rung=False, clock=None)
         if index == self.rules.rounds_per_night:
             return night._with(phase=PRIZES)
         finished_set = index // per_set if index % per_set == 0 else 0
@@ -437,6 +499,55 @@ class Night:
     def _end_break(self, event: EndBreak) -> Night:
         self._expect(BREAK, event=event)
         return self._with(phase=READY)
+
+    # --- the clock: time arrives as data the head read -------------------------------------
+
+    def _start_clock(self, event: StartClock) -> Night:
+        timing = self.rules.round
+        if event.phase == "round":
+            if not timing.timed:
+                raise RuleViolation("a round clock, but these rounds are not timed")
+            self._expect(PLAYING, event=event)
+            length = timing.minutes * 60
+        elif event.phase == "move":
+            if not timing.move_seconds:
+                raise RuleViolation("a move break, but these rules have none")
+            self._expect(RESULTS, event=event)
+            length = float(timing.move_seconds)
+        else:
+            raise RuleViolation(f"a clock is one of {', '.join(CLOCK_PHASES)}, got "
+                                f"{event.phase!r}")
+        if self.clock is not None:
+            raise RuleViolation(f"the {self.clock.phase} clock is already running")
+        if abs(event.deadline - event.at - length) > 1e-3:
+            raise RuleViolation(f"a {event.phase} clock of {length:g} s, but it runs from "
+                                f"{event.at} to {event.deadline}")
+        return self._with(clock=Clock(event.phase, event.at, event.deadline))
+
+    def _pause_clock(self, event: PauseClock) -> Night:
+        clock = self.clock
+        if clock is None or clock.paused_at is not None:
+            raise RuleViolation("no running clock to pause")
+        if event.at < clock.started:
+            raise RuleViolation("a pause before its clock started")
+        return self._with(clock=replace(clock, paused_at=event.at))
+
+    def _resume_clock(self, event: ResumeClock) -> Night:
+        clock = self.clock
+        if clock is None or clock.paused_at is None:
+            raise RuleViolation("no paused clock to resume")
+        if event.at < clock.paused_at:
+            raise RuleViolation("a clock resumed before it was paused")
+        return self._with(clock=replace(clock, deadline=event.deadline, paused_at=None))
+
+    def _time_up(self, event: TimeUp) -> Night:
+        self._expect(PLAYING, event=event)
+        clock = self.clock
+        if clock is None or clock.phase != "round" or clock.paused_at is not None:
+            raise RuleViolation("the horn, but no round clock is running")
+        if event.at < clock.deadline:
+            raise RuleViolation(f"the horn at {event.at}, before the deadline {clock.deadline}")
+        return self._with(bell_rung=True, phase=FINISHING, clock=None)
 
     def _settle_prizes(self, event: SettlePrizes) -> Night:
         self._expect(PRIZES, event=event)
@@ -527,7 +638,7 @@ def _end_night(night: Night, event: EndNight) -> Night:
     night._expect(*BETWEEN_ROUNDS, event=event)
     if night.phase == RESULTS:
         night = night._with(seating=night.next_seats, next_seats=())
-    return night._with(phase=PRIZES, tables=(), bell_rung=False)
+    return night._with(phase=PRIZES, tables=(), bell_rung=False, clock=None)
 
 
 def _seated_player(night: Night, player_id: str) -> Player:
@@ -549,4 +660,8 @@ _HANDLERS = {
     NextRound: Night._next_round,
     EndBreak: Night._end_break,
     SettlePrizes: Night._settle_prizes,
+    StartClock: Night._start_clock,
+    PauseClock: Night._pause_clock,
+    ResumeClock: Night._resume_clock,
+    TimeUp: Night._time_up,
 }

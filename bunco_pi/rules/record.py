@@ -28,11 +28,15 @@ from bunco_pi.rules.night import (
     NextRound,
     Night,
     NightEvent,
+    PauseClock,
     Player,
+    ResumeClock,
     RingBell,
     SettlePrizes,
+    StartClock,
     StartRound,
     TableEntry,
+    TimeUp,
 )
 from bunco_pi.rules.table_round import RollRecord, RuleViolation
 
@@ -57,6 +61,14 @@ def encode_event(event: NightEvent) -> list[Any]:
         return ["arrive", event.player, event.name]
     if isinstance(event, Leave):
         return ["leave", event.player]
+    if isinstance(event, StartClock):
+        return ["clock", event.phase, event.at, event.deadline]
+    if isinstance(event, PauseClock):
+        return ["pause", event.at]
+    if isinstance(event, ResumeClock):
+        return ["resume", event.at, event.deadline]
+    if isinstance(event, TimeUp):
+        return ["time-up", event.at] + (["late"] if event.late else [])
     raise ValueError(f"cannot encode {event!r}")
 
 
@@ -77,6 +89,16 @@ def decode_event(item: Any) -> NightEvent:
         return Arrive(args[0], args[1])
     if kind == "leave" and len(args) == 1 and isinstance(args[0], str):
         return Leave(args[0])
+    times = [a for a in args if isinstance(a, int | float) and not isinstance(a, bool)]
+    if kind == "clock" and len(args) == 3 and isinstance(args[0], str) and len(times) == 2:
+        return StartClock(args[0], float(times[0]), float(times[1]))
+    if kind == "pause" and len(args) == 1 and len(times) == 1:
+        return PauseClock(float(times[0]))
+    if kind == "resume" and len(args) == 2 and len(times) == 2:
+        return ResumeClock(float(times[0]), float(times[1]))
+    if kind == "time-up" and args and len(times) == 1 and args[0] == times[0] and \
+            args[1:] in ([], ["late"]):
+        return TimeUp(float(times[0]), late=args[1:] == ["late"])
     try:
         table, code = without_table(item)
         return TableEntry(table, decode_entry(code))

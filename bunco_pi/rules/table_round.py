@@ -104,6 +104,9 @@ class TableResult:
 
 
 PLAYING, FINISHING, EXTRA, ROLLOFF, DONE = "playing", "finishing", "extra", "rolloff", "done"
+# A timed round's horn under ``at_horn = "finish-roll"``: the roll in hand still counts (dice, or
+# the button presses of one roll up to the pass button), then play is over.
+LAST_ROLL = "last-roll"
 
 
 _STATE = (
@@ -277,6 +280,13 @@ class TableRound:
         state = self._with(entries=self.entries + (Bell(),), bell=True)
         if state.phase != PLAYING:
             return state
+        timing = self.setup.rules.round
+        if timing.timed:
+            # In a timed round the horn is the bell, whatever ended the round (the time, the
+            # head table's goal under "time-or-goal", the host): ``at_horn`` decides.
+            if timing.at_horn == "stop":
+                return state._resolve()
+            return state._with(phase=LAST_ROLL)
         after_bell = self.setup.rules.round.after_bell
         if after_bell == "stop" or state.turn_rolls == 0:
             return state._end_of_play()
@@ -323,6 +333,8 @@ class TableRound:
             return state
         if state.phase == FINISHING:
             return state._end_of_play() if turn_over else state
+        if state.phase == LAST_ROLL:
+            return state._resolve() if dice is not None or turn_over else state
         if state.phase == EXTRA:
             # one roll each; button entries wait for the pass button, since a roll may take
             # several presses
@@ -338,6 +350,8 @@ class TableRound:
         if not self.setup.can_end_round or self.bell:
             return False
         rules = self.setup.rules
+        if not rules.round.goal_ends:
+            return False
         ghost_counts = not ghost or rules.ghost.points == "team"
         if outcome.bunco and rules.round.bunco_ends_round and ghost_counts:
             return True
@@ -351,6 +365,8 @@ class TableRound:
             return self._next_turn()
         if self.phase == FINISHING:
             return self._end_of_play()
+        if self.phase == LAST_ROLL:
+            return self._resolve()
         return self._next_in_queue()
 
     def _next_turn(self) -> TableRound:

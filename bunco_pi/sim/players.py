@@ -8,6 +8,7 @@ real night, and their current rollers finish their turns.
 from __future__ import annotations
 
 import gc
+import heapq
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,16 +17,21 @@ from dataclasses import dataclass
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.night import (
     BREAK,
+    PLAYING,
     PRIZES,
     CloseRound,
     EndBreak,
     NextRound,
     Night,
     NightEvent,
+    PauseClock,
     Player,
+    ResumeClock,
     SettlePrizes,
+    StartClock,
     StartRound,
     TableEntry,
+    TimeUp,
 )
 from bunco_pi.rules.rotation import initial_seating
 from bunco_pi.rules.table_round import Bell, Roll
@@ -77,6 +83,8 @@ def simulate_night(rules: HouseRules, players: int, seed: int,
                    on_event: Callable[[Night, NightEvent], None] | None = None) -> SimulatedNight:
     """Play a whole night with seeded dice; every event goes through ``Night.apply``."""
     with _cyclic_gc_paused():
+        if rules.round.timed:
+            return _simulate_timed(rules, players, seed, on_event)
         return _simulate(rules, players, seed, on_event)
 
 
@@ -119,6 +127,100 @@ def _simulate(rules: HouseRules, players: int, seed: int,
         play(CloseRound())
         play(NextRound())
         if night.phase == BREAK:
+            play(EndBreak())
+    play(SettlePrizes(rng.getrandbits(32)))
+    return SimulatedNight(night, log, seed)
+
+
+# --- timed rounds: the players' time, a seeded model ---------------------------------------------
+
+# A throw of three dice, read and entered, takes a player a few seconds: 3 to 7 here, drawn for
+# each roll. An announcement pause comes in about one round in eight, 20 to 60 s long.
+ROLL_SECONDS = (3.0, 7.0)
+PAUSE_CHANCE = 0.125
+PAUSE_SECONDS = (20.0, 60.0)
+# The host's bell between rounds when no move break starts the next round by itself, and
+# after the break between sets.
+HOST_SECONDS = 90.0
+
+
+def _simulate_timed(rules: HouseRules, players: int, seed: int,
+                    on_event: Callable[[Night, NightEvent], None] | None) -> SimulatedNight:
+    """A night of timed rounds on a simulated clock (seconds from the night's start, a number
+    in the events like the head's wall clock): each table rolls when its last roll is done, the
+    horn sounds at the deadline and every table hears it then, as it would in a hall."""
+    rng = random.Random(seed)
+    roster = make_players(players)
+    seating = initial_seating([p.id for p in roster], rng.sample(range(len(roster)), len(roster)))
+    night = Night.start(rules, roster, seating)
+    log: list[NightEvent] = []
+    timing = rules.round
+    lo, hi = ROLL_SECONDS
+    now = 0.0
+
+    def play(event: NightEvent) -> None:
+        nonlocal night
+        night = night.apply(event)
+        log.append(event)
+        if on_event is not None:
+            on_event(night, event)
+
+    def dice() -> tuple[int, int, int]:
+        n = int(rng.random() * 216)
+        return (n // 36 + 1, n // 6 % 6 + 1, n % 6 + 1)
+
+    def roll_time() -> float:
+        return round(lo + rng.random() * (hi - lo), 3)
+
+    while night.phase != PRIZES:
+        play(StartRound())
+        play(StartClock("round", now, now + timing.minutes * 60))
+        pause = None
+        if rng.random() < PAUSE_CHANCE:
+            at = round(now + rng.random() * timing.minutes * 60, 3)
+            pause = (at, round(PAUSE_SECONDS[0] + rng.random()
+                               * (PAUSE_SECONDS[1] - PAUSE_SECONDS[0]), 3))
+        # (when the table's next roll lands, table): the earliest first
+        due = [(now + roll_time(), t.setup.table) for t in night.tables]
+        heapq.heapify(due)
+        bell_heard = False
+        while due:
+            when, table = due[0]
+            clock = night.clock
+            if pause is not None and clock is not None and when >= pause[0]:
+                at, length = pause
+                pause = None
+                play(PauseClock(at))
+                play(ResumeClock(at + length, clock.deadline + length))
+                due = [(w + length if w >= at else w, t) for w, t in due]
+                heapq.heapify(due)
+                continue
+            if clock is not None and night.phase == PLAYING and when >= clock.deadline:
+                now = clock.deadline
+                play(TimeUp(now))
+            else:
+                heapq.heappop(due)
+                now = when
+                play(TableEntry(table, Roll(dice())))
+                if not night.tables[table - 1].done:
+                    heapq.heappush(due, (now + roll_time(), table))
+            if night.bell_rung and not bell_heard:
+                bell_heard = True
+                for t in night.tables:
+                    if not t.bell and not t.done:
+                        play(TableEntry(t.setup.table, Bell()))
+                due = [(w, t) for w, t in due if not night.tables[t - 1].done]
+                heapq.heapify(due)
+        play(CloseRound())
+        last = night.round_index + 1 == rules.rounds_per_night
+        if timing.move_seconds and not last:
+            play(StartClock("move", now, now + timing.move_seconds))
+            now += timing.move_seconds
+        else:
+            now += HOST_SECONDS
+        play(NextRound())
+        if night.phase == BREAK:
+            now += HOST_SECONDS
             play(EndBreak())
     play(SettlePrizes(rng.getrandbits(32)))
     return SimulatedNight(night, log, seed)

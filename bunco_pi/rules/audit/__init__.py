@@ -2,7 +2,8 @@
 
 The audit reads the house rules as data and the record's log, and plays the night again with its
 own roll scoring and turn order (scoring.py, rounds.py), and checks the seats (seating.py), the
-cards and travelers (cards.py), the prizes (prizes.py) and the log's order (order.py) against
+cards and travelers (cards.py), the prizes (prizes.py), the log's order (order.py) and a timed
+round's clocks and what counted after its horn (clock.py) against
 what the texts state: nothing here calls the engine's scoring, table, rotation, card or prize
 code, so an engine bug cannot agree with itself. It lists every disagreement, each on one line
 naming its place. An empty list means the record is consistent.
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from bunco_pi.rules.audit.cards import STATS, CardsCheck
+from bunco_pi.rules.audit.clock import check_after_horn, check_clocks
 from bunco_pi.rules.audit.order import check_order
 from bunco_pi.rules.audit.prizes import PrizesCheck
 from bunco_pi.rules.audit.rounds import RoundsCheck, first_ghosts, split_log
@@ -54,6 +56,8 @@ class _Audit(RoundsCheck, SeatingCheck, CardsCheck, PrizesCheck):
         log = [None if at in refused else event for at, event in enumerate(raw)]
         log_rounds, in_play = split_log(log)
         rounds = record["rounds"]
+        check_clocks(log, rules, self.say)
+        check_after_horn(log, rounds, rules, self.say)
         per_set = len(rules.night.targets)
         if len(rounds) != len(log_rounds):
             self.say(f"the record holds {len(rounds)} rounds, its log closes {len(log_rounds)}")

@@ -28,6 +28,12 @@ _ALLOWED = {
     "arrive": _BETWEEN,
     "leave": _BETWEEN,
     "end-night": _BETWEEN,
+    # a timed round's clock starts once it is being played, the move break's once it closed;
+    # the horn only while nothing else has ended the round
+    "clock": ("playing", "results"),
+    "pause": ("playing", "results"),
+    "resume": ("playing", "results"),
+    "time-up": ("playing",),
     **dict.fromkeys(TABLE_KINDS, ("playing", "finishing")),
 }
 # what the first of a duplicated pair did
@@ -92,7 +98,8 @@ def check_order(log: list[Any], rules: HouseRules, say: Any) -> set[int]:
                 say(f"log entry {at}: '{kind}' cannot come {_PHASE[phase]}")
             if at in refused:
                 continue
-        if kind in TABLE_KINDS or kind in ("ring", "arrive", "leave"):
+        if kind in TABLE_KINDS or kind in ("ring", "arrive", "leave", "clock", "pause",
+                                            "resume", "time-up"):
             continue
         last[kind], last_control = at, kind
         if kind == "start":

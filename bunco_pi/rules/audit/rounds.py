@@ -109,7 +109,7 @@ class RoundsCheck:
         causes: list[int] = []  # where the bell may have latched: a ring, a table's end
         for at, event in events:
             kind = event[0]
-            if kind == "ring":
+            if kind in ("ring", "time-up"):
                 causes.append(at)
             if kind not in ("roll", "tally", "pass", "bell", "undo"):
                 continue
@@ -220,7 +220,8 @@ class RoundsCheck:
             if rules.team_play and table.team(table.points)[0] == table.team(table.points)[1] \
                     and not any(r["rolloff"] for r in rolls) and t["rolloffs"] == 0:
                 self.say(f"{where}: tied {score} but no roll-off")
-        if rules.round.every_player_rolls and not table.buttons and not table.held:
+        if rules.round.every_player_rolls and not table.buttons and not table.held \
+                and not rules.round.minutes:  # at a timed round's horn "at_horn" decides
             rolled = {r.seat for r in table.rolls if not r.rolloff}
             for s in range(4):
                 if s not in rolled:

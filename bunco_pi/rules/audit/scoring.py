@@ -92,7 +92,7 @@ class TableReplay:
     roller: int = 0
     turn_rolls: int = 0
     rolled: set[int] = field(default_factory=set)
-    phase: str = "playing"  # playing, finishing, extra, rolloff, done
+    phase: str = "playing"  # playing, finishing, last-roll, extra, rolloff, done
     bell: bool = False
     ended_round: bool = False
     ended_at: int | None = None  # log position of the entry that ended the round here
@@ -162,6 +162,9 @@ class TableReplay:
         elif self.phase == "finishing":
             if over:
                 self._end_of_play()
+        elif self.phase == "last-roll":  # the roll in hand at the horn, and no more
+            if dice is not None or over:
+                self._decide()
         elif self.phase == "extra":
             if dice is not None or over:
                 self._next_in_queue()
@@ -177,6 +180,8 @@ class TableReplay:
         if not self.can_end or self.bell:
             return False
         rules = self.rules
+        if rules.round.ends_by == "time":  # only the horn ends a round
+            return False
         if worth.bunco and rules.round.bunco_ends_round and (not ghost
                                                               or rules.ghost.points == "team"):
             return True
@@ -188,6 +193,13 @@ class TableReplay:
             return False
         self.bell = True
         if self.phase != "playing":
+            return True
+        if self.rules.round.minutes > 0:
+            # a timed round: "at_horn" says what the turn in progress does, whatever ended it
+            if self.rules.round.at_horn == "stop":
+                self._decide()
+            else:
+                self.phase = "last-roll"
             return True
         after = self.rules.round.after_bell
         last_showed_target = bool(self.rolls) and self.rolls[-1].worth.target_dice > 0
@@ -203,6 +215,8 @@ class TableReplay:
             self.roller, self.turn_rolls = (self.roller + 1) % 4, 0
         elif self.phase == "finishing":
             self._end_of_play()
+        elif self.phase == "last-roll":
+            self._decide()
         else:
             self._next_in_queue()
 
