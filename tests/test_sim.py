@@ -220,7 +220,7 @@ def test_a_100_table_charity_night_plays_and_audits(capsys) -> None:
     assert "Audit: the record agrees" in out
 
 
-def test_a_night_has_up_to_200_tables() -> None:
+def test_a_night_has_up_to_500_tables() -> None:
     from bunco_pi.rules.night import Night, Player
     from bunco_pi.rules.table_round import RuleViolation
 

@@ -24,11 +24,17 @@ PATTERNS: dict[str, tuple[float, float, int]] = {
     "round-start": (0.6, 0.2, 1),
     "round-end": (0.15, 0.1, 3),
     "bunco": (0.07, 0.05, 6),
+    # a timed round: the warning before the end (two short pips, unlike anything else) and the
+    # horn at the deadline (one long blast)
+    "warn": (0.05, 0.15, 2),
+    "time-up": (1.5, 0.1, 1),
 }
 TONES: dict[str, list[str | None]] = {
     "round-start": ["C5", "E5", "G5", None],
     "round-end": ["G5", "E5", "C5", None],
     "bunco": ["C6", None, "C6", None, "C6", None, "G6", None],
+    "warn": ["A5", None, "A5", None],
+    "time-up": ["C5", "C5", "C5", "C5", "C5", None],
 }
 
 

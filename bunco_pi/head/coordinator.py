@@ -12,7 +12,8 @@ coordinator from the log.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,11 +34,15 @@ from bunco_pi.rules.night import (
     NextRound,
     Night,
     NightEvent,
+    PauseClock,
     Player,
+    ResumeClock,
     RingBell,
     SettlePrizes,
+    StartClock,
     StartRound,
     TableEntry,
+    TimeUp,
 )
 from bunco_pi.rules.record import build_record, decode_event, encode_event
 from bunco_pi.rules.rotation import Seats, initial_seating
@@ -50,6 +55,11 @@ def _latest_views(effects: list[Effect]) -> list[Effect]:
     last = {e.table: i for i, e in enumerate(effects) if isinstance(e, PublishView)}
     return [e for i, e in enumerate(effects)
             if not isinstance(e, PublishView) or last[e.table] == i]
+
+
+# A horn sounded more than this after its deadline is marked late: the head was down (or
+# stalled) at the deadline and ended the round as soon as it could.
+LATE_AFTER = 1.0
 
 
 class RestoreError(ValueError):
@@ -80,7 +90,7 @@ class PublishView:
 
 @dataclass(frozen=True, slots=True)
 class Buzz:
-    pattern: str  # "round-start", "round-end", "bunco"
+    pattern: str  # "round-start", "round-end", "bunco", "warn", "time-up"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +130,10 @@ class Coordinator:
     log: list[NightEvent] = field(default_factory=list)
     seen: dict[int, int] = field(default_factory=dict)  # table -> highest seq handled
     online: set[int] = field(default_factory=set)
+    # The wall clock a timed round's deadline is read from (seconds since the epoch): what it
+    # reads is logged, so a replay needs no clock.
+    wall: Callable[[], float] = time.time
+    _warned: float | None = None  # the deadline whose warning has sounded
 
     # --- the night's set-up ---------------------------------------------------------------
 
@@ -164,6 +178,10 @@ class Coordinator:
                 raise RestoreError(f"the night's log does not replay at record {position} "
                                    f"({record.get('kind', '?')}): {exc}") from None
         told: list[Effect] = list(refusals.values())
+        clock = self.night.clock if self.night is not None else None
+        if clock is not None and clock.phase == "round" and \
+                clock.left(self.wall()) <= self.rules.round.warn_seconds:
+            self._warned = clock.deadline  # it sounded before the restart
         if self.night is None:
             return [*told, PublishState(self.state())]
         records_now, after = self._progress()
@@ -261,6 +279,7 @@ class Coordinator:
         if self.night.phase == READY and isinstance(events[-1], NextRound):  # type: ignore[union-attr]
             self._apply(StartRound())
             records.append({"kind": "night", "event": encode_event(StartRound())})
+        records += self._start_round_clock()
         more_records, after = self._progress()
         effects: list[Effect] = [Commit(tuple(records + more_records))]
         if self.night.phase == PLAYING and not self.night.bell_rung:  # type: ignore[union-attr]
@@ -282,6 +301,7 @@ class Coordinator:
         held = [t.setup.table for t in night.tables if not t.done]
         self._apply(CloseHeldRound())
         records = [{"kind": "night", "event": encode_event(CloseHeldRound())}]
+        records += self._start_move_clock()
         more_records, after = self._progress()
         rule = night.rules.round.held_table
         return [Commit(tuple(records + more_records)),
@@ -302,6 +322,101 @@ class Coordinator:
             records.append({"kind": "night", "event": encode_event(settle)})
         return [Commit(tuple(records)), *self._announce_all()]
 
+    # --- the clock of a timed round and of the move break -------------------------------------
+
+    def _start_round_clock(self) -> list[dict[str, Any]]:
+        """A timed round's clock, started as the round starts: its deadline goes into the log."""
+        night = self.night
+        if night is None or night.phase != PLAYING or night.clock is not None \
+                or not self.rules.round.timed:
+            return []
+        now = self.wall()
+        event = StartClock("round", now, now + self.rules.round.minutes * 60)
+        self._apply(event)
+        return [{"kind": "night", "event": encode_event(event)}]
+
+    def _start_move_clock(self) -> list[dict[str, Any]]:
+        """After a timed round closed, the move break's clock: when it runs out the next round
+        starts by itself (not after the last round, nor when a break between sets follows, which
+        the host ends)."""
+        night = self.night
+        seconds = self.rules.round.move_seconds
+        if night is None or night.phase != RESULTS or night.clock is not None or not seconds:
+            return []
+        if night.round_index + 1 == night.rules.rounds_per_night:
+            return []
+        now = self.wall()
+        event = StartClock("move", now, now + seconds)
+        self._apply(event)
+        return [{"kind": "night", "event": encode_event(event)}]
+
+    def tick(self) -> list[Effect]:
+        """The wall clock moved on: the warning, the horn at the deadline (at once, marked late,
+        if the head was down when it passed), the next round when the move break is over."""
+        night = self.night
+        clock = night.clock if night is not None else None
+        if clock is None or clock.paused_at is not None:
+            return []
+        now = self.wall()
+        if now < clock.deadline:
+            warn = self.rules.round.warn_seconds
+            if clock.phase == "round" and warn and clock.deadline - now <= warn \
+                    and self._warned != clock.deadline:
+                self._warned = clock.deadline
+                return [Buzz("warn"), PublishState(self.state())]
+            return []
+        if clock.phase == "move":
+            return self._next_round_by_clock()
+        late = now - clock.deadline > LATE_AFTER
+        event = TimeUp(now, late=late)
+        self._apply(event)
+        records = [{"kind": "night", "event": encode_event(event)}]
+        more_records, after = self._progress()
+        note = (f"the horn: the round's time ran out {now - clock.deadline:.1f} s ago, while "
+                "the head was down; the round ends now") if late else "the horn: time is up"
+        return [Commit(tuple(records + more_records)), Note(note), Buzz("time-up"), *after,
+                *self._announce_all()]
+
+    def _next_round_by_clock(self) -> list[Effect]:
+        events: list[NightEvent] = [NextRound()]
+        self._apply(NextRound())
+        if self.night.phase == READY:  # type: ignore[union-attr]
+            events.append(StartRound())
+            self._apply(StartRound())
+        records = [{"kind": "night", "event": encode_event(e)} for e in events]
+        records += self._start_round_clock()
+        more_records, after = self._progress()
+        effects: list[Effect] = [Commit(tuple(records + more_records)),
+                                 Note("the move break is over")]
+        if self.night.phase == PLAYING:  # type: ignore[union-attr]
+            effects.append(Buzz("round-start"))
+        return effects + after + self._announce_all()
+
+    def pause_clock(self) -> list[Effect]:
+        """The host pauses the clock (announcements): the deadline waits, logged."""
+        night = self.night
+        clock = night.clock if night is not None else None
+        if clock is None or clock.paused_at is not None:
+            return [Note("no running clock to pause")]
+        event = PauseClock(self.wall())
+        self._apply(event)
+        return [Commit(({"kind": "night", "event": encode_event(event)},)),
+                Note(f"the {clock.phase} clock paused with {clock.left(event.at):.0f} s left"),
+                PublishState(self.state())]
+
+    def resume_clock(self) -> list[Effect]:
+        """The host resumes the clock: its deadline moves on by the pause's length, logged."""
+        night = self.night
+        clock = night.clock if night is not None else None
+        if clock is None or clock.paused_at is None:
+            return [Note("no paused clock to resume")]
+        now = max(self.wall(), clock.paused_at)
+        event = ResumeClock(now, clock.deadline + (now - clock.paused_at))
+        self._apply(event)
+        return [Commit(({"kind": "night", "event": encode_event(event)},)),
+                Note(f"the {clock.phase} clock resumed after {now - clock.paused_at:.0f} s"),
+                PublishState(self.state())]
+
     # --- the night moving on by itself -----------------------------------------------------
 
     def _progress(self) -> tuple[list[dict[str, Any]], list[Effect]]:
@@ -314,6 +429,7 @@ class Coordinator:
         if night.phase in (PLAYING, "finishing") and night.all_tables_done:
             self._apply(CloseRound())
             records.append({"kind": "night", "event": encode_event(CloseRound())})
+            records += self._start_move_clock()
             after += self._announce_all()
         night = self.night
         last_round = night is not None and night.round_index + 1 == night.rules.rounds_per_night
@@ -333,7 +449,8 @@ class Coordinator:
 
     def state(self) -> dict[str, Any]:
         return night_state(self.night, name=self.name, rules_toml=self.rules_toml,
-                           table_count=self.table_count, lobby_tables=sorted(self.online))
+                           table_count=self.table_count, lobby_tables=sorted(self.online),
+                           now=self.wall())
 
     def announce(self) -> list[Effect]:
         """Everything the head says, said again (the state and every table's view)."""

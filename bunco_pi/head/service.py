@@ -81,6 +81,14 @@ class UndoRequested:
 
 
 @dataclass(frozen=True)
+class ClockRequested:
+    """Put on the head's inbox by another thread: pause (or resume) a timed round's clock or
+    the move break's."""
+
+    pause: bool
+
+
+@dataclass(frozen=True)
 class HeadTask:
     """Work another thread (the web console) hands to the owner thread: ``work(service)`` runs
     there, between two batches, and its result or exception settles ``done``."""
@@ -154,6 +162,8 @@ class HeadService:
                             "start a new night under another --night name") from None
         self.link.start()
         self.carry_out(effects)
+        # A timed round's deadline that passed while the head was down ends the round now.
+        self.carry_out(self.coordinator.tick())
         self._note_phase()
 
     def run(self, stop: Callable[[], bool], tick: Callable[[], None] | None = None) -> None:
@@ -201,6 +211,9 @@ class HeadService:
                 log.warning("head: lost the broker (%s); reconnecting", item.reason)
             elif isinstance(item, HeadTask):
                 item.perform(self)
+            elif isinstance(item, ClockRequested):
+                self.pause_clock() if item.pause else self.resume_clock()
+        self.carry_out(self.coordinator.tick())
         self._automate()
         stalled = self.watch.stalled()
         if stalled is not None:
@@ -252,6 +265,19 @@ class HeadService:
         log.info("undo: asked table %d to undo its latest change (command %d)", table,
                  command.id)
         return True
+    def pause_clock(self) -> bool:
+        """The host pauses the running clock (announcements); its deadline waits. On the
+        head's thread; from another, put ``ClockRequested(pause=True)`` on ``link.inbox``."""
+        effects = self.coordinator.pause_clock()
+        self.carry_out(effects)
+        return any(isinstance(e, Commit) for e in effects)
+
+    def resume_clock(self) -> bool:
+        """The host resumes the paused clock; its deadline moves on by the pause's length."""
+        effects = self.coordinator.resume_clock()
+        self.carry_out(effects)
+        return any(isinstance(e, Commit) for e in effects)
+
     def close_held_round(self) -> None:
         """The host's way out of a round that a dead table holds up: the same input as
         holding the bell button. Safe from any thread (a web console's, gpiozero's): it only

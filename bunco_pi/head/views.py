@@ -12,9 +12,30 @@ from bunco_pi.protocol import PROTOCOL_VERSION
 from bunco_pi.rules.night import RESULTS, Night
 
 
+def timer_of(night: Night, now: float) -> dict[str, Any] | None:
+    """The clock running now as the state carries it: its phase ("round", "warn" in the
+    warning's last seconds, "pause", "move"), the seconds left when the head said it, and the
+    phase's length. A box counts down from when it received it, by its own clock."""
+    clock = night.clock
+    if clock is None:
+        return None
+    left = clock.left(now)
+    if clock.paused_at is not None:
+        phase = "pause"
+    elif clock.phase == "move":
+        phase = "move"
+    elif left <= night.rules.round.warn_seconds:
+        phase = "warn"
+    else:
+        phase = "round"
+    return {"phase": phase, "left": round(left, 2), "total": round(clock.total, 2)}
+
+
 def night_state(night: Night | None, *, name: str, rules_toml: str, table_count: int,
-                lobby_tables: list[int] | None = None) -> dict[str, Any]:
-    """The retained night state every node reads first."""
+                lobby_tables: list[int] | None = None, now: float | None = None
+                ) -> dict[str, Any]:
+    """The retained night state every node reads first (``now``: the head's wall clock, for a
+    timed round's ``timer``)."""
     state: dict[str, Any] = {"v": PROTOCOL_VERSION, "night": name, "tables": table_count,
                              "rules_toml": rules_toml}
     if night is None:
@@ -31,6 +52,9 @@ def night_state(night: Night | None, *, name: str, rules_toml: str, table_count:
         seating=[list(s) for s in night.seating],
         traveler=night.traveler,
     )
+    timer = timer_of(night, now) if now is not None else None
+    if timer is not None:
+        state["timer"] = timer
     return state
 
 
