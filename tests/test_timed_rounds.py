@@ -310,6 +310,11 @@ class Head:
         return head
 
 
+def quiet(effects):
+    """Nothing sounded and nothing logged (the state may be said again, with the time left)."""
+    return not [e for e in effects if isinstance(e, Buzz | Commit)]
+
+
 def logged(head, kind):
     return [r["event"] for r in head.records if r["kind"] == "night" and r["event"][0] == kind]
 
@@ -322,19 +327,30 @@ def test_the_head_logs_the_deadline_warns_and_sounds_the_horn():
     state = head.coord.state()
     assert state["timer"] == {"phase": "round", "left": 180.0, "total": 180.0}
     wall.now += 149.0
-    assert head.coord.tick() == []
+    assert quiet(head.coord.tick())
     wall.now += 2.0
     effects = head.keep(head.coord.tick())
     assert Buzz("warn") in effects
     warned = [e.state for e in effects if isinstance(e, PublishState)][0]
     assert warned["timer"]["phase"] == "warn" and warned["timer"]["left"] == 29.0
-    assert head.coord.tick() == []  # the warning sounds once
+    assert quiet(head.coord.tick())  # the warning sounds once
     wall.now += 29.5
     effects = head.keep(head.coord.tick())
     assert Buzz("time-up") in effects
     assert logged(head, "time-up") == [["time-up", 1_000_000.0 + 180.5]]
     states = [e.state for e in effects if isinstance(e, PublishState)]
     assert states[-1]["bell"] is True and "timer" not in states[-1]
+
+
+def test_the_state_is_said_again_while_a_clock_runs():
+    wall = Wall()
+    head = Head(timed(), wall)
+    head.keep(head.coord.press_bell())
+    wall.now += 5
+    assert quiet(head.coord.tick()) and not head.coord.tick()
+    wall.now += 6
+    said = [e.state["timer"] for e in head.coord.tick() if isinstance(e, PublishState)]
+    assert said == [{"phase": "round", "left": 169.0, "total": 180.0}]
 
 
 def test_a_pause_is_logged_and_moves_the_deadline():
@@ -347,7 +363,7 @@ def test_a_pause_is_logged_and_moves_the_deadline():
     assert [e.state["timer"] for e in effects if isinstance(e, PublishState)] == \
         [{"phase": "pause", "left": 120.0, "total": 180.0}]
     wall.now += 300  # announcements: the deadline passes on the wall, not on the clock
-    assert head.coord.tick() == []
+    assert quiet(head.coord.tick())
     head.keep(head.coord.resume_clock())
     assert logged(head, "pause") == [["pause", start + 60]]
     assert logged(head, "resume") == [["resume", start + 360, start + 480]]
@@ -366,7 +382,7 @@ def test_a_restart_keeps_the_deadline_and_ends_a_round_that_ran_out_while_down()
     back = head.restarted()  # the head restarted mid-round: the same deadline
     assert back.coord.night.clock.deadline == deadline
     assert back.coord.state()["timer"]["left"] == 80.0
-    assert back.coord.tick() == []
+    assert quiet(back.coord.tick())
     wall.now += 200  # down again, past the deadline
     again = head.restarted()
     effects = again.keep(again.coord.tick())

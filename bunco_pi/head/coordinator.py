@@ -60,6 +60,9 @@ def _latest_views(effects: list[Effect]) -> list[Effect]:
 # A horn sounded more than this after its deadline is marked late: the head was down (or
 # stalled) at the deadline and ended the round as soon as it could.
 LATE_AFTER = 1.0
+# While a clock runs the state is said again this often, so a box that joined late (it got the
+# broker's retained state, with the seconds left as they were then) is soon right again.
+TIMER_REFRESH = 10.0
 
 
 class RestoreError(ValueError):
@@ -134,6 +137,7 @@ class Coordinator:
     # reads is logged, so a replay needs no clock.
     wall: Callable[[], float] = time.time
     _warned: float | None = None  # the deadline whose warning has sounded
+    _said_at: float = 0.0  # the wall clock when the state was last made
 
     # --- the night's set-up ---------------------------------------------------------------
 
@@ -364,6 +368,8 @@ class Coordinator:
                     and self._warned != clock.deadline:
                 self._warned = clock.deadline
                 return [Buzz("warn"), PublishState(self.state())]
+            if now - self._said_at >= TIMER_REFRESH:
+                return [PublishState(self.state())]
             return []
         if clock.phase == "move":
             return self._next_round_by_clock()
@@ -448,6 +454,7 @@ class Coordinator:
     # --- what the head says ----------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
+        self._said_at = self.wall()
         return night_state(self.night, name=self.name, rules_toml=self.rules_toml,
                            table_count=self.table_count, lobby_tables=sorted(self.online),
                            now=self.wall())

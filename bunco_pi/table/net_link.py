@@ -220,6 +220,14 @@ class NetTableLink(LinkBase):
                 and s.get("round_index") == self.round_index and s.get("phase") in PLAYING_PHASES)
 
     @property
+    def timer(self) -> dict[str, Any] | None:
+        """The timed round's clock as the head said it last (the same object until the head
+        says it again: the node counts down from when it changed)."""
+        core = self._core
+        timer = core.get("timer") if core is not None else None
+        return timer if isinstance(timer, dict) else None
+
+    @property
     def may_reopen(self) -> bool:
         """An undo may reopen a finished round only while the head has not closed it."""
         s = self.state

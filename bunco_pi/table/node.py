@@ -40,6 +40,7 @@ from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.table_round import RuleViolation
 from bunco_pi.table import screens
 from bunco_pi.table.book import RoundBook
+from bunco_pi.table.countdown import Countdown, read_countdown
 from bunco_pi.table.events import (
     BellRang,
     BreakStart,
@@ -125,6 +126,8 @@ class TableNode:
         self.round_id: int | None = None  # the journal's round the entries go to
         self.frame: Any = None
         self._last_view: object = None
+        self._timer: object = None  # the head's timer dict last seen, and its countdown here
+        self._countdown: Countdown | None = None
         self._display_reported = False
         self._thread: threading.Thread | None = None
         self._local: collections.deque[object] = collections.deque()
@@ -394,13 +397,26 @@ class TableNode:
             watch(self.snapshot())
         self._draw(self.machine.view())
 
+    def countdown_label(self) -> str:
+        """A timed round's minutes left as the screen shows them ("" when no clock runs):
+        the head's timer, counted down from when this box received it by its own clock."""
+        timer = getattr(self.link, "timer", None)
+        if timer is not self._timer:
+            self._timer = timer
+            self._countdown = read_countdown(timer, self.clock())
+        return self._countdown.label(self.clock()) if self._countdown is not None else ""
+
     def _draw(self, view: screens.View) -> None:
         view = self._with_qr(view)
+        label = self.countdown_label()
         try:
-            if view == self._last_view and self.frame is not None and not self.sink.failure:
+            if (view, label) == self._last_view and self.frame is not None \
+                    and not self.sink.failure:
                 return  # nothing new to draw (a networked table wakes twice a second)
             self.frame = screens.render(view)
-            self._last_view = view
+            if label:
+                screens.draw_countdown(self.frame, label)
+            self._last_view = (view, label)
         except Exception as exc:  # noqa: BLE001 - a drawing bug must not stop the scoring
             self._warn(f"cannot draw the screen: {type(exc).__name__}: {exc}")
             return
