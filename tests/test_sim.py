@@ -205,7 +205,7 @@ def test_sim_with_a_rules_file_and_check(tmp_path, capsys) -> None:
     assert "Standings (rotate, 6 rounds, 3 tables)" in out and "Audit: the record agrees" in out
 
 
-@pytest.mark.parametrize("players", ["0", "801", "-4"])
+@pytest.mark.parametrize("players", ["0", "2001", "-4"])
 def test_sim_refuses_impossible_player_counts_in_one_line(players, capsys) -> None:
     assert main(["sim", "--players", players]) == 2
     out, err = capsys.readouterr()
@@ -288,3 +288,26 @@ def test_core_with_wipeout_skips_the_ones_round_and_audits_clean(seed: int) -> N
     last = max(wipeouts, key=lambda r: r["at"])
     fuzzy = next(p for p in record["prizes"] if p["name"] == "Wipeout fuzzy")
     assert record["wipeout_traveler"] == last["player"] == fuzzy["player"]
+
+
+@pytest.mark.slow
+def test_a_2000_player_hall_of_timed_rounds_plays_and_audits(capsys) -> None:
+    """500 tables of individual play, 3-minute rounds ended by the horn and a move break
+    (classic at this size: ``bunco-pi sim --players 2000 --minutes 3 --check``, 4 minutes)."""
+    assert main(["sim", "--players", "2000", "--rules", "individual", "--minutes", "3",
+                 "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "Standings (individual, timed 3 min, 6 rounds, 500 tables)" in out
+    assert "Audit: the record agrees" in out
+
+
+def test_sim_minutes_plays_timed_rounds_and_says_so(capsys) -> None:
+    assert main(["sim", "--players", "16", "--minutes", "2", "--at-horn", "stop",
+                 "--ends-by", "time-or-goal", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "Standings (classic, timed 2 min, 24 rounds, 4 tables)" in out
+    assert "Audit: the record agrees" in out
+    assert main(["sim", "--minutes", "0"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "--minutes: 'round.ends_by'" in err \
+        and "needs 'round.minutes' above 0" in err

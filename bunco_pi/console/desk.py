@@ -95,7 +95,8 @@ class ConsoleBridge:
     def snapshot(self) -> dict[str, Any]:
         c = self.service.coordinator
         return console_snapshot(c.night, name=c.name, table_count=c.table_count,
-                                online=set(c.online), roster=self.roster, console_url=self.url)
+                                online=set(c.online), roster=self.roster, console_url=self.url,
+                                now=c.wall())
 
     def _after(self, effects: list[Effect]) -> None:
         if self._chained is not None:
@@ -272,6 +273,20 @@ def undo_last(table: int) -> Callable[[HeadService], str]:
             raise Refused(f"table {table} is not playing a round: nothing to undo")
         return f"table {table}: undo asked"
     return work
+
+
+def pause_clock(service: HeadService) -> str:
+    _night(service)
+    if not service.pause_clock():
+        raise Refused("no clock is running: a timed round or a move break pauses")
+    return "the clock is paused: resume it when the announcements are over"
+
+
+def resume_clock(service: HeadService) -> str:
+    _night(service)
+    if not service.resume_clock():
+        raise Refused("the clock is not paused")
+    return "the clock runs again"
 
 
 def close_held_round(service: HeadService) -> str:

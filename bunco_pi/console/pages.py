@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
+from bunco_pi.console.snapshot import timer_line
 from bunco_pi.season import SeasonNight, points_chart_svg
 
 REFRESH = 5  # seconds between reloads: a score shows within this, and a reload is one small GET
@@ -94,7 +95,9 @@ def board_page(snap: dict[str, Any]) -> str:
     final = f"<h2>Prizes</h2>{prize_table(snap['prizes'])}" if snap.get("final") else ""
     body = (f'<h1 id="title">Bunco night: {escape(snap["night"])}</h1>'
             f'<p class="status" id="status">{escape(snap["status"])}</p>'
-            f'<div class="tables" id="tables">{tables}</div><div id="final">{final}</div>')
+            + (f'<p class="timer {escape(snap["timer"]["phase"])}" id="timer">'
+               f'{escape(timer_line(snap["timer"]))}</p>' if snap.get("timer") else "")
+            + f'<div class="tables" id="tables">{tables}</div><div id="final">{final}</div>')
     return _layout(f"Bunco night: {snap['night']}", "board", body)
 
 

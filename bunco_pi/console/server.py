@@ -55,7 +55,8 @@ WRONG_PASSWORD_DELAY = 0.5
 # past this a try is refused at once rather than queued.
 HASH_QUEUE = 4
 STATIC = ("index.html", "console.js", "console.css", "cards.css", "cards.js")
-HOST_ACTIONS = ("roster", "start", "bell", "end", "close-held", "arrive", "leave", "undo")
+HOST_ACTIONS = ("roster", "start", "bell", "end", "close-held", "arrive", "leave", "undo",
+                "pause", "resume")
 # Over its cap an event stream is told to come back later (an EventSource retries by itself;
 # a 503 would make it give up for good).
 STREAM_FULL_RETRY_MS = 20_000
@@ -414,7 +415,8 @@ class ConsoleServer:
                 raise desk.Refused("say whose seat: {\"player\": \"ghost1\"}")
             return desk.arrive(body["player"], name)
         return {"start": desk.start_night, "bell": desk.ring_bell, "end": desk.end_night,
-                "close-held": desk.close_held_round}[action]
+                "close-held": desk.close_held_round, "pause": desk.pause_clock,
+                "resume": desk.resume_clock}[action]
 
     async def _on_head(self, work: Callable[..., Any]) -> Any:
         if self.bridge is None:

@@ -10,6 +10,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from bunco_pi.head.views import timer_of
 from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, RESULTS, Night, Player
 from bunco_pi.rules.prizes import PrizeAward, award_prizes
 
@@ -78,8 +79,10 @@ def standings(night: Night) -> list[dict[str, Any]]:
 
 
 def console_snapshot(night: Night | None, *, name: str, table_count: int, online: set[int],
-                     roster: Sequence[dict[str, Any]] = (), console_url: str = "") -> dict[str, Any]:
-    """Everything a viewer's page needs, in one dict."""
+                     roster: Sequence[dict[str, Any]] = (), console_url: str = "",
+                     now: float | None = None) -> dict[str, Any]:
+    """Everything a viewer's page needs, in one dict (``now``: the head's wall clock, for a
+    timed round's minutes left, which the page counts down from when it received them)."""
     snap: dict[str, Any] = {"night": name, "tables": table_count, "url": console_url,
                             "online": sorted(online), "roster": list(roster)}
     if night is None:
@@ -104,6 +107,9 @@ def console_snapshot(night: Night | None, *, name: str, table_count: int, online
         prizes=_prizes(awards, names), final=not preview,
         players=[_player(p, night) for p in night.players],
     )
+    timer = timer_of(night, now) if now is not None else None
+    if timer is not None:
+        snap["timer"] = timer
     snap["status"] = status_line(snap)
     return snap
 
@@ -125,6 +131,15 @@ def status_line(snap: dict[str, Any]) -> str:
     if snap.get("traveler"):
         status += f" · fuzzy die: {snap['traveler']}"
     return status
+
+
+def timer_line(timer: dict[str, Any]) -> str:
+    """A timed round's minutes left in words, as the page drawn on the Pi says them (a page
+    with JavaScript counts them down itself)."""
+    left = int(timer["left"] + 0.999)
+    words = {"pause": "paused", "move": "to move", "warn": "left: nearly time!"}.get(
+        timer["phase"], "left")
+    return f"{left // 60}:{left % 60:02d} {words}"
 
 
 def _player(p: Player, night: Night) -> dict[str, Any]:

@@ -83,6 +83,22 @@ function renderStandings() {
   if (snap.final) for (const row of prizeTable().tBodies[0].rows) prizes.append(row.cloneNode(true));
 }
 
+// A timed round's minutes left: the head's "left" counted down from when this page received
+// it, by the page's own clock (the phone's clock and the head's need not agree).
+let timerAt = 0;
+const TIMER_WORDS = {round: "left", warn: "left: nearly time!", pause: "paused", move: "to move"};
+function renderTimer() {
+  const t = snap && snap.timer;
+  const p = $("timer");
+  p.classList.toggle("hidden", !t);
+  if (!t) return;
+  const gone = t.phase === "pause" ? 0 : (performance.now() - timerAt) / 1000;
+  const left = Math.max(0, Math.ceil(t.left - gone - 0.001));
+  const clock = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+  p.textContent = `${clock} ${TIMER_WORDS[t.phase] || ""}`;
+  p.className = `timer ${t.phase}`;
+}
+
 function renderHost() {
   $("login").classList.toggle("hidden", !!csrf);
   $("desk").classList.toggle("hidden", !csrf);
@@ -93,6 +109,9 @@ function renderHost() {
   $("act-start").classList.toggle("hidden", !lobby);
   const over = lobby || snap.phase === "ended"; // nothing to ring, undo, seat or end
   for (const id of ["act-bell", "danger-card", "undo-card"]) $(id).classList.toggle("hidden", over);
+  const t = snap.timer;
+  $("act-pause").classList.toggle("hidden", !t || t.phase === "pause");
+  $("act-resume").classList.toggle("hidden", !t || t.phase !== "pause");
   if (lobby && roster === null) roster = snap.roster.map((r) => ({...r}));
   renderRoster();
   const seats = $("seats").tBodies[0];
@@ -207,6 +226,7 @@ function renderRoster() {
 function render() {
   if (!snap) return;
   renderBoard();
+  renderTimer();
   renderStandings();
   renderHost();
 }
@@ -237,7 +257,11 @@ async function session() {
 function connect() {
   const source = new EventSource("/events");
   source.onopen = () => { $("banner").classList.remove("show"); session().catch(() => {}); };
-  source.onmessage = (event) => { snap = JSON.parse(event.data); if (snap.night !== undefined) render(); };
+  source.onmessage = (event) => {
+    snap = JSON.parse(event.data);
+    timerAt = performance.now();
+    if (snap.night !== undefined) render();
+  };
   source.onerror = () => {
     $("banner").classList.add("show");
     if (source.readyState === EventSource.CLOSED) { setTimeout(connect, 1000); }
@@ -246,6 +270,7 @@ function connect() {
 
 document.addEventListener("DOMContentLoaded", () => {
   window.addEventListener("hashchange", route);
+  setInterval(renderTimer, 250);
   route();
   $("login").addEventListener("submit", async (e) => {
     e.preventDefault();
