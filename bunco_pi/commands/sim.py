@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if args.minutes is not None:
         rules = with_timed_rounds(rules, args.minutes, ends_by=args.ends_by,
                                   at_horn=args.at_horn,
-                                  warn_seconds=min(30, int(args.minutes * 60) - 1),
+                                  warn_seconds=min(30, max(0, int(args.minutes * 60) - 1)),
                                   move_seconds=args.move_seconds)
     if not 1 <= args.players <= MAX_TABLES * 4:
         raise UserError(f"--players must be 1 to {MAX_TABLES * 4} ({MAX_TABLES} tables of 4), "
