@@ -359,7 +359,13 @@ class TableMachine:
         if self.mode != "playing" or self.book is None or self.book.state.bell:
             return
         if self._accept({"bell": True}):
-            self.flash = "BELL! finish the turn"
+            timing = self.rules.round
+            if not timing.timed:
+                self.flash = "BELL! finish the turn"
+            elif timing.at_horn == "stop":
+                self.flash = "TIME! play stops"
+            else:
+                self.flash = "TIME! the roll in hand"
 
     def _twos_travel(self) -> bool:
         """Three 2s pass the traveler under these rules ("unless we are rolling for 2s")."""
