@@ -234,7 +234,7 @@ def test_the_bell_is_entered_once():
 
 @pytest.mark.parametrize(("at_horn", "flash", "counted"), [
     ("finish-roll", "TIME! the roll in hand", [{"roll": [3, 1, 2], "seq": 2}]),
-    ("stop", "TIME! play stops", [])])
+    ("stop", None, [])])
 def test_a_timed_rounds_horn_on_the_box_keeps_to_at_horn(at_horn, flash, counted):
     """The box folds the horn as the head does: the roll in hand, or nothing more."""
     from bunco_pi.rules.house import with_timed_rounds
@@ -242,7 +242,11 @@ def test_a_timed_rounds_horn_on_the_box_keeps_to_at_horn(at_horn, flash, counted
     machine = playing(with_timed_rounds(CLASSIC, 3, at_horn=at_horn))
     machine.feed(DiceRoll(1, (3, 5, 6)))  # one point: her turn goes on
     effects = machine.feed(BellRang())
-    assert stored(effects) == [{"bell": True}] and effects[-1].view.flash == flash
+    assert stored(effects) == [{"bell": True}]
+    if flash is None:  # play stopped: 1 - 0, the results at once
+        assert isinstance(effects[-1].view, ResultsView)
+    else:
+        assert effects[-1].view.flash == flash
     after = stored(machine.feed(DiceRoll(2, (3, 1, 2)))) + \
         stored(machine.feed(DiceRoll(3, (3, 3, 2))))
     assert after == counted
