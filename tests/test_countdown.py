@@ -76,3 +76,14 @@ def test_the_box_shows_the_minutes_left_and_counts_them_down(mock_factory, tmp_p
         assert table.node.frame.tobytes() == screens.render(table.node.view()).tobytes()
     finally:
         table.close()
+
+
+def test_beside_the_qr_code_the_corner_leaves_the_code_whole():
+    view = screens.QrView("http://bunco.local:8080/")
+    plain = screens.render(view)
+    marked = screens.render(view)
+    screens.draw_countdown(marked, "MV 1:45", left=True)
+    changed = [(x, y) for x in range(128) for y in range(64)
+               if plain.getpixel((x, y)) != marked.getpixel((x, y))]
+    qr_left = min(x for x in range(64, 128) if any(plain.getpixel((x, y)) for y in range(64)))
+    assert changed and all(x < qr_left - 8 and y >= 50 for x, y in changed)

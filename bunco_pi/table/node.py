@@ -415,7 +415,8 @@ class TableNode:
                 return  # nothing new to draw (a networked table wakes twice a second)
             self.frame = screens.render(view)
             if label:
-                screens.draw_countdown(self.frame, label)
+                screens.draw_countdown(self.frame, label,
+                                       left=isinstance(view, screens.QrView))
             self._last_view = (view, label)
         except Exception as exc:  # noqa: BLE001 - a drawing bug must not stop the scoring
             self._warn(f"cannot draw the screen: {type(exc).__name__}: {exc}")

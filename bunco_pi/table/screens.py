@@ -295,12 +295,14 @@ _DRAWERS = {
 # --- a timed round's minutes left: drawn over any screen, apart from the views ----------------
 
 
-def draw_countdown(image: Image.Image, label: str) -> None:
-    """``label`` (``table/countdown.py``) in a box at the bottom-right corner, over whatever
-    screen is there: inverse, with a dark margin, so it reads on a plain or an inverse footer."""
+def draw_countdown(image: Image.Image, label: str, *, left: bool = False) -> None:
+    """``label`` (``table/countdown.py``) in a box at the bottom-right corner (``left``: the
+    bottom-left, beside the QR code, which must stay whole), over whatever screen is there:
+    inverse, with a dark margin, so it reads on a plain or an inverse footer."""
     width = _width(label) + 4
     top = HEIGHT - LINE - 1
+    x0 = 0 if left else WIDTH - width - 1
     draw = ImageDraw.Draw(image)
-    draw.rectangle((WIDTH - width - 2, top - 1, WIDTH - 1, HEIGHT - 1), fill=0)
-    draw.rectangle((WIDTH - width - 1, top, WIDTH - 1, HEIGHT - 1), fill=1)
-    _text(image, (WIDTH - width + 1, top + 1), label, fill=0)
+    draw.rectangle((max(0, x0 - 1), top - 1, min(WIDTH - 1, x0 + width), HEIGHT - 1), fill=0)
+    draw.rectangle((x0, top, x0 + width - 1, HEIGHT - 1), fill=1)
+    _text(image, (x0 + 2, top + 1), label, fill=0)
