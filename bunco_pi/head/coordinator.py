@@ -341,8 +341,8 @@ class Coordinator:
 
     def _start_move_clock(self) -> list[dict[str, Any]]:
         """After a timed round closed, the move break's clock: when it runs out the next round
-        starts by itself (not after the last round, nor when a break between sets follows, which
-        the host ends)."""
+        starts by itself (not after the last round; where a break between sets follows, the
+        move break runs first and the host ends the break)."""
         night = self.night
         seconds = self.rules.round.move_seconds
         if night is None or night.phase != RESULTS or night.clock is not None or not seconds:
