@@ -411,3 +411,90 @@ def test_the_move_break_starts_the_next_round_by_itself():
     assert logged(head, "clock")[-1] == ["clock", "round", wall.now, wall.now + 180]
     record = head.coord.record()
     assert audit_record(record, head.rules) == []
+
+
+# --- the head's shell: its loop ticks the clock; another thread pauses it through the inbox ---
+
+
+def test_the_heads_loop_sounds_the_clock_and_takes_a_pause_from_its_inbox(tmp_path):
+    import threading
+    import time
+    import uuid
+
+    from bunco_pi.hardware.bell import BellPressed
+    from bunco_pi.head.eventlog import EventLog
+    from bunco_pi.head.service import ClockRequested, HeadService
+    from bunco_pi.net import envelope
+    from bunco_pi.net.inproc import InprocBroker
+    from bunco_pi.net.link import Message
+    from bunco_pi.net.topics import Topics
+
+    rules, wall = timed(), Wall()
+    broker = InprocBroker()
+    topics = Topics(f"t{uuid.uuid4().hex[:6]}")
+    coord = Coordinator(rules, "", topics.night, 2, entropy=random.Random(1), wall=wall)
+    link = broker.link("head")
+    watcher = broker.link("table-1")
+    watcher.subscribe(topics.state())
+    watcher.start()
+    buzzes: list[str] = []
+    stop, ready = threading.Event(), threading.Event()
+
+    def run():
+        with EventLog(tmp_path / "head.sqlite") as log:
+            service = HeadService(coord, link, log, topics, make_players(8), buzz=buzzes.append)
+            service.start()
+            ready.set()
+            while not stop.is_set():
+                service.step(timeout=0.02)
+            link.stop()
+
+    def timers():
+        return [envelope.decode(m.topic, m.payload).payload.get("timer")
+                for m in list(seen) if m.topic == topics.state()]
+
+    seen: list[Message] = []
+
+    def until(test, what):
+        deadline = time.monotonic() + 10
+        while not test():
+            assert time.monotonic() < deadline, what
+            while not watcher.inbox.empty():
+                item = watcher.inbox.get_nowait()
+                if isinstance(item, Message):
+                    seen.append(item)
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert ready.wait(5)
+    try:
+        link.inbox.put(BellPressed())  # the night starts
+        until(lambda: coord.night is not None, "the night")
+        time.sleep(0.6)
+        link.inbox.put(BellPressed())  # round 1, and its clock
+        until(lambda: any(t and t["phase"] == "round" for t in timers()), "the round's timer")
+        assert buzzes == ["round-start"]
+        wall.now += 60
+        link.inbox.put(ClockRequested(pause=True))
+        until(lambda: any(t and t["phase"] == "pause" for t in timers()), "the pause")
+        assert [t for t in timers() if t and t["phase"] == "pause"][-1]["left"] == 120.0
+        wall.now += 500  # the deadline passes on the wall: a paused clock waits
+        time.sleep(0.2)
+        assert "time-up" not in buzzes
+        link.inbox.put(ClockRequested(pause=False))
+        until(lambda: timers()[-1] and timers()[-1]["phase"] == "round", "the resume")
+        wall.now += 95
+        until(lambda: "warn" in buzzes, "the warning")
+        wall.now += 25
+        until(lambda: "time-up" in buzzes, "the horn")
+        until(lambda: timers()[-1] is None, "the state without a clock")
+    finally:
+        stop.set()
+        thread.join(5)
+        watcher.stop()
+    with EventLog(tmp_path / "head.sqlite") as log:
+        kinds = [e.payload["event"][0] for e in log.replay()
+                 if e.table == 0 and e.payload.get("kind") == "night"]
+    assert kinds == ["start", "clock", "pause", "resume", "time-up"]
+    assert buzzes == ["round-start", "warn", "time-up"]
