@@ -154,6 +154,19 @@ def test_at_horn_finish_roll_by_buttons_lasts_until_the_pass():
     assert night.table(1).done and night.table(1).seat_points[0] == 2
 
 
+def test_in_a_timed_round_the_goal_table_gets_no_extra_rolls_either():
+    """core's "Every player gets at least one roll per round" is the untimed round's: in a timed
+    round at_horn decides the end of play, at the goal's bell too."""
+    rules = timed(ends_by="time-or-goal", at_horn="stop", base="core")
+    assert rules.round.every_player_rolls
+    night = one_table(rules)
+    night = night.apply(TableEntry(1, Roll((1, 1, 1))))  # seat 1's bunco: the head table's goal
+    assert night.bell_rung and night.table(1).done  # 21 - 0, nobody else rolls
+    untimed = Night.start(preset("core"), make_players(4), [("p1", "p2", "p3", "p4")])
+    untimed = untimed.apply(StartRound()).apply(TableEntry(1, Roll((1, 1, 1))))
+    assert untimed.table(1).phase == "extra"
+
+
 def test_a_pause_moves_the_deadline_by_its_length():
     night = one_table(timed())
     night = night.apply(PauseClock(150.0))
@@ -188,7 +201,7 @@ def test_clock_events_round_trip_through_the_record_codec(event):
 
 @pytest.mark.parametrize(("base", "at_horn"), [("classic", "finish-roll"), ("classic", "stop"),
                                                ("individual", "finish-roll"),
-                                               ("individual", "stop")])
+                                               ("individual", "stop"), ("core", "finish-roll")])
 def test_a_simulated_timed_night_audits_clean(base, at_horn):
     rules = timed(at_horn=at_horn, base=base)
     sim = simulate_night(rules, 24, seed=7)

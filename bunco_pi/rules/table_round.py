@@ -383,7 +383,9 @@ class TableRound:
         return state._resolve_rolloff() if self.phase == ROLLOFF else state._resolve()
 
     def _end_of_play(self) -> TableRound:
-        if self.setup.rules.round.every_player_rolls:
+        # In a timed round ``at_horn`` decides the end of play, and every_player_rolls not.
+        timing = self.setup.rules.round
+        if timing.every_player_rolls and not timing.timed:
             order = [(self.roller_index + 1 + i) % 4 for i in range(4)]
             waiting = tuple(s for s in order if s not in self.rolled)
             if waiting:

@@ -221,7 +221,7 @@ class TableReplay:
             self._next_in_queue()
 
     def _end_of_play(self) -> None:
-        if self.rules.round.every_player_rolls:
+        if self.rules.round.every_player_rolls and not self.rules.round.minutes > 0:
             # "Every player gets at least one roll per round": from the next seat on
             waiting = [s for s in ((self.roller + 1 + i) % 4 for i in range(4))
                        if s not in self.rolled]
