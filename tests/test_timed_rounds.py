@@ -511,3 +511,15 @@ def test_the_heads_loop_sounds_the_clock_and_takes_a_pause_from_its_inbox(tmp_pa
                  if e.table == 0 and e.payload.get("kind") == "night"]
     assert kinds == ["start", "clock", "pause", "resume", "time-up"]
     assert buzzes == ["round-start", "warn", "time-up"]
+
+
+def test_the_heads_wall_clock_does_not_jump_mid_round(monkeypatch):
+    import time as real_time
+
+    from bunco_pi.head.coordinator import steady_wall
+
+    walls, monos = iter([1000.0, 5000.0]), iter([50.0, 60.0])
+    monkeypatch.setattr(real_time, "time", lambda: next(walls))
+    monkeypatch.setattr(real_time, "monotonic", lambda: next(monos))
+    wall = steady_wall()  # read at 1000.0 (monotonic 50)
+    assert wall() == 1010.0  # 10 s on, though the wall clock jumped to 5000

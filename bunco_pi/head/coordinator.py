@@ -65,6 +65,14 @@ LATE_AFTER = 1.0
 TIMER_REFRESH = 10.0
 
 
+def steady_wall() -> Callable[[], float]:
+    """The wall clock as it read when the head started, moved on by the monotonic clock: a
+    wall clock that jumps mid-round (a Pi that gets the time from the network late) does not
+    move the horn; across a restart the deadline is read against the wall clock again."""
+    wall0, mono0 = time.time(), time.monotonic()
+    return lambda: wall0 + (time.monotonic() - mono0)
+
+
 class RestoreError(ValueError):
     """The log does not replay: one line naming the record (a log from another version or
     rules, or a damaged file)."""
@@ -135,7 +143,7 @@ class Coordinator:
     online: set[int] = field(default_factory=set)
     # The wall clock a timed round's deadline is read from (seconds since the epoch): what it
     # reads is logged, so a replay needs no clock.
-    wall: Callable[[], float] = time.time
+    wall: Callable[[], float] = field(default_factory=steady_wall)
     _warned: float | None = None  # the deadline whose warning has sounded
     _said_at: float = 0.0  # the wall clock when the state was last made
 
