@@ -87,3 +87,34 @@ def test_beside_the_qr_code_the_corner_leaves_the_code_whole():
                if plain.getpixel((x, y)) != marked.getpixel((x, y))]
     qr_left = min(x for x in range(64, 128) if any(plain.getpixel((x, y)) for y in range(64)))
     assert changed and all(x < qr_left - 8 and y >= 50 for x, y in changed)
+
+
+def test_past_its_own_count_the_box_takes_no_roll_until_the_horn(mock_factory, tmp_path):
+    """The head is down at the deadline: the box's own count ran out, so a roll does not count
+    (and is not stored) until the head's horn comes; then the roll in hand does."""
+    from bunco_pi.rules.house import preset, with_timed_rounds
+    from bunco_pi.table.node import TIME_UP_GRACE
+
+    table = start_table(mock_factory, tmp_path, rules=with_timed_rounds(preset("classic"), 3))
+    try:
+        table.link.timer = {"phase": "warn", "left": 5.0, "total": 180.0}
+        table.node.post(Tick())
+        table.sync()
+        table.roll(1, 3, 3, 1)  # 2 points, before the end: counts
+        assert table.scores == (2, 0) and table.node.accepted == 1
+        table.clock.t += 5.0 + TIME_UP_GRACE - 0.1
+        table.node.post(Tick())
+        table.roll(2, 3, 5, 6)  # within the grace: the head's horn may be on its way
+        assert table.scores == (3, 0)
+        table.clock.t += 0.2
+        table.node.post(Tick())
+        table.roll(3, 3, 3, 3)
+        assert table.scores == (3, 0) and table.node.accepted == 2
+        assert table.node.flash == "TIME! wait for the horn"
+        table.link.timer = None  # the head is back: the horn
+        table.link.ring_bell()
+        table.sync()
+        table.roll(4, 3, 2, 1)  # the roll in hand
+        assert table.scores == (4, 0) and table.state.done
+    finally:
+        table.close()

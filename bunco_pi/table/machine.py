@@ -64,6 +64,9 @@ class LinkFacts:
     rolls_start_rounds: bool = False  # standalone: a roll between rounds starts the next one
     between_rounds_hint: str = ""  # what a button between rounds says ("": the table's own)
     results_hint: str = "pass: go on"
+    # A timed round's time ran out here by the box's own count and the head's horn has not come
+    # (the head is down, or its word is late): no roll, tally or pass counts until it does.
+    time_up: bool = False
 
 
 @dataclass(frozen=True)
@@ -453,6 +456,10 @@ class TableMachine:
     def _accept(self, entry: JsonEntry) -> bool:
         """Check the entry against the rules; store it durably, then let it count."""
         assert self.book is not None and self.in_journal
+        if self.link.time_up and not self.book.state.bell and \
+                not {"bell", "undo"} & set(entry):
+            self.flash = "TIME! wait for the horn"
+            return False
         try:
             book = self.book.add(entry)
         except RuleViolation as exc:

@@ -121,13 +121,13 @@ class TableNode:
         self.watchers: list[Callable[[NodeSnapshot], None]] = []
         self.log = log if log is not None else sys.stderr
         self.queue: queue.Queue[object] = queue.Queue()
+        self._timer: object = None  # the head's timer dict last seen, and its countdown here
+        self._countdown: Countdown | None = None
         self.machine = TableMachine(rules, table_number=table_number, players=players,
                                     link=self._link_facts())
         self.round_id: int | None = None  # the journal's round the entries go to
         self.frame: Any = None
         self._last_view: object = None
-        self._timer: object = None  # the head's timer dict last seen, and its countdown here
-        self._countdown: Countdown | None = None
         self._display_reported = False
         self._thread: threading.Thread | None = None
         self._local: collections.deque[object] = collections.deque()
@@ -351,7 +351,16 @@ class TableNode:
                          may_reopen=link.may_reopen,
                          rolls_start_rounds=bool(link.rolls_start_rounds),
                          between_rounds_hint=link.between_rounds_hint,
-                         results_hint=link.results_hint)
+                         results_hint=link.results_hint, time_up=self._time_up())
+
+    def _time_up(self) -> bool:
+        """The round's time ran out by this box's count, TIME_UP_GRACE ago, and the head's
+        horn has not come: the head is down or its word is late. (The grace is the horn's way
+        here; the head sounds it on time within a second.)"""
+        self.countdown_label()
+        c = self._countdown
+        return c is not None and c.phase in ("round", "warn") and \
+            self.clock() >= c.received + c.left + TIME_UP_GRACE
 
     def _warn(self, text: str) -> None:
         print(f"bunco-pi table: {text}", file=self.log, flush=True)
@@ -433,6 +442,11 @@ class TableNode:
         elif not self.sink.failure and self._display_reported:
             self._display_reported = False
             self._warn("the display answers again")
+
+
+# How long after its own count reached 0:00 a box waits for the head's horn before it stops
+# taking rolls by itself.
+TIME_UP_GRACE = 2.0
 
 
 class _LinkTick:
