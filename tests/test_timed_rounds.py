@@ -258,6 +258,15 @@ def test_the_audit_names_a_round_clock_of_the_wrong_length():
                for p in audit_record(record, rules))
 
 
+def test_the_audit_names_a_move_clock_during_a_round():
+    rules, record = _timed_record()
+    log = record["log"]
+    at = next(i for i, e in enumerate(log) if e[:2] == ["clock", "round"])
+    log[at] = ["clock", "move", log[at][2], log[at][2] + 120.0]
+    problems = audit_record(record, rules)
+    assert any(f"log entry {at}: a move clock during a round" in p for p in problems), problems
+
+
 @pytest.mark.parametrize("at_horn", ["stop", "finish-roll"])
 def test_the_audit_names_a_roll_counted_after_the_horn(at_horn):
     """An engine that counted one roll too many after a table heard the horn: the record's

@@ -34,6 +34,7 @@ def check_clocks(log: list[Any], rules: HouseRules, say: Any) -> None:
     closes = 0
     clock: dict[str, Any] | None = None  # phase, deadline, paused_at
     round_clock_seen = False
+    in_round = False
     last_time = float("-inf")
 
     def where() -> str:
@@ -46,13 +47,13 @@ def check_clocks(log: list[Any], rules: HouseRules, say: Any) -> None:
         if kind == "start":
             if timed and clock is not None and clock["phase"] == "round":
                 say(f"{where()}: log entry {at} starts a round while a round clock runs")
-            clock, round_clock_seen = None, False
+            clock, round_clock_seen, in_round = None, False, True
             continue
         if kind in ("close", "close-held"):
             if timed and not round_clock_seen:
                 say(f"{where()}: a timed round closed (log entry {at}) without its clock")
             closes += 1
-            clock = None
+            clock, in_round = None, False
             continue
         if kind in ("next", "ring"):
             clock = None
@@ -74,6 +75,9 @@ def check_clocks(log: list[Any], rules: HouseRules, say: Any) -> None:
                 say(f"log entry {at}: a clock needs its start and its deadline")
                 continue
             length = times[1] - times[0]
+            if phase in ("round", "move") and in_round != (phase == "round"):
+                say(f"log entry {at}: a {phase} clock "
+                    + ("between rounds" if phase == "round" else "during a round"))
             if phase == "round":
                 if not timed:
                     say(f"{where()}: log entry {at} times a round, but the rules' rounds are "
