@@ -15,8 +15,8 @@ Nothing here can make the reader sure of a wrong face:
 - colours are trusted only when ``LEARN_ROLLS`` samples agree, so one odd roll (a lamp
   switched on, a stranger's die) cannot set them; until then a guess from the picture
   (``propose_look``) is only tried, never trusted, and what it reads is never scored;
-- once learned, further samples move the colours by a bounded step only (``MAX_STEP``), and
-  only samples close to the learned colours count (``adapt``).
+- once learned, the colours are kept as they are: nothing later in the evening moves them
+  (at most ``KEEP_SAMPLES`` rolls are kept while learning, so old ones cannot pile up either).
 
 Pure: frames and readings in, settings out. Reading and writing the file, and the camera,
 are the shell's (``hardware/camera.py``, ``table/camera_feed.py``).
@@ -41,7 +41,6 @@ LEARN_ROLLS = 3  # agreeing sure rolls before the dice's colours are trusted
 KEEP_SAMPLES = 8  # the most recent sure rolls kept while learning (older ones drop out)
 AGREE = 18.0  # CIE Lab distance within which two faces are of one colour
 PIP_AGREE = 40.0  # ... two pips (small, blurred into the face at their edges: noisier)
-MAX_STEP = 2.0  # Lab units a learned face or pip colour may move for one more sure roll
 TRAY_MARGIN = 2.0  # die widths of tray kept around every place a die came to rest
 FULL_FRAME = (0.0, 0.0, 1.0, 1.0)
 
@@ -118,6 +117,8 @@ class Study:
     setup: LearnedSetup
     reading: FrameReading | None  # every die sure by both readers, under trusted colours; or None
     sample: RollSample | None  # the roll learned from, if it was one
+    seen: FrameReading = FrameReading(())  # under the trusted colours, the reader that found
+    # more dice: an empty tray, or a roll of the wrong number of dice, is said as such
 
 
 def study(
@@ -143,29 +144,32 @@ def study(
         tried.append(leaning)
         region = trusted.region
         tried.append(propose_look(frame, region))
-    seen: list[DiceLook | None] = []
+    found = FrameReading(())
+    done: list[DiceLook | None] = []
     for look in tried:
-        if any(_same_look(look, other) for other in seen):
+        if any(_same_look(look, other) for other in done):
             continue
-        seen.append(look)
+        done.append(look)
         settings = replace(trusted, dice_colour=look.face if look else None,
                            pip_colour=look.pip if look else None).reader_settings()
-        agreed = sure_by_both(read_pips(frame, settings), read_net(frame, settings), dice,
-                              calibration.min_confidence)
+        pips, net = read_pips(frame, settings), read_net(frame, settings)
+        if look is tried[0]:
+            found = pips if len(pips.dice) >= len(net.dice) else net
+        agreed = sure_by_both(pips, net, dice, calibration.min_confidence)
         if agreed is None:
             continue
         sample = roll_sample(frame, agreed)
         scored = agreed if look is tried[0] else None
         if sample is None:
-            return Study(setup, scored, None)  # dice of different colours: nothing learned
+            return Study(setup, scored, None, found)  # dice of different colours: no sample
         grown = learn(setup, sample, frame)
         if scored is None and grown.learned and not setup.learned:
             # Learned with this very roll: read it again as the colours now trusted say.
             settings = applied(grown, calibration).reader_settings()
             scored = sure_by_both(read_pips(frame, settings), read_net(frame, settings), dice,
                                   calibration.min_confidence)
-        return Study(grown, scored, sample)
-    return Study(setup, None, None)
+        return Study(grown, scored, sample, found)
+    return Study(setup, None, None, found)
 
 
 def sure_by_both(
@@ -236,9 +240,13 @@ def roll_sample(frame: np.ndarray, reading: FrameReading) -> RollSample | None:
 
 
 def learn(setup: LearnedSetup, sample: RollSample, frame: np.ndarray) -> LearnedSetup:
-    """The set-up with one more sure roll: kept while learning; a bounded step once learned."""
+    """The set-up with one more sure roll; the colours and the tray once enough agree.
+
+    Learned colours are not moved again: a lamp switched on or another set's roll later
+    in the evening cannot shift them (calibrate, or delete the learned file, to start anew).
+    """
     if setup.learned:
-        return adapt(setup, sample)
+        return setup
     samples = (setup.samples + (sample,))[-KEEP_SAMPLES:]
     grown = replace(setup, samples=samples, rolls=setup.rolls + 1)
     group = _best_group(samples)
@@ -247,26 +255,8 @@ def learn(setup: LearnedSetup, sample: RollSample, frame: np.ndarray) -> Learned
     look = _group_look(group)
     assert look is not None
     width = float(np.median([s.width for s in group]))
-    return replace(grown, face=look.face, pip=look.pip, die_width=width,
+    return replace(grown, face=look.face, pip=look.pip, die_width=round(width, 4),
                    region=tray_region(frame, [p for s in group for p in s.spots], width))
-
-
-def adapt(setup: LearnedSetup, sample: RollSample) -> LearnedSetup:
-    """Learned colours follow the evening's light slowly: a sample close to them moves them
-    by at most ``MAX_STEP`` Lab units; one farther off (another set's roll) moves nothing."""
-    assert setup.face is not None and setup.pip is not None
-    face, pip = _lab_of(setup.face), _lab_of(setup.pip)
-    new_face, new_pip = _lab_of(sample.face), _lab_of(sample.pip)
-    if np.linalg.norm(new_face - face) > AGREE or np.linalg.norm(new_pip - pip) > PIP_AGREE:
-        return setup
-    return replace(setup, face=_bgr_of(_step(face, new_face)), pip=_bgr_of(_step(pip, new_pip)),
-                   rolls=setup.rolls + 1)
-
-
-def _step(old: np.ndarray, new: np.ndarray) -> np.ndarray:
-    move = 0.25 * (new - old)
-    length = float(np.linalg.norm(move))
-    return old + (move * (MAX_STEP / length) if length > MAX_STEP else move)
 
 
 def tray_region(
