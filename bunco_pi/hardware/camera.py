@@ -375,9 +375,9 @@ class CameraDiceSource:
                 self._on_learned(self._setup)
         if outcome.reading is not None:
             return outcome.reading
-        if not outcome.seen.dice:
+        if not outcome.seen.dice and not outcome.noticed:
             return None
-        if len(outcome.seen.dice) != self._given.dice:
+        if outcome.seen.dice and len(outcome.seen.dice) != self._given.dice:
             return judge(outcome.seen, self._given.dice)  # "saw 2 dice, not 3": re-roll
         return Unsure(outcome.setup.not_scored())
 

@@ -119,6 +119,7 @@ class Study:
     sample: RollSample | None  # the roll learned from, if it was one
     seen: FrameReading = FrameReading(())  # under the trusted colours, the reader that found
     # more dice: an empty tray, or a roll of the wrong number of dice, is said as such
+    noticed: bool = False  # dice were found under some colours tried: not an empty tray
 
 
 def study(
@@ -145,6 +146,7 @@ def study(
         region = trusted.region
         tried.append(propose_look(frame, region))
     found = FrameReading(())
+    noticed = False
     done: list[DiceLook | None] = []
     for look in tried:
         if any(_same_look(look, other) for other in done):
@@ -155,21 +157,22 @@ def study(
         pips, net = read_pips(frame, settings), read_net(frame, settings)
         if look is tried[0]:
             found = pips if len(pips.dice) >= len(net.dice) else net
+        noticed = noticed or bool(pips.dice or net.dice)
         agreed = sure_by_both(pips, net, dice, calibration.min_confidence)
         if agreed is None:
             continue
         sample = roll_sample(frame, agreed)
         scored = agreed if look is tried[0] else None
         if sample is None:
-            return Study(setup, scored, None, found)  # dice of different colours: no sample
+            return Study(setup, scored, None, found, True)  # dice of different colours
         grown = learn(setup, sample, frame)
         if scored is None and grown.learned and not setup.learned:
             # Learned with this very roll: read it again as the colours now trusted say.
             settings = applied(grown, calibration).reader_settings()
             scored = sure_by_both(read_pips(frame, settings), read_net(frame, settings), dice,
                                   calibration.min_confidence)
-        return Study(grown, scored, sample, found)
-    return Study(setup, None, None, found)
+        return Study(grown, scored, sample, found, True)
+    return Study(setup, None, None, found, noticed)
 
 
 def sure_by_both(
