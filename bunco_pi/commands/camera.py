@@ -52,7 +52,10 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
         help="make each photo harder first: blurred, moving, darker, smaller, or JPEG-damaged",
     )
     _reader_options(evaluate, several=True)
-    evaluate.add_argument("--list", action="store_true", help="list every photo with a mistake")
+    evaluate.add_argument(
+        "--list", action="store_true",
+        help="also list every mistake (wrong and sure, not sure, missed, extra): the photo's"
+        " file, the die's place, the label's face and what was read")
     evaluate.set_defaults(func=run_eval)
 
     calibrate = actions.add_parser("calibrate", help="set up for a tray from a picture of it empty")
@@ -195,17 +198,29 @@ def run_eval(args: argparse.Namespace) -> int:
             f"{result.total('invented'):>8} {1000 * result.seconds / len(result.photos):>8.1f}"
         )
         if args.list:
-            for p in result.photos:
-                if not p.all_right:
-                    details.append(
-                        f"{method}: {p.name}: {p.right}/{p.dice} right, wrong {p.wrong}, "
-                        f"unsure {p.unsure}, missed {p.missed}, invented {p.invented}"
-                    )
+            details.extend(_mistakes(method, result))
     print(header)
     print("\n".join(rows))
-    if details:
-        print("\n".join(details))
+    if args.list:
+        print(f"\nevery mistake ({len(details)}), as METHOD: PHOTO (x,y) KIND: label L, read R"
+              " (confidence, reason); x,y in the photo's pixels:" if details
+              else "\nno mistakes")
+        if details:
+            print("\n".join(details))
     return 0
+
+
+def _mistakes(method: str, result) -> list[str]:
+    """One line per die read wrong, not sure, missed or made up, worst kind first."""
+    from bunco_pi.vision.evaluate import MISTAKES
+
+    lines = []
+    for kind in MISTAKES:
+        for photo in result.photos:
+            for mistake in photo.mistakes:
+                if mistake.kind == kind:
+                    lines.append(f"{method}: images/{photo.file} {mistake.describe()}")
+    return lines
 
 
 def _why(asked: str | None, chosen: str) -> str:
