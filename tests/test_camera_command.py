@@ -234,11 +234,31 @@ def test_watch_a_folder_of_photos_prints_each_roll_once(tray_photos, tmp_path, c
     (folder / "2-two.png").write_bytes(two.read_bytes())
     assert run("watch", "--folder", str(folder), "--hold", "8") == 0
     assert capsys.readouterr().out.splitlines() == [
+        "learning dice 0/3: no dice colours calibrated, the first sure rolls teach them",
         "rolling",
         "roll 0: 6 2 5 (confidence 1.00)",
         "rolling",
         "not sure: saw 2 dice, not 3",
     ]
+
+
+def test_watch_keeps_what_the_first_sure_rolls_taught(tmp_path, capsys):
+    folder = tmp_path / "throws"
+    folder.mkdir()
+    cv2.imwrite(str(folder / "0-start.png"), draw_tray([]))
+    throws = [(6, 2, 5), (1, 3, 4), (2, 2, 6), (5, 4, 1)]
+    for k, faces in enumerate(throws, start=1):
+        dice_drawn = [(f, 150 + 150 * i, 160 + 60 * i, 12.0 * k) for i, f in enumerate(faces)]
+        cv2.imwrite(str(folder / f"{k}-roll.png"), draw_tray(dice_drawn))
+    learned = tmp_path / "learned.json"
+    assert run("watch", "--folder", str(folder), "--learned", str(learned)) == 0
+    rolls = [line for line in capsys.readouterr().out.splitlines() if line.startswith("roll ")]
+    assert [line.split(":")[1].split("(")[0].split() for line in rolls] == [
+        [str(f) for f in faces] for faces in throws]
+    data = json.loads(learned.read_text())
+    assert data["rolls"] == 3 and data["face"] is not None  # white dice: learned in 3 rolls
+    assert run("watch", "--folder", str(folder), "--learned", str(learned)) == 0
+    assert "learning" not in capsys.readouterr().out  # read back: nothing left to learn
 
 
 def mistaken_folder(root):

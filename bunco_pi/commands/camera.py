@@ -84,6 +84,10 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     where.add_argument("--folder", type=Path, help="a folder of photos, each held for --hold")
     watch.add_argument("--hold", type=int, default=8, help="frames per photo with --folder")
     watch.add_argument("--calibration", type=Path, help="settings from 'camera calibrate'")
+    watch.add_argument(
+        "--learned", type=Path, metavar="FILE",
+        help="without calibrated dice colours, what the first sure rolls teach is kept here"
+        " (and read from here first); default: learned anew, not kept")
     watch.set_defaults(func=run_watch)
 
 
@@ -289,7 +293,10 @@ def run_watch(args: argparse.Namespace) -> int:
         ImageFolderSource,
         OpenCVSource,
         PicameraSource,
+        load_learned,
+        save_learned,
     )
+    from bunco_pi.vision.learn import LearnedSetup
     from bunco_pi.vision.verdict import SettledRoll, Unsure
 
     calibration = _calibration(args.calibration)
@@ -301,7 +308,17 @@ def run_watch(args: argparse.Namespace) -> int:
         frames = PicameraSource(controls=calibration.exposure or None)
     results: queue.Queue = queue.Queue()
     # "rolling" goes through the same queue as the results, so they print in the order they happened.
-    source = CameraDiceSource(frames, results, calibration, on_rolling=lambda: results.put(ROLLING))
+    learned = load_learned(args.learned) if args.learned is not None else LearnedSetup()
+
+    def keep(setup: LearnedSetup) -> None:
+        if args.learned is not None:
+            save_learned(setup, args.learned)
+
+    source = CameraDiceSource(frames, results, calibration, on_rolling=lambda: results.put(ROLLING),
+                              learned=learned, on_learned=keep)
+    if source.learning:
+        print(f"{source.status()}: no dice colours calibrated, the first sure rolls teach them",
+              flush=True)
     source.start()
     try:
         while True:
