@@ -26,7 +26,7 @@ from bunco_pi.hardware.camera import (
     load_learned,
     save_learned,
 )
-from bunco_pi.table.camera_feed import CameraFeed
+from bunco_pi.table.camera_feed import CameraFeed, translate
 from bunco_pi.table.events import DiceRoll, DiceStatus
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.dataset import list_photos, read_labels
@@ -223,6 +223,13 @@ def test_the_tray_holds_every_place_a_die_came_to_rest():
     assert setup.die_width == pytest.approx(56 / 640, rel=0.3)
 
 
+def test_the_learning_lines_fit_the_oled_and_reach_it_as_they_are():
+    setup = LearnedSetup()
+    for line in (setup.status(), setup.not_scored()):
+        assert len(line) <= 21
+        assert translate(Unsure(line)) == DiceStatus(True, line)
+
+
 def test_the_learned_settings_file_round_trips_and_refuses_what_it_did_not_write(tmp_path):
     setup = LearnedSetup(
         samples=(RollSample(BLUE, WHITE, ((0.25, 0.4), (0.5, 0.5)), 0.09),),
@@ -366,6 +373,9 @@ def test_the_table_keeps_what_rolling_taught_across_a_restart(photos, tmp_path):
     feed.start()
     run_out(feed)
     assert posted[0] == DiceStatus(True, "learning dice 0/3")  # said on the OLED at start
+    # ... and, as the dice tumble, how far it got, instead of "rolling...".
+    said = [e.detail for e in posted if isinstance(e, DiceStatus)]
+    assert "learning dice 1/3" in said and "learning dice 2/3" in said
     assert [e for e in posted if isinstance(e, DiceRoll)]
     data = json.loads(learned.read_text())
     assert data["face"] is not None and data["region"] is not None
