@@ -385,3 +385,49 @@ def test_the_table_keeps_what_rolling_taught_across_a_restart(photos, tmp_path):
     restarted.start()
     run_out(restarted)
     assert not any(isinstance(e, DiceStatus) and e.detail.startswith("learning") for e in again)
+
+
+def test_a_table_with_a_camera_source_and_no_calibration_file_scores_real_rolls(
+    mock_factory, tmp_path, photos
+):
+    # "a table with `[camera] source` set and no calibration file must work"
+    import io
+
+    from luma.core.device import dummy
+
+    from bunco_pi.rules.house import preset
+    from bunco_pi.table.box import TableBox
+    from bunco_pi.table.config import load_config
+    from bunco_pi.table.standalone_link import StandaloneLink
+
+    folder = tmp_path / "throws"
+    folder.mkdir()
+    chosen = photos_of_three(photos, 7)
+    for k, photo in enumerate(chosen):
+        shutil.copy(photo.image_path, folder / f"{k:02d}.jpg")
+    config_path = tmp_path / "table.toml"
+    config_path.write_text(f'[camera]\nsource = "folder:{folder}"\n'
+                           '[table]\nplayers = ["Ann", "Bea", "Cat", "Dot"]\n')
+    config = load_config(config_path)
+    assert config.camera.calibration is None  # no dice-tray.json anywhere
+    rules = preset("classic")
+    box = TableBox(config, rules, StandaloneLink(rules, config.players), tmp_path / "j.db",
+                   device=dummy(width=128, height=64, mode="1"), log=io.StringIO())
+    box.start()
+    try:
+        deadline = time.monotonic() + 120
+        while box.node.dice_warning == "" and time.monotonic() < deadline:
+            assert box.node.sync()
+            time.sleep(0.05)
+        assert box.node.dice_warning == "camera stopped"  # the folder ran out
+        log = [sorted(e["roll"]) for e in box.node.book.log if "roll" in e]
+        expected = [list(labelled_faces(p)) for p in chosen[1:]]  # the first: lying there
+        # Each roll scored is the next photo's labelled faces, in order (some may be skipped
+        # as not sure, none scored with other faces).
+        remaining = iter(expected)
+        assert all(any(roll == truth for truth in remaining) for roll in log), (log, expected)
+        assert len(log) >= 4
+    finally:
+        box.stop()
+    learned = json.loads((tmp_path / "dice-learned.json").read_text())
+    assert learned["face"] is not None  # kept beside the config
