@@ -280,7 +280,9 @@ def feed_folder(folder: Path, source: CameraDiceSource) -> dict[str, object]:
     while (frame := frames.read()) is not None:
         result = source.process(frame)
         if result is not None:
-            results[names[index // HOLD]] = result
+            name = names[index // HOLD]
+            assert name not in results, f"{name} read twice"  # e.g. when colours were learned
+            results[name] = result
         index += 1
     return results
 
@@ -431,3 +433,31 @@ def test_a_table_with_a_camera_source_and_no_calibration_file_scores_real_rolls(
         box.stop()
     learned = json.loads((tmp_path / "dice-learned.json").read_text())
     assert learned["face"] is not None  # kept beside the config
+
+
+def test_learned_colours_do_not_make_the_roll_lying_there_read_again():
+    from bunco_pi.vision.look import DiceLook
+    from bunco_pi.vision.settle import Event, SettleDetector, SettleSettings
+
+    empty = draw_scene([], tray="felt", face_colour=RED, pip_colour=WHITE)
+    roll = draw_scene([(5, 200.0, 200.0, 10.0), (2, 400.0, 260.0, 30.0)], tray="felt",
+                      face_colour=RED, pip_colour=WHITE)
+
+    def settle(detector, frame):
+        events = [detector.feed(frame) for _ in range(HOLD)]
+        return [e for e in events if e is not None]
+
+    def learned_detector(relook: bool) -> SettleDetector:
+        detector = SettleDetector()
+        settle(detector, empty)  # start-up: taken as read
+        settle(detector, roll)  # the roll it learned the colours from
+        if relook:
+            detector.relook(DiceLook(RED, WHITE), roll)
+        else:  # what a plain swap of the settings would do
+            detector.settings = SettleSettings(look=DiceLook(RED, WHITE))
+        return detector
+
+    assert Event.SETTLED in settle(learned_detector(relook=False), roll)  # read twice
+    assert settle(learned_detector(relook=True), roll) == []  # read once, not again
+    again = learned_detector(relook=True)
+    assert Event.SETTLED in settle(again, empty) + settle(again, roll)  # the next throw is read
