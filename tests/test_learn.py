@@ -138,6 +138,17 @@ def test_calibrated_dice_colours_win_over_learned_ones():
     assert applied(learned, TrayCalibration()).dice_colour == RED
 
 
+def test_a_camera_with_calibrated_dice_colours_learns_nothing(tmp_path):
+    cv2.imwrite(str(tmp_path / "tray.png"), draw_scene([], **BLUE_SET))
+    calibrated = TrayCalibration(dice_colour=BLUE, pip_colour=WHITE)
+    earlier = LearnedSetup(face=RED, pip=WHITE, region=(0.1, 0.1, 0.8, 0.8))
+    source = CameraDiceSource(ImageFolderSource(tmp_path), lambda r: None, calibrated, learned=earlier)
+    assert not source.learning and source.setup is None and source.status() == ""
+    assert source.calibration == calibrated  # the learned file is left aside
+    fresh = CameraDiceSource(ImageFolderSource(tmp_path), lambda r: None, TrayCalibration(), learned=earlier)
+    assert fresh.calibration.region == (0.1, 0.1, 0.8, 0.8) and fresh.calibration.look is not None
+
+
 def test_only_dice_both_readers_are_sure_of_alike_count():
     def die(face, x, confidence=0.9):
         return DieReading(face, confidence, (x, 100.0), 25.0)

@@ -313,9 +313,12 @@ class CameraDiceSource:
         if frames is None and reopen is None:
             raise ValueError("CameraDiceSource needs frames or a way to open them (reopen)")
         self._given = calibration or TrayCalibration()
-        self._setup = learned
+        # Dice colours measured by calibration are used as they are: nothing to learn, and a
+        # set-up learned before the calibration (its tray too) is left aside.
+        self._setup = learned if self._given.look is None else None
         self._on_learned = on_learned
-        self.calibration = self._given if learned is None else applied(learned, self._given)
+        self.calibration = (self._given if self._setup is None
+                            else applied(self._setup, self._given))
         self._custom_read = read
         self._frames = frames
         self._reopen = reopen
@@ -346,7 +349,7 @@ class CameraDiceSource:
     @property
     def learning(self) -> bool:
         """Still setting up by rolling: only rolls both readers are sure of are scored."""
-        return self._setup is not None and not self._setup.learned and self._given.look is None
+        return self._setup is not None and not self._setup.learned
 
     @property
     def setup(self) -> LearnedSetup | None:

@@ -97,7 +97,8 @@ def applied(setup: LearnedSetup, calibration: TrayCalibration) -> TrayCalibratio
     """The calibration the readers use: what rolling taught, where calibration said nothing.
 
     Dice colours from a calibration file win (measured from a picture of them); so does a
-    tray region given by calibration (anything but the whole frame).
+    tray region given by calibration (anything but the whole frame). (The camera source does
+    not learn at all when calibration measured the dice.)
     """
     changes: dict[str, object] = {}
     if calibration.look is None and setup.learned:
