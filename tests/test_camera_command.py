@@ -310,3 +310,24 @@ def test_eval_list_says_when_there_is_no_mistake(tmp_path, capsys, monkeypatch):
     folder = labelled_folder(tmp_path / "set")
     assert run("eval", str(folder), "--method", "pips", "--list") == 0
     assert capsys.readouterr().out.splitlines()[-1] == "no mistakes"
+
+
+def test_read_and_eval_can_use_what_a_table_learned(tmp_path, capsys, monkeypatch):
+    from bunco_pi.hardware.camera import save_learned
+    from bunco_pi.vision.learn import LearnedSetup
+
+    monkeypatch.chdir(tmp_path)
+    blue, white = (170, 80, 20), (245, 245, 245)
+    photo = tmp_path / "blue.png"
+    cv2.imwrite(str(photo), draw_scene([(5, 160, 200, 10.0), (3, 330, 250, 40.0),
+                                        (6, 480, 300, 0.0)],
+                                       tray="white", face_colour=blue, pip_colour=white, seed=1))
+    learned = tmp_path / "dice-learned.json"
+    save_learned(LearnedSetup(face=blue, pip=white, rolls=3), learned)
+    assert run("read", str(photo), "--learned", str(learned)) == 0
+    assert capsys.readouterr().out.strip().endswith("-> roll 5 3 6")
+    assert run("read", str(photo)) == 0
+    assert "-> roll 5 3 6" not in capsys.readouterr().out  # plain grey: not this tray's dice
+    missing = tmp_path / "none.json"
+    assert run("read", str(photo), "--learned", str(missing)) == (
+        f"{missing}: no such learned settings file")

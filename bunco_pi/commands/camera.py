@@ -105,6 +105,10 @@ def _reader_options(parser: argparse.ArgumentParser, several: bool = False) -> N
         type=Path,
         help=f"settings from 'camera calibrate' (default: {DEFAULT_CALIBRATION} if present)",
     )
+    parser.add_argument(
+        "--learned", type=Path, metavar="FILE",
+        help="read with what rolling taught a table (its dice-learned.json): the dice's colours"
+        " and tray, where the calibration does not give them")
 
 
 def _calibration(path: Path | None):
@@ -114,6 +118,18 @@ def _calibration(path: Path | None):
         return load_calibration(path)
     default = Path(DEFAULT_CALIBRATION)
     return load_calibration(default) if default.is_file() else TrayCalibration()
+
+
+def _with_learned(calibration, learned: Path | None):
+    """The calibration with what rolling taught (``--learned``), as the table would read."""
+    if learned is None:
+        return calibration
+    from bunco_pi.hardware.camera import load_learned
+    from bunco_pi.vision.learn import applied
+
+    if not learned.is_file():
+        raise UserError(f"{learned}: no such learned settings file")
+    return applied(load_learned(learned), calibration)
 
 
 def _reader(method: str, calibration) -> Callable:
@@ -141,7 +157,7 @@ def run_read(args: argparse.Namespace) -> int:
     from bunco_pi.vision.evaluate import load_image
     from bunco_pi.vision.verdict import SettledRoll, judge
 
-    calibration = _calibration(args.calibration)
+    calibration = _with_learned(_calibration(args.calibration), args.learned)
     read = _reader(args.method, calibration)
     dice = args.dice if args.dice is not None else calibration.dice
     if args.annotate is not None:
@@ -179,7 +195,7 @@ def run_eval(args: argparse.Namespace) -> int:
         if not os.environ.get(DATASET_ENV):
             raise UserError(f"camera eval: give a folder, or set {DATASET_ENV}")
         folder = Path(os.environ[DATASET_ENV])
-    calibration = _calibration(args.calibration)
+    calibration = _with_learned(_calibration(args.calibration), args.learned)
     methods = [m.strip() for m in args.method.split(",") if m.strip()]
     readers = [(m, _reader(m, calibration)) for m in methods]
     everything = list_photos(folder, "all")
