@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import re
 
 import cv2
 import pytest
@@ -233,8 +234,100 @@ def test_watch_a_folder_of_photos_prints_each_roll_once(tray_photos, tmp_path, c
     (folder / "2-two.png").write_bytes(two.read_bytes())
     assert run("watch", "--folder", str(folder), "--hold", "8") == 0
     assert capsys.readouterr().out.splitlines() == [
+        "learning dice 0/3: no dice colours calibrated, the first sure rolls teach them",
         "rolling",
         "roll 0: 6 2 5 (confidence 1.00)",
         "rolling",
         "not sure: saw 2 dice, not 3",
     ]
+
+
+def test_watch_keeps_what_the_first_sure_rolls_taught(tmp_path, capsys):
+    folder = tmp_path / "throws"
+    folder.mkdir()
+    cv2.imwrite(str(folder / "0-start.png"), draw_tray([]))
+    throws = [(6, 2, 5), (1, 3, 4), (2, 2, 6), (5, 4, 1)]
+    for k, faces in enumerate(throws, start=1):
+        dice_drawn = [(f, 150 + 150 * i, 160 + 60 * i, 12.0 * k) for i, f in enumerate(faces)]
+        cv2.imwrite(str(folder / f"{k}-roll.png"), draw_tray(dice_drawn))
+    learned = tmp_path / "learned.json"
+    assert run("watch", "--folder", str(folder), "--learned", str(learned)) == 0
+    rolls = [line for line in capsys.readouterr().out.splitlines() if line.startswith("roll ")]
+    assert [line.split(":")[1].split("(")[0].split() for line in rolls] == [
+        [str(f) for f in faces] for faces in throws]
+    data = json.loads(learned.read_text())
+    assert data["rolls"] == 3 and data["face"] is not None  # white dice: learned in 3 rolls
+    assert run("watch", "--folder", str(folder), "--learned", str(learned)) == 0
+    assert "learning" not in capsys.readouterr().out  # read back: nothing left to learn
+
+
+def mistaken_folder(root):
+    """Three photos, each labelled with one mistake a reader can be caught in."""
+    (root / "images").mkdir(parents=True)
+    (root / "labels").mkdir()
+    photos = {
+        # drawn dice / labelled dice: (face, x, y)
+        "six_called_three": ([(6, 150, 150), (2, 420, 200)], [(3, 150, 150), (2, 420, 200)]),
+        "die_not_there": ([(4, 150, 150)], [(4, 150, 150), (5, 500, 380)]),
+        "unlabelled_die": ([(5, 150, 150), (1, 420, 200)], [(5, 150, 150)]),
+    }
+    for name, (drawn, labelled) in photos.items():
+        cv2.imwrite(str(root / "images" / f"{name}.png"),
+                    draw_tray([(f, x, y, 0.0) for f, x, y in drawn]))
+        (root / "labels" / f"{name}.txt").write_text(
+            "".join(f"{f - 1} {x / 640} {y / 480} 0.05 0.07\n" for f, x, y in labelled))
+    return root
+
+
+@pytest.mark.parametrize("method", camera.METHODS)
+def test_eval_list_shows_every_mistake_with_the_photo_place_label_and_reading(
+    tmp_path, capsys, monkeypatch, method
+):
+    # "`dice eval --list` shows every mistake with the photo's name, so anyone can look."
+    monkeypatch.chdir(tmp_path)
+    folder = mistaken_folder(tmp_path / "set")
+    assert run("eval", str(folder), "--method", method, "--list") == 0
+    out = capsys.readouterr().out
+    listed = out.split("every mistake", 1)[1].splitlines()[1:]
+    assert f"{method}: images/die_not_there.png (500,380) missed: label 5, nothing read" in listed
+    extra = [re.fullmatch(rf"{method}: images/unlabelled_die.png \((\d+),(\d+)\) extra: no die"
+                          r" labelled, read \d \(\d\.\d\d.*\)", line)
+             for line in listed if "unlabelled_die.png" in line]
+    assert len(extra) == 1 and extra[0] is not None  # at the die's place, as read there
+    assert abs(int(extra[0][1]) - 420) <= 8 and abs(int(extra[0][2]) - 200) <= 8
+    if method != "baseline":  # the threshold-and-count baseline may doubt it rather than err
+        assert any(line.startswith(f"{method}: images/six_called_three.png (150,150) wrong and"
+                                   " sure: label 3, read 6 (") for line in listed), listed
+    # Every line names a photo of the folder and a kind of mistake; nothing right is listed.
+    kinds = (" wrong and sure: ", " not sure: ", " missed: ", " extra: ")
+    for line in listed:
+        assert line.startswith(f"{method}: images/") and any(kind in line for kind in kinds)
+        assert "label 2" not in line and "label 4" not in line
+
+
+def test_eval_list_says_when_there_is_no_mistake(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = labelled_folder(tmp_path / "set")
+    assert run("eval", str(folder), "--method", "pips", "--list") == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "no mistakes"
+
+
+def test_read_and_eval_can_use_what_a_table_learned(tmp_path, capsys, monkeypatch):
+    from bunco_pi.hardware.camera import save_learned
+    from bunco_pi.vision.learn import LearnedSetup
+
+    monkeypatch.chdir(tmp_path)
+    blue, white = (170, 80, 20), (245, 245, 245)
+    photo = tmp_path / "blue.png"
+    cv2.imwrite(str(photo), draw_scene([(5, 160, 200, 10.0), (3, 330, 250, 40.0),
+                                        (6, 480, 300, 0.0)],
+                                       tray="white", face_colour=blue, pip_colour=white, seed=1))
+    learned = tmp_path / "dice-learned.json"
+    save_learned(LearnedSetup(face=blue, pip=white, rolls=3), learned)
+    assert run("read", str(photo), "--learned", str(learned)) == 0
+    assert capsys.readouterr().out.strip().endswith("-> roll 5 3 6")
+    assert run("read", str(photo)) == 0
+    assert "-> roll 5 3 6" not in capsys.readouterr().out  # plain grey: not this tray's dice
+    missing = tmp_path / "none.json"
+    assert run("read", str(photo), "--learned", str(missing)) == (
+        f"{missing}: no such learned settings file")

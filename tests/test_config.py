@@ -122,12 +122,13 @@ def test_camera_defaults_and_file_values(tmp_path):
     path.write_text('[camera]\nsource = "opencv:0"\ncalibration = "trays/one.json"\n'
                     "frame_timeout = 2\n")
     config = load_config(path)
-    assert config.camera == CameraConfig("opencv:0", tmp_path / "trays/one.json", 2.0)
+    beside = tmp_path / "dice-learned.json"
+    assert config.camera == CameraConfig("opencv:0", tmp_path / "trays/one.json", 2.0, beside)
     assert config.dice_port == ""
     # A folder and the calibration are taken from the config file's directory.
     path.write_text('[camera]\nsource = "folder:throws"\ncalibration = "/etc/tray.json"\n')
     assert load_config(path).camera == CameraConfig(f"folder:{tmp_path / 'throws'}",
-                                                    Path("/etc/tray.json"))
+                                                    Path("/etc/tray.json"), learned=beside)
     # Left out: dice-tray.json beside the config if it is there; "" is the built-in settings.
     path.write_text('[camera]\nsource = "picamera"\n')
     assert load_config(path).camera.calibration is None
@@ -135,6 +136,21 @@ def test_camera_defaults_and_file_values(tmp_path):
     assert load_config(path).camera.calibration == tmp_path / "dice-tray.json"
     path.write_text('[camera]\nsource = "picamera"\ncalibration = ""\n')
     assert load_config(path).camera.calibration is None
+
+
+def test_what_rolling_taught_is_kept_beside_the_config_unless_told_otherwise(tmp_path):
+    # "kept in a small learned-settings file beside the table's config so a reboot keeps them"
+    path = tmp_path / "table.toml"
+    path.write_text('[camera]\nsource = "picamera"\n')
+    assert load_config(path).camera.learned == tmp_path / "dice-learned.json"
+    path.write_text('[camera]\nsource = "picamera"\nlearned = "trays/learned.json"\n')
+    assert load_config(path).camera.learned == tmp_path / "trays/learned.json"
+    path.write_text('[camera]\nsource = "picamera"\nlearned = ""\n')
+    assert load_config(path).camera.learned is None  # learned anew at every start
+    assert parse_config({"camera": {"source": "picamera"}}).camera.learned is None
+    path.write_text('[camera]\nlearned = 3\n')
+    with pytest.raises(UserError, match=r":2 \[camera\] learned = 3: must be a string"):
+        load_config(path)
 
 
 @pytest.mark.parametrize(

@@ -81,3 +81,24 @@ def test_load_image_errors_name_the_file(tmp_path):
     junk.write_text("not a picture")
     with pytest.raises(UserError, match=r"junk\.jpg: not an image OpenCV can read"):
         load_image(junk)
+
+
+def test_each_mistake_is_kept_with_its_place_label_and_reading(tmp_path):
+    labels = tmp_path / "a.txt"
+    labels.write_text("".join(f"{f} {x / 640} {100 / 480} 0.03 0.04\n" for f, x in
+                              [(0, 100), (1, 200), (2, 300), (3, 400)]))
+    reading = FrameReading((
+        die(1, 101, 99),  # right: not a mistake
+        die(5, 199, 102),  # wrong and sure
+        DieReading(None, 0.0, (300, 100), 20.0, "unsure: two readings"),  # not sure
+        die(6, 600, 400),  # extra; the 4 is missed
+    ))
+    result = score_photo("a", reading, labels, (640, 480), 0.5, file="a.jpg")
+    assert result.file == "a.jpg"
+    assert [m.describe() for m in result.mistakes] == [
+        "(200,100) wrong and sure: label 2, read 5 (0.90)",
+        "(300,100) not sure: label 3, read ? (0.00, unsure: two readings)",
+        "(400,100) missed: label 4, nothing read",
+        "(600,400) extra: no die labelled, read 6 (0.90)",
+    ]
+    assert len(result.mistakes) == result.wrong + result.unsure + result.missed + result.invented

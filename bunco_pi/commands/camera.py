@@ -52,7 +52,10 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
         help="make each photo harder first: blurred, moving, darker, smaller, or JPEG-damaged",
     )
     _reader_options(evaluate, several=True)
-    evaluate.add_argument("--list", action="store_true", help="list every photo with a mistake")
+    evaluate.add_argument(
+        "--list", action="store_true",
+        help="also list every mistake (wrong and sure, not sure, missed, extra): the photo's"
+        " file, the die's place, the label's face and what was read")
     evaluate.set_defaults(func=run_eval)
 
     calibrate = actions.add_parser("calibrate", help="set up for a tray from a picture of it empty")
@@ -81,6 +84,10 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     where.add_argument("--folder", type=Path, help="a folder of photos, each held for --hold")
     watch.add_argument("--hold", type=int, default=8, help="frames per photo with --folder")
     watch.add_argument("--calibration", type=Path, help="settings from 'camera calibrate'")
+    watch.add_argument(
+        "--learned", type=Path, metavar="FILE",
+        help="without calibrated dice colours, what the first sure rolls teach is kept here"
+        " (and read from here first); default: learned anew, not kept")
     watch.set_defaults(func=run_watch)
 
 
@@ -98,6 +105,10 @@ def _reader_options(parser: argparse.ArgumentParser, several: bool = False) -> N
         type=Path,
         help=f"settings from 'camera calibrate' (default: {DEFAULT_CALIBRATION} if present)",
     )
+    parser.add_argument(
+        "--learned", type=Path, metavar="FILE",
+        help="read with what rolling taught a table (its dice-learned.json): the dice's colours"
+        " and tray, where the calibration does not give them")
 
 
 def _calibration(path: Path | None):
@@ -107,6 +118,18 @@ def _calibration(path: Path | None):
         return load_calibration(path)
     default = Path(DEFAULT_CALIBRATION)
     return load_calibration(default) if default.is_file() else TrayCalibration()
+
+
+def _with_learned(calibration, learned: Path | None):
+    """The calibration with what rolling taught (``--learned``), as the table would read."""
+    if learned is None:
+        return calibration
+    from bunco_pi.hardware.camera import load_learned
+    from bunco_pi.vision.learn import applied
+
+    if not learned.is_file():
+        raise UserError(f"{learned}: no such learned settings file")
+    return applied(load_learned(learned), calibration)
 
 
 def _reader(method: str, calibration) -> Callable:
@@ -134,7 +157,7 @@ def run_read(args: argparse.Namespace) -> int:
     from bunco_pi.vision.evaluate import load_image
     from bunco_pi.vision.verdict import SettledRoll, judge
 
-    calibration = _calibration(args.calibration)
+    calibration = _with_learned(_calibration(args.calibration), args.learned)
     read = _reader(args.method, calibration)
     dice = args.dice if args.dice is not None else calibration.dice
     if args.annotate is not None:
@@ -172,7 +195,7 @@ def run_eval(args: argparse.Namespace) -> int:
         if not os.environ.get(DATASET_ENV):
             raise UserError(f"camera eval: give a folder, or set {DATASET_ENV}")
         folder = Path(os.environ[DATASET_ENV])
-    calibration = _calibration(args.calibration)
+    calibration = _with_learned(_calibration(args.calibration), args.learned)
     methods = [m.strip() for m in args.method.split(",") if m.strip()]
     readers = [(m, _reader(m, calibration)) for m in methods]
     everything = list_photos(folder, "all")
@@ -195,17 +218,29 @@ def run_eval(args: argparse.Namespace) -> int:
             f"{result.total('invented'):>8} {1000 * result.seconds / len(result.photos):>8.1f}"
         )
         if args.list:
-            for p in result.photos:
-                if not p.all_right:
-                    details.append(
-                        f"{method}: {p.name}: {p.right}/{p.dice} right, wrong {p.wrong}, "
-                        f"unsure {p.unsure}, missed {p.missed}, invented {p.invented}"
-                    )
+            details.extend(_mistakes(method, result))
     print(header)
     print("\n".join(rows))
-    if details:
-        print("\n".join(details))
+    if args.list:
+        print(f"\nevery mistake ({len(details)}), as METHOD: PHOTO (x,y) KIND: label L, read R"
+              " (confidence, reason); x,y in the photo's pixels:" if details
+              else "\nno mistakes")
+        if details:
+            print("\n".join(details))
     return 0
+
+
+def _mistakes(method: str, result) -> list[str]:
+    """One line per die read wrong, not sure, missed or made up, worst kind first."""
+    from bunco_pi.vision.evaluate import MISTAKES
+
+    lines = []
+    for kind in MISTAKES:
+        for photo in result.photos:
+            for mistake in photo.mistakes:
+                if mistake.kind == kind:
+                    lines.append(f"{method}: images/{photo.file} {mistake.describe()}")
+    return lines
 
 
 def _why(asked: str | None, chosen: str) -> str:
@@ -274,7 +309,10 @@ def run_watch(args: argparse.Namespace) -> int:
         ImageFolderSource,
         OpenCVSource,
         PicameraSource,
+        load_learned,
+        save_learned,
     )
+    from bunco_pi.vision.learn import LearnedSetup
     from bunco_pi.vision.verdict import SettledRoll, Unsure
 
     calibration = _calibration(args.calibration)
@@ -286,7 +324,17 @@ def run_watch(args: argparse.Namespace) -> int:
         frames = PicameraSource(controls=calibration.exposure or None)
     results: queue.Queue = queue.Queue()
     # "rolling" goes through the same queue as the results, so they print in the order they happened.
-    source = CameraDiceSource(frames, results, calibration, on_rolling=lambda: results.put(ROLLING))
+    learned = load_learned(args.learned) if args.learned is not None else LearnedSetup()
+
+    def keep(setup: LearnedSetup) -> None:
+        if args.learned is not None:
+            save_learned(setup, args.learned)
+
+    source = CameraDiceSource(frames, results, calibration, on_rolling=lambda: results.put(ROLLING),
+                              learned=learned, on_learned=keep)
+    if source.learning:
+        print(f"{source.status()}: no dice colours calibrated, the first sure rolls teach them",
+              flush=True)
     source.start()
     try:
         while True:

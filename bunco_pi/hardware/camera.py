@@ -17,8 +17,11 @@ Import this module only when a camera is configured: it needs the ``camera`` ext
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import queue
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -33,9 +36,10 @@ from bunco_pi.errors import UserError
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.fusion import read_both
+from bunco_pi.vision.learn import LearnedSetup, applied, from_data, study, to_data
 from bunco_pi.vision.look import warm_up
-from bunco_pi.vision.net import shipped_net
-from bunco_pi.vision.reader import read_pips
+from bunco_pi.vision.net import read_net, shipped_net
+from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import FrameReading
 from bunco_pi.vision.settle import Event, SettleDetector
 from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
@@ -128,6 +132,59 @@ class ImageFolderSource:
 
     def close(self) -> None:
         pass
+
+
+def _pips_reader(frame: np.ndarray, settings: ReaderSettings) -> FrameReading:
+    return read_pips(frame, settings)
+
+
+def _net_reader(frame: np.ndarray, settings: ReaderSettings) -> FrameReading:
+    return read_net(frame, region=settings.region, look=settings.look)
+
+
+LEARNED_FILE = "dice-learned.json"  # beside the table's config: what rolling taught
+
+
+def load_learned(path: Path) -> LearnedSetup:
+    """What rolling taught this tray, from its file; no file yet is a fresh start.
+
+    A file that is not what ``save_learned`` writes is a one-line error naming it (delete it
+    to learn the dice again).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return LearnedSetup()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read the learned dice settings ({exc.strerror})") from None
+    try:
+        return from_data(json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); delete it to learn"
+                        " the dice again") from None
+    except ValueError as exc:
+        raise UserError(f"{path}: {exc}; delete it to learn the dice again") from None
+
+
+def save_learned(setup: LearnedSetup, path: Path) -> None:
+    """Write atomically (a temporary file, fsync, rename): a power cut leaves the old file or
+    the new one, never half of one."""
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(to_data(setup), indent=2) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 @dataclass(frozen=True)
@@ -230,6 +287,12 @@ class CameraDiceSource:
     is delivered and the tray is watched as at start-up. ``frames`` may be None when
     ``reopen`` is given: the first open is then done on the camera's thread. A source that
     runs out (``read`` gives None: a video or folder at its end) is not a failure: it ends.
+
+    ``learned`` (what earlier rolls taught, ``LearnedSetup()`` for none yet) sets the tray up
+    by rolling when the calibration does not know the dice's colours (``vision/learn.py``):
+    until enough sure rolls agree on them, a roll is scored only if both readers are sure of
+    every die, and any other is ``Unsure("learning 1/3: re-roll")``. ``on_learned`` is
+    called (on the camera's thread) whenever that changes, to keep it.
     """
 
     def __init__(
@@ -244,29 +307,82 @@ class CameraDiceSource:
         reopen: Callable[[], FrameSource] | None = None,
         frame_timeout: float = DEFAULT_FRAME_TIMEOUT,
         retry: tuple[float, float] = DEFAULT_RETRY,
+        learned: LearnedSetup | None = None,
+        on_learned: Callable[[LearnedSetup], None] | None = None,
     ) -> None:
         if frames is None and reopen is None:
             raise ValueError("CameraDiceSource needs frames or a way to open them (reopen)")
-        self.calibration = calibration or TrayCalibration()
-        settings = self.calibration.reader_settings()
+        self._given = calibration or TrayCalibration()
+        # Dice colours measured by calibration are used as they are: nothing to learn, and a
+        # set-up learned before the calibration (its tray too) is left aside.
+        self._setup = learned if self._given.look is None else None
+        self._on_learned = on_learned
+        self.calibration = (self._given if self._setup is None
+                            else applied(self._setup, self._given))
+        self._custom_read = read
         self._frames = frames
         self._reopen = reopen
         self._frame_timeout = frame_timeout
         self._retry = retry
         self._deliver = deliver.put if isinstance(deliver, queue.Queue) else deliver
-        if read is None and self.calibration.reader == "pips":
-            read = lambda frame: read_pips(frame, settings)  # noqa: E731
-        elif read is None:
+        if read is None and (self.calibration.reader != "pips" or self.learning):
             shipped_net()  # a missing or broken network file is said now, not at the first throw
-        self._read = read or (lambda frame: read_both(frame, settings))
-        if settings.look is not None:
-            warm_up(settings.look)  # the colour table is made now, not at the first throw
+        self._read = self._reader()
         self._on_rolling = on_rolling
         self._detector = SettleDetector(self.calibration.settle_settings())
         self._stop = threading.Event()
         self._rearm = threading.Event()
         self._thread: threading.Thread | None = None
         self._seq = first_seq % 65536
+
+    def _reader(self) -> Callable[[np.ndarray], FrameReading]:
+        """What reads a settled tray with the calibration as it stands (learned colours too)."""
+        settings = self.calibration.reader_settings()
+        if settings.look is not None:
+            warm_up(settings.look)  # the colour table is made now, not at the first throw
+        if self._custom_read is not None:
+            return self._custom_read
+        if self.calibration.reader == "pips":
+            return lambda frame: read_pips(frame, settings)
+        return lambda frame: read_both(frame, settings)
+
+    @property
+    def learning(self) -> bool:
+        """Still setting up by rolling: only rolls both readers are sure of are scored."""
+        return self._setup is not None and not self._setup.learned
+
+    @property
+    def setup(self) -> LearnedSetup | None:
+        """What rolling has taught (None: not learning, e.g. the dice were calibrated)."""
+        return self._setup
+
+    def status(self) -> str:
+        """The OLED line while the set-up is learned (``learning dice 1/3``), else ""."""
+        return self._setup.status() if self.learning and self._setup is not None else ""
+
+    def _study(self, frame: np.ndarray) -> FrameReading | Unsure | None:
+        """A settled frame while learning: the reading to judge, a "not scored" line, or
+        None for an empty tray."""
+        assert self._setup is not None
+        outcome = study(frame, self._setup, self._given, _pips_reader, _net_reader)
+        if outcome.setup != self._setup:
+            self._setup = outcome.setup
+            if self._setup.learned:
+                self.calibration = applied(self._setup, self._given)
+                self._read = self._reader()
+                self._detector.relook(self.calibration.look, frame)
+                log.warning("dice camera: dice colours learned from %d rolls: face %s, pips %s,"
+                            " tray %s", self._setup.rolls, self._setup.face, self._setup.pip,
+                            self._setup.region)
+            if self._on_learned is not None:
+                self._on_learned(self._setup)
+        if outcome.reading is not None:
+            return outcome.reading
+        if not outcome.seen.dice and not outcome.noticed:
+            return None
+        if outcome.seen.dice and len(outcome.seen.dice) != self._given.dice:
+            return judge(outcome.seen, self._given.dice)  # "saw 2 dice, not 3": re-roll
+        return Unsure(outcome.setup.not_scored())
 
     def process(self, frame: np.ndarray) -> CameraResult | None:
         """Feed one frame (the thread does this); the result it yields, if any."""
@@ -280,7 +396,13 @@ class CameraDiceSource:
             return None
         if event is not Event.SETTLED:
             return None
-        reading = self._read(frame)
+        if self.learning:
+            studied = self._study(frame)
+            if studied is None or isinstance(studied, Unsure):
+                return studied
+            reading = studied
+        else:
+            reading = self._read(frame)
         if not reading.dice:
             return None  # the tray is empty: dice picked up for the next throw
         result = judge(reading, self.calibration.dice, self.calibration.min_confidence)

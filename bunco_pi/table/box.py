@@ -102,7 +102,8 @@ class TableBox:
                                          self._camera_calibration, last_seq=last_roll_seq(),
                                          frames=self._camera_frames,
                                          frame_timeout=self.config.camera.frame_timeout,
-                                         retry=self._camera_retry)
+                                         retry=self._camera_retry,
+                                         learned_path=self.config.camera.learned)
                 self.camera.start()
         except BaseException:
             self.stop()

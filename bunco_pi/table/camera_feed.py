@@ -11,6 +11,7 @@ posts, so the node's thread stays the only one with state.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from bunco_pi.table.config import SPECS
 from bunco_pi.table.events import DiceRoll, DiceStatus
 
 Post = Callable[[object], None]
+log = logging.getLogger(__name__)
 
 CAMERA = "dice camera"
 FAILED = "camera failed"  # the reason CameraDiceSource gives when its frame source failed
@@ -51,7 +53,7 @@ def translate(result: object) -> object | None:
 
 def _line(reason: str) -> str:
     """The reason as one OLED line that says nothing was scored."""
-    if reason.startswith("unsure"):
+    if reason.startswith(("unsure", "learning")):  # learning: vision/learn.py says so itself
         return reason[:MAX_LINE]
     text = f"unsure: {reason}"
     return text if len(text) <= MAX_LINE else f"? {reason}"[:MAX_LINE]
@@ -93,14 +95,22 @@ class CameraFeed:
         *,
         frame_timeout: float | None = None,
         retry: tuple[float, float] | None = None,
+        learned_path: Path | None = None,
     ) -> None:
+        from bunco_pi.hardware.camera import load_learned
         from bunco_pi.vision.calibration import TrayCalibration, load_calibration
+        from bunco_pi.vision.learn import LearnedSetup
 
         self.spec = spec
         self.calibration = (load_calibration(calibration_path) if calibration_path is not None
                             else TrayCalibration())
         self._post = post
         self._frames = frames
+        # No empty-tray photo needed: without calibrated dice colours, the first sure rolls
+        # teach them (kept in ``learned_path`` across reboots; in memory without one).
+        self.learned_path = learned_path
+        self.learned = (load_learned(learned_path) if learned_path is not None
+                        else LearnedSetup())
         self._timing: dict[str, object] = {}
         if frame_timeout is not None:
             self._timing["frame_timeout"] = frame_timeout
@@ -130,18 +140,43 @@ class CameraFeed:
         else:
             opener = None
         frames = opener() if opener is not None else self._frames
-        # A set-up calibration warned about (a tray too like the dice, dice too small) is said
-        # at start and, instead of "rolling...", at every throw: until it is put right.
-        warnings = self.calibration.warnings()
-        rolling = warnings[0][0] if warnings else "rolling..."
-        if warnings:
-            self._post(DiceStatus(True, rolling))
         self.source = CameraDiceSource(frames, self._sink, self.calibration,
-                                       on_rolling=lambda: self._post(DiceStatus(True, rolling)),
+                                       on_rolling=lambda: self._post(DiceStatus(True,
+                                                                                self._rolling())),
                                        first_seq=self._first_seq, reopen=opener,
+                                       learned=self.learned, on_learned=self._keep,
                                        **self._timing)
+        # A set-up calibration warned about (a tray too like the dice, dice too small), or a
+        # set-up still being learned, is said at start and, instead of "rolling...", at every
+        # throw: until it is put right.
+        line = self._rolling()
+        if line != "rolling...":
+            self._post(DiceStatus(True, line))
         self._thread = threading.Thread(target=self._run, name="dice-camera", daemon=True)
         self._thread.start()
+
+    def _rolling(self) -> str:
+        """The OLED line while the dice tumble: the worst set-up warning, else what is still
+        being learned, else "rolling..."."""
+        source = self.source
+        calibration = source.calibration if source is not None else self.calibration
+        warnings = calibration.warnings()
+        if warnings:
+            return warnings[0][0]
+        return (source.status() if source is not None else "") or "rolling..."
+
+    def _keep(self, setup: object) -> None:
+        """What rolling taught, kept beside the config (on the camera's thread)."""
+        from bunco_pi.hardware.camera import save_learned
+
+        self.learned = setup
+        if self.learned_path is None:
+            return
+        try:
+            save_learned(setup, self.learned_path)  # type: ignore[arg-type]
+        except OSError as exc:
+            log.warning("dice camera: cannot keep what it learned in %s (%s)",
+                        self.learned_path, exc.strerror)
 
     def _sink(self, result: object) -> None:
         event = translate(result)

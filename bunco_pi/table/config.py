@@ -25,6 +25,8 @@ Example (every value shown is the default)::
     calibration = "dice-tray.json"   # from `bunco-pi dice calibrate`; "" = built-in settings
                          # (left out: this file beside the config if it is there, else built-in)
     frame_timeout = 5.0  # seconds without a frame that make the camera failed (then reopened)
+    learned = "dice-learned.json"    # what the first sure rolls taught (dice colours, tray),
+                         # beside the config; "" = learn anew at every start
 
     [table]
     number = 1
@@ -70,9 +72,10 @@ BUTTON_ROLES = tuple(default_button_pins())
 DEFAULT_HEAD_HOST = "bunco-head.local"
 BROKER_KEYS = ("discover", "host", "port", "credentials")
 DATA_KEYS = ("dir",)
-CAMERA_KEYS = ("source", "calibration", "frame_timeout")
+CAMERA_KEYS = ("source", "calibration", "frame_timeout", "learned")
 CAMERA_KINDS = ("picamera", "opencv", "folder")
 DEFAULT_CALIBRATION = "dice-tray.json"
+DEFAULT_LEARNED = "dice-learned.json"  # the same name as hardware.camera.LEARNED_FILE
 DEFAULT_FRAME_TIMEOUT = 5.0
 # A QR code of this many characters still fits the 64-pixel-high OLED with a module per pixel.
 MAX_CONSOLE_URL = 120
@@ -91,11 +94,13 @@ class ButtonConfig:
 
 @dataclass(frozen=True)
 class CameraConfig:
-    """The dice camera: ``source`` "" for none; ``calibration`` None for built-in settings."""
+    """The dice camera: ``source`` "" for none; ``calibration`` None for built-in settings;
+    ``learned`` where what the first sure rolls taught is kept (None: not kept)."""
 
     source: str = ""
     calibration: Path | None = None
     frame_timeout: float = DEFAULT_FRAME_TIMEOUT
+    learned: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -139,11 +144,12 @@ def parse_config(data: dict[str, Any], where: str = "config", *, text: str = "",
     for key in data:
         if key not in known:
             raise UserError(f"{where}: unknown section [{key}] (known: {', '.join(sorted(known))})")
+    from_file = base is not None
     base = Path.cwd() if base is None else base
     broker = Section(data, "broker", where, text, BROKER_KEYS)
     data_section = Section(data, "data", where, text, DATA_KEYS)
     dice_port = _str(data.get("dice", {}), "port", "", f"{where} [dice]")
-    camera = _camera(Section(data, "camera", where, text, CAMERA_KEYS), base)
+    camera = _camera(Section(data, "camera", where, text, CAMERA_KEYS), base, from_file)
     if dice_port and camera.source:
         raise UserError(f"{place(where, text, 'camera', 'source')}: a table reads its dice with "
                         f"a serial sensor ([dice] port = {dice_port!r}) or a camera, not both; "
@@ -159,7 +165,7 @@ def parse_config(data: dict[str, Any], where: str = "config", *, text: str = "",
     )
 
 
-def _camera(section: Section, base: Path) -> CameraConfig:
+def _camera(section: Section, base: Path, from_file: bool = True) -> CameraConfig:
     source = section.string("source", "", empty=True).strip()
     if source:
         check_camera_source(source, f"{section.where('source')} = {source!r}")
@@ -177,7 +183,14 @@ def _camera(section: Section, base: Path) -> CameraConfig:
     timeout = section.values.get("frame_timeout", DEFAULT_FRAME_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0.5 <= timeout <= 60:
         raise section.fail("frame_timeout", "must be a number of seconds 0.5..60")
-    return CameraConfig(source=source, calibration=calibration, frame_timeout=float(timeout))
+    # Kept beside the config file; settings read from no file keep it in memory only.
+    learned: Path | None = base / DEFAULT_LEARNED if from_file else None
+    if "learned" in section.values and not section.string("learned", "", empty=True).strip():
+        learned = None
+    elif "learned" in section.values:
+        learned = section.path("learned", Path(DEFAULT_LEARNED), base)
+    return CameraConfig(source=source, calibration=calibration, frame_timeout=float(timeout),
+                        learned=learned)
 
 
 def check_camera_source(source: str, where: str) -> None:

@@ -14,6 +14,32 @@ from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import LabelledPhoto, match_dice, read_labels
 from bunco_pi.vision.reading import FrameReading
 
+MISTAKES = ("wrong and sure", "not sure", "missed", "extra")  # the kinds, worst first
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One die the reader got wrong, for a person to look at in the photo."""
+
+    kind: str  # one of MISTAKES
+    place: tuple[float, float]  # pixels in the photo: the label's centre, or the reading's
+    label: int | None  # the labelled face (None: no die labelled there)
+    read: int | None  # the face read (None: none, or nothing found)
+    confidence: float = 0.0  # the reader's, for a die it found
+    problem: str = ""  # the reader's reason, for a die it was not sure of
+
+    def describe(self) -> str:
+        """``(412,233) wrong and sure: label 3, read 5 (0.93)``."""
+        label = "no die labelled" if self.label is None else f"label {self.label}"
+        if self.kind == "missed":
+            read = "nothing read"
+        else:
+            face = "?" if self.read is None else str(self.read)
+            why = f", {self.problem}" if self.problem else ""
+            read = f"read {face} ({self.confidence:.2f}{why})"
+        x, y = self.place
+        return f"({x:.0f},{y:.0f}) {self.kind}: {label}, {read}"
+
 
 @dataclass(frozen=True)
 class PhotoResult:
@@ -24,6 +50,8 @@ class PhotoResult:
     unsure: int  # found, but the reader said it is not sure
     missed: int  # labelled, not found
     invented: int  # found where no die is labelled
+    file: str = ""  # the photo's file name
+    mistakes: tuple[Mistake, ...] = ()  # every die counted in wrong, unsure, missed, invented
 
     @property
     def all_right(self) -> bool:
@@ -86,23 +114,45 @@ HARDER: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 
 
 def score_photo(
-    name: str, reading: FrameReading, truth_path: Path, size: tuple[int, int], min_confidence: float
+    name: str,
+    reading: FrameReading,
+    truth_path: Path,
+    size: tuple[int, int],
+    min_confidence: float,
+    file: str = "",
 ) -> PhotoResult:
     width, height = size
     truth = read_labels(truth_path, width, height)
     found = [(d.center[0], d.center[1], d.radius) for d in reading.dice]
     pairs = match_dice(found, truth)
     right = wrong = unsure = 0
+    mistakes = []
     for i, j in pairs:
-        die = reading.dice[i]
+        die, label = reading.dice[i], truth[j]
         if die.face is None or die.confidence < min_confidence:
             unsure += 1
-        elif die.face == truth[j].face:
+            kind = "not sure"
+        elif die.face == label.face:
             right += 1
+            continue
         else:
             wrong += 1
+            kind = "wrong and sure"
+        mistakes.append(Mistake(kind, label.center, label.face, die.face, die.confidence,
+                                die.problem))
+    paired_found = {i for i, _ in pairs}
+    paired_truth = {j for _, j in pairs}
+    for j, label in enumerate(truth):
+        if j not in paired_truth:
+            mistakes.append(Mistake("missed", label.center, label.face, None))
+    for i, die in enumerate(reading.dice):
+        if i not in paired_found:
+            mistakes.append(Mistake("extra", die.center, None, die.face, die.confidence,
+                                    die.problem))
+    mistakes.sort(key=lambda m: (MISTAKES.index(m.kind), m.place[1], m.place[0]))
     return PhotoResult(
-        name, len(truth), right, wrong, unsure, len(truth) - len(pairs), len(found) - len(pairs)
+        name, len(truth), right, wrong, unsure, len(truth) - len(pairs), len(found) - len(pairs),
+        file, tuple(mistakes),
     )
 
 
@@ -125,5 +175,6 @@ def evaluate(
         reading = read(image)
         seconds += time.perf_counter() - start
         size = (image.shape[1], image.shape[0])
-        results.append(score_photo(photo.name, reading, photo.label_path, size, min_confidence))
+        results.append(score_photo(photo.name, reading, photo.label_path, size, min_confidence,
+                                   photo.image_path.name))
     return Evaluation(tuple(results), seconds)

@@ -104,7 +104,8 @@ def _likeness(distance: np.ndarray, look: DiceLook) -> np.ndarray:
     die) stays face-bright, while a pip and anything as far from the face is dark.
     """
     scale = look.pip_distance()
-    return 1.0 / (1.0 + np.exp((distance - EDGE * scale) / (SOFTNESS * scale)))
+    with np.errstate(over="ignore"):  # far from the face: exp overflows to inf, the likeness to 0
+        return 1.0 / (1.0 + np.exp((distance - EDGE * scale) / (SOFTNESS * scale)))
 
 
 def _weighted_squares(lab: np.ndarray, look: DiceLook) -> np.ndarray:

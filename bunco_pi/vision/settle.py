@@ -103,6 +103,17 @@ class SettleDetector:
         self._last_read = small
         return Event.SETTLED
 
+    def relook(self, look: DiceLook | None, frame: np.ndarray) -> None:
+        """See frames in new colours (learned by rolling) from now on, ``frame`` (the tray as
+        just read) taken as the last reading: thumbnails mapped the old way would all look
+        changed, and the roll lying there would be read again."""
+        self.settings = SettleSettings(
+            self.settings.pixel_threshold, self.settings.motion_fraction,
+            self.settings.change_fraction, self.settings.settle_frames, look)
+        small = thumbnail(frame, look)
+        self._previous = small
+        self._last_read = small
+
     def rearm(self) -> None:
         """Read the tray again as soon as it is still, even if it looks like the last reading."""
         self._forced = True
