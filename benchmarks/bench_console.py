@@ -3,7 +3,7 @@
 Run: python3 benchmarks/bench_console.py [--tables 50] [--viewers 50] [--rounds 20]
 
 1. Bell to the last viewer beside bell to the last table, in the same run: the real head
-   service (as in bench_head.py) with the console attached, over a private mosquitto; 50 bare
+   service (as in bench_bell.py) with the console attached, over a private mosquitto; 50 bare
    MQTT subscribers stand for the tables (the head's retained state, as table boxes read it)
    and 50 browsers' server-sent-event streams, held by a separate process, stand for the
    phones. Each bell is timed from the host's press to the last table and the last viewer
@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_head import Head, pct, raw_client, stop_clients  # noqa: E402
+from bench_bell import Head, pct, raw_client, stop_clients  # noqa: E402
 
 from bunco_pi.console.desk import ConsoleBridge  # noqa: E402
 from bunco_pi.console.server import ConsoleServer  # noqa: E402
@@ -116,7 +116,7 @@ def spawn_viewers(port: int, total: int) -> tuple[subprocess.Popen, queue.Queue]
 
 
 class ConsoleHead(Head):
-    """bench_head's head, with the console attached as `bunco-pi head` attaches it."""
+    """bench_bell's head, with the console attached as `bunco-pi head` attaches it."""
 
     def __init__(self, *args, port: int, **kwargs) -> None:
         super().__init__(*args, **kwargs)
