@@ -134,8 +134,6 @@ class ConsoleHead(Head):
         self.ready.set()
         while not self.stopped:
             self.service.step(timeout=0.005)
-            while not self.commands.empty():
-                self.commands.get()()
         self.link.stop()
         self.log.close()
 

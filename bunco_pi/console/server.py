@@ -19,6 +19,7 @@ import json
 import logging
 import ssl
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -59,6 +60,7 @@ HOST_ACTIONS = ("roster", "start", "bell", "end", "close-held", "arrive", "leave
 # Over its cap an event stream is told to come back later (an EventSource retries by itself;
 # a 503 would make it give up for good).
 STREAM_FULL_RETRY_MS = 20_000
+PATCHES_KEPT = 16
 
 
 class ConsoleServer:
@@ -82,6 +84,8 @@ class ConsoleServer:
         self._chores: asyncio.Task | None = None
         self._latest = "{}"
         self._version = 0
+        # the last few patches by version: a page a few snapshots behind catches up on them
+        self._patches: deque[tuple[int, str]] = deque(maxlen=PATCHES_KEPT)
         # resolved, and replaced, at each new snapshot: what every idle stream waits on
         self._news: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -125,14 +129,19 @@ class ConsoleServer:
         if rest:
             await asyncio.wait(rest, timeout=5)
 
-    def publish(self, snapshot_json: str) -> None:
-        """Any thread: the night's new snapshot for every viewer."""
+    def publish(self, snapshot_json: str, patch_json: str | None = None) -> None:
+        """Any thread: the night's new snapshot for every viewer, and what changed since the
+        last one (``wire.Wire``; None: every page takes the whole)."""
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._set, snapshot_json)
+            self._loop.call_soon_threadsafe(self._set, snapshot_json, patch_json)
 
-    def _set(self, snapshot_json: str) -> None:
+    def _set(self, snapshot_json: str, patch_json: str | None = None) -> None:
         self._latest = snapshot_json
         self._version += 1
+        if patch_json is None:
+            self._patches.clear()
+        else:
+            self._patches.append((self._version, patch_json))
         news, self._news = self._news, asyncio.get_running_loop().create_future()
         if news is not None and not news.done():
             news.set_result(None)
@@ -277,8 +286,9 @@ class ConsoleServer:
             await self._send(conn, response, b"retry: 1000\n\n")
             while True:
                 if seen != self._version:
-                    seen = self._version
-                    await self._send(conn, response, f"data: {self._latest}\n\n".encode())
+                    version, news = self._version, self._news_since(seen)
+                    await self._send(conn, response, news)
+                    seen = version
                     continue
                 assert self._news is not None
                 try:  # shielded: a stream's time-out must not cancel every stream's wait
@@ -296,6 +306,14 @@ class ConsoleServer:
             self.viewers -= 1
             self.guard.end_stream(conn, None if conn is not None else address)
         return response
+
+    def _news_since(self, seen: int) -> bytes:
+        """The patches a page that has seen version ``seen`` misses, or the whole snapshot
+        when it has none yet, or missed more than the patches kept."""
+        missed = [text for version, text in self._patches if version > seen]
+        if seen < 0 or len(missed) != self._version - seen:
+            return f"data: {self._latest}\n\n".encode()
+        return "".join(f"event: patch\ndata: {text}\n\n" for text in missed).encode()
 
     async def _send(self, conn: Connection | None, response: web.StreamResponse,
                     data: bytes) -> None:
