@@ -124,7 +124,11 @@ def test_the_stream_sends_patches_to_a_page_that_has_the_last_and_the_whole_to_o
         # a page further behind than the patches kept is sent the whole
         assert srv._news_since(0).startswith(b"data: ")
         for n in range(PATCHES_KEPT + 2):
-            srv._set(f'{{"n":{n}}}', f'{{"set":{{"n":{n}}},"rows":{{}}}}')
+            srv.publish(f'{{"n":{n}}}', f'{{"set":{{"n":{n}}},"rows":{{}}}}')
+        deadline = time.monotonic() + 5
+        while b'"n":' + str(PATCHES_KEPT + 1).encode() not in srv._latest.encode():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
         behind = srv._version - PATCHES_KEPT - 1
         assert srv._news_since(behind) == f'data: {{"n":{PATCHES_KEPT + 1}}}\n\n'.encode()
         assert srv._news_since(behind + 1).count(b"event: patch") == PATCHES_KEPT
