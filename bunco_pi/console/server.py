@@ -55,7 +55,7 @@ WRONG_PASSWORD_DELAY = 0.5
 # Password checks waiting for the one hashing thread (scrypt takes 16 MiB while it runs);
 # past this a try is refused at once rather than queued.
 HASH_QUEUE = 4
-STATIC = ("index.html", "console.js", "console.css", "cards.css", "cards.js")
+STATIC = ("index.html", "console.js", "console.css", "cards.css", "cards.js", "table-cards.css")
 HOST_ACTIONS = ("roster", "start", "bell", "end", "close-held", "arrive", "leave", "undo")
 # Over its cap an event stream is told to come back later (an EventSource retries by itself;
 # a 503 would make it give up for good).
@@ -205,6 +205,7 @@ class ConsoleServer:
         r.add_get("/host/cards.csv", self._download_cards_csv)
         r.add_get("/host/cards.html", self._download_cards_html)
         r.add_get("/host/audit.txt", self._download_audit)
+        r.add_get("/host/tables.html", self._table_cards)
         r.add_get("/season", self._season_page)
         r.add_get("/season.csv", self._season_csv)
         r.add_get("/season.svg", self._season_svg)
@@ -470,6 +471,22 @@ class ConsoleServer:
         if isinstance(record, web.Response):
             return record
         return web.Response(text=cards_html(record), content_type="text/html")
+
+    async def _table_cards(self, request: web.Request) -> web.Response:
+        """A card per table to print before the night: its number, a QR code to the board,
+        the night's rules in a paragraph."""
+        if (refusal := self._check_host(request, csrf=False)) is not None:
+            return refusal
+        if self.bridge is None:
+            return _refuse(409, "the head is not running")
+        from bunco_pi.console.table_cards import table_cards_html
+
+        coordinator = self.bridge.service.coordinator  # rules, text and size: fixed at start
+        url = self.bridge.url or f"http://{request.host}/"
+        page = await asyncio.to_thread(table_cards_html, coordinator.table_count, url,
+                                       coordinator.rules, coordinator.rules_toml,
+                                       coordinator.name)
+        return web.Response(text=page, content_type="text/html")
 
     async def _download_audit(self, request: web.Request) -> web.Response:
         """The audit's verdict on the night record as it stands (bunco-pi audit's text)."""
