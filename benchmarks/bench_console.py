@@ -61,6 +61,7 @@ async def _viewer(port: int, number: int, ready: asyncio.Event, count: list[int]
                  "Accept: text/event-stream\r\n\r\n".encode())
     await writer.drain()
     first = True
+    index = b"-1"
     while True:
         line = await reader.readline()
         if not line:
@@ -72,9 +73,11 @@ async def _viewer(port: int, number: int, ready: asyncio.Event, count: list[int]
             count[0] += 1
             if count[0] == total:
                 ready.set()
-        if b'"phase":"finishing"' in line:  # no JSON parsing: time the head, not this process
+        if b'"round_index":' in line:  # no JSON parsing: time the head, not this process
             start = line.index(b'"round_index":') + 14
             index = line[start:line.index(b",", start)]
+        # a patch (event: patch) carries the keys that changed: the phase, not the round
+        if b'"phase":"finishing"' in line:
             out.put_nowait(f"{number} {time.monotonic():.6f} {index.decode()}")
 
 

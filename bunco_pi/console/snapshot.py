@@ -28,11 +28,10 @@ def _prizes(awards: Iterable[PrizeAward], names: dict[str, str]) -> list[dict[st
 
 
 def board(night: Night, online: set[int], memo: Memo | None = None) -> list[dict[str, Any]]:
+    if memo is not None:
+        return memo.board(night, online)
     names = {p.id: p.name for p in night.players}
     ghosts = night.ghosts
-    if memo is not None:
-        return [memo.row(night, index, number in online, names, ghosts)
-                for index, number in enumerate(range(1, len(night.seating) + 1))]
     return [board_row(night, index, index + 1 in online, names, ghosts)
             for index in range(len(night.seating))]
 
@@ -78,6 +77,28 @@ class Memo:
         self._rows: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self._standings: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
         self._players: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
+        self._board: tuple[tuple[Any, ...], tuple[Any, ...], list[dict[str, Any]]] | None = None
+
+    def board(self, night: Night, online: set[int]) -> list[dict[str, Any]]:
+        # The usual change is an entry at one table: only the rounds in play differ from
+        # last time, and only the tables whose round is a new object are looked at again.
+        around = (night.players, night.phase, night.seating, night.history, night.next_seats,
+                  frozenset(online))
+        last = self._board
+        if last is not None and _same(last[0], around) and len(last[1]) == len(night.tables):
+            rows = list(last[2])
+            changed = [i for i, (was, now) in enumerate(zip(last[1], night.tables, strict=True))
+                       if was is not now]
+        else:
+            rows = [{} for _ in night.seating]
+            changed = list(range(len(night.seating)))
+        if changed:
+            names = {p.id: p.name for p in night.players}
+            ghosts = night.ghosts
+            for index in changed:
+                rows[index] = self.row(night, index, index + 1 in online, names, ghosts)
+        self._board = (around, night.tables, rows)
+        return rows
 
     def row(self, night: Night, index: int, online: bool, names: dict[str, str],
             ghosts: frozenset[str]) -> dict[str, Any]:
@@ -113,7 +134,8 @@ class Memo:
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     # the night's parts by identity (a new part is a change); the flags and ids by value
-    return all(x is y or (isinstance(x, str | bool | int) and x == y) for x, y in zip(a, b, strict=True))
+    return all(x is y or (isinstance(x, str | bool | int | frozenset) and x == y)
+               for x, y in zip(a, b, strict=True))
 
 
 def standings(night: Night) -> list[dict[str, Any]]:
@@ -153,7 +175,6 @@ def console_snapshot(night: Night | None, *, name: str, table_count: int, online
                     waiting_for=[t for t in range(1, table_count + 1) if t not in online])
         snap["status"] = status_line(snap)
         return snap
-    names = {p.id: p.name for p in night.players}
     tables = board(night, online, memo)
     rows = memo.standings(night) if memo is not None else standings(night)
     preview = night.phase != ENDED
@@ -163,11 +184,12 @@ def console_snapshot(night: Night | None, *, name: str, table_count: int, online
         round_index=night.round_index, rounds=night.rules.rounds_per_night,
         played=len(night.history),  # rounds closed: what ending the night settles prizes on
         target=night.target, bell=night.bell_rung,
-        traveler=names.get(night.traveler or ""),
+        traveler=_name_of(night, night.traveler),
         board=tables, standings=rows,
         waiting_for=[t["table"] for t in tables if t["waiting"]],
         offline=[t["table"] for t in tables if not t["online"]],
-        prizes=_prizes(awards, names), final=not preview,
+        prizes=_prizes(awards, {p.id: p.name for p in night.players}) if awards else [],
+        final=not preview,
         players=memo.players(night) if memo is not None else _players(night),
     )
     snap["status"] = status_line(snap)
@@ -203,6 +225,10 @@ def status_line(snap: dict[str, Any]) -> str:
     if snap.get("traveler"):
         status += f" · fuzzy die: {snap['traveler']}"
     return status
+
+
+def _name_of(night: Night, pid: str | None) -> str | None:
+    return next((p.name for p in night.players if p.id == pid), None) if pid else None
 
 
 def _players(night: Night) -> list[dict[str, Any]]:
