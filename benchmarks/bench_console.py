@@ -35,9 +35,11 @@ from bench_bell import Head, pct, raw_client, stop_clients  # noqa: E402
 
 from bunco_pi.console.desk import ConsoleBridge  # noqa: E402
 from bunco_pi.console.server import ConsoleServer  # noqa: E402
+from bunco_pi.head.eventlog import IncomingEvent  # noqa: E402
 from bunco_pi.head.service import HeadService  # noqa: E402
 from bunco_pi.net.broker import Broker  # noqa: E402
-from bunco_pi.protocol import TableEvent  # noqa: E402
+from bunco_pi.net.topics import table_node  # noqa: E402
+from bunco_pi.protocol import TableEvent, encode_entry  # noqa: E402
 from bunco_pi.rules.table_round import Bell, Pass, Tally  # noqa: E402
 
 
@@ -160,10 +162,16 @@ def bell_to_everyone(broker: Broker, tables: int, viewers: int, rounds: int, dat
     seqs = dict.fromkeys(range(1, tables + 1), 0)
 
     def finish_round(index: int) -> None:
+        # committed to the log, then accepted, as the head's ingest does (bench_bell.py)
+        events = []
         for t in range(1, tables + 1):
             for entry in (Bell(), Tally("point"), Pass(), Pass(), Pass(), Pass()):
                 seqs[t] += 1
-                head.service.carry_out(head.coord.handle(TableEvent(t, seqs[t], index, entry)))
+                events.append(TableEvent(t, seqs[t], index, entry))
+        head.log.commit([IncomingEvent(e.table, e.seq, table_node(e.table),
+                                       {"round": e.round_index, "entry": encode_entry(e.entry)})
+                         for e in events])
+        head.service.carry_out(head.coord.accept(events))
 
     to_tables: list[float] = []
     to_viewers: list[float] = []
