@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_bell import Head, pct, raw_client, stop_clients  # noqa: E402
+from bench_bell import Head, Listeners, pct  # noqa: E402
 
 from bunco_pi.console.desk import ConsoleBridge  # noqa: E402
 from bunco_pi.console.server import ConsoleServer  # noqa: E402
@@ -58,7 +58,9 @@ async def _viewer(port: int, number: int, ready: asyncio.Event, count: list[int]
                   out: asyncio.Queue) -> None:
     # each phone its own address, as on the Wi-Fi: the console caps streams per address
     source = f"127.0.{30 + number // 250}.{1 + number % 250}"
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+    # a whole snapshot is one line: 100 kB at 100 tables, past asyncio's 64 KiB line limit
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0),
+                                                   limit=1 << 23)
     writer.write(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
                  "Accept: text/event-stream\r\n\r\n".encode())
     await writer.drain()
@@ -149,13 +151,9 @@ def bell_to_everyone(broker: Broker, tables: int, viewers: int, rounds: int, dat
     port = free_port()
     head = ConsoleHead(broker, night, tables, data, port=port)
     head.start()
-    heard: queue.Queue[tuple[int, float, bytes]] = queue.Queue()
-    subs = []
-    for n in range(1, tables + 1):
-        c = raw_client(broker, f"table-{1 + n % 4}", f"bench-{night}-{n}")
-        c.on_message = lambda client, u, msg, n=n: heard.put((n, time.monotonic(), msg.payload))
-        c.subscribe(head.topics.state(), qos=1)
-        subs.append(c)
+    # the tables: bare subscribers in a process of their own, each its own user (bench_bell.py)
+    heard = Listeners(broker, tables, head.topics.state(), f"bench-{night}",
+                      own=head.topics.view(1).replace("/table/1/", "/table/{n}/"))
     head.bell()  # the seats are drawn
     viewer_proc, seen = spawn_viewers(port, viewers)
     time.sleep(0.5)
@@ -179,9 +177,9 @@ def bell_to_everyone(broker: Broker, tables: int, viewers: int, rounds: int, dat
     try:
         for _ in range(rounds):
             index = head.coord.night.round_index
-            for q in (heard, seen):
-                while not q.empty():
-                    q.get()
+            heard.drain()
+            while not seen.empty():
+                seen.get()
             t0 = time.monotonic()
             head.bell()  # the host's bell ends the round: this is what is timed
             table_times: dict[int, float] = {}
@@ -191,7 +189,7 @@ def bell_to_everyone(broker: Broker, tables: int, viewers: int, rounds: int, dat
             while (len(table_times) < tables or len(viewer_times) < viewers) \
                     and time.monotonic() < deadline:
                 try:
-                    n, t, payload = heard.get(timeout=0.01)
+                    n, t, _, payload = heard.get(timeout=0.01)
                     if b'"bell":true' in payload and marker in payload:
                         table_times.setdefault(n, t)
                 except queue.Empty:
@@ -214,7 +212,7 @@ def bell_to_everyone(broker: Broker, tables: int, viewers: int, rounds: int, dat
     finally:
         viewer_proc.terminate()
         viewer_proc.wait(10)
-        stop_clients(subs)
+        heard.close()
         head.stop()
         head.server.stop()
     return to_tables, to_viewers
@@ -291,8 +289,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.viewers_only:
         return run_viewers(*args.viewers_only)
-    with tempfile.TemporaryDirectory() as tmp, Broker(Path(tmp) / "broker",
-                                                      tables=args.tables) as broker:
+    readers = [f"reader-{n}" for n in range(1, args.tables + 1)]
+    with tempfile.TemporaryDirectory() as tmp, Broker(Path(tmp) / "broker", tables=args.tables,
+                                                      readers=readers) as broker:
         data = Path(tmp)
         tables_ms, viewers_ms = bell_to_everyone(broker, args.tables, args.viewers, args.rounds,
                                                  data)

@@ -11,7 +11,8 @@ Run: python3 benchmarks/bench_console_hall.py [--tables 100 200 500] [--entries 
 2. In headless Chromium at a phone's size (390x844), against the real head service and console
    server (tests/hall_head.py: 500 tables, 2,000 names; the baseline a night of 5 tables):
    the board from the address typed to its first page of tables drawn, with and without
-   JavaScript; "find my table" from the keystroke to the answer in the page.
+   JavaScript; "find my table" from the keystroke to the answer in the page; what drawing
+   the board's page and the host's desk costs the page after a change.
 
 Loopback only; every loop is bounded in count and time.
 """
@@ -71,9 +72,10 @@ def snapshot_costs(tables: int, entries: int) -> dict[str, float]:
 
 def browser_figures(tables: int, players: int, finds: int, loads: int) -> dict[str, list[float]]:
     from tests.browser import PHONE, chrome
-    from tests.hall_head import Hall, hall_names
+    from tests.hall_head import PASSWORD, Hall, hall_names
 
-    out: dict[str, list[float]] = {"board": [], "plain": [], "find": [], "find_page": []}
+    out: dict[str, list[float]] = {"board": [], "plain": [], "find": [], "find_page": [],
+                                   "draw_board": [], "draw_desk": []}
     with tempfile.TemporaryDirectory() as tmp:
         hall = Hall(Path(tmp), tables, players).start()
         try:
@@ -100,6 +102,20 @@ def browser_figures(tables: int, players: int, finds: int, loads: int) -> dict[s
                     out["find"].append((time.perf_counter() - start) * 1000)
                     out["find_page"].append(float(browser.execute_script(
                         "return document.getElementById('found').dataset.ms")))
+                # what one snapshot or patch costs the page to draw: the board's page, the desk
+                for _ in range(loads * 4):
+                    out["draw_board"].append(browser.execute_script(
+                        "const t = performance.now(); renderBoard(); return performance.now() - t"))
+                browser.get(hall.base + "/#host")
+                _wait(lambda: browser.execute_script(
+                    "return !document.getElementById('login').classList.contains('hidden')"))
+                browser.find_element("id", "password").send_keys(PASSWORD)
+                browser.find_element("css selector", "#login button").click()
+                _wait(lambda: browser.execute_script(
+                    "return document.querySelectorAll('#desk-tables li').length") == first)
+                for _ in range(loads * 4):
+                    out["draw_desk"].append(browser.execute_script(
+                        "const t = performance.now(); renderHost(); return performance.now() - t"))
             with chrome(PHONE, javascript=False) as plain:
                 for _ in range(loads):
                     plain.get("about:blank")
@@ -150,11 +166,13 @@ def main() -> int:
     print("| --- | --- | --- | --- | --- | --- |")
     for key, name in (("board", "the board, address to its first page drawn"),
                       ("plain", "the board without JavaScript (/board)"),
-                      ("find", "find my table: keystroke to the answer shown"),
-                      ("find_page", "find my table: the page's request to the answer drawn")):
+                      ("find", "find my table: typing 7 letters (WebDriver) to the answer shown"),
+                      ("find_page", "find my table: the page's request to the answer drawn"),
+                      ("draw_board", "the page draws the board after a change"),
+                      ("draw_desk", "the page draws the host's desk after a change")):
         ours, base = big[key], small[key]
-        print(f"| {name} | {pct(ours, .5):.0f} ms | {pct(ours, .99):.0f} ms | "
-              f"{pct(base, .5):.0f} ms | {pct(base, .99):.0f} ms | "
+        print(f"| {name} | {pct(ours, .5):.1f} ms | {pct(ours, .99):.1f} ms | "
+              f"{pct(base, .5):.1f} ms | {pct(base, .99):.1f} ms | "
               f"{pct(ours, .99) / pct(base, .99):.2f} |")
     return 0
 
