@@ -107,6 +107,12 @@ def test_the_board_is_paged_for_a_phone_and_advances_on_a_projector() -> None:
     assert 'id="pager"' not in board_page(small)  # a living room: no pages
 
 
+def test_the_status_line_names_a_few_tables_and_counts_a_hall_s_others() -> None:
+    snap = _snap(_night().apply(StartRound()))
+    assert snap["status"].endswith("playing at table 1, 2, 3, 4, 5, 6, 7, 8 and 52 more")
+    assert len(snap["waiting_for"]) == TABLES  # the list itself is whole
+
+
 def test_groups_of_tables_say_which_are_offline() -> None:
     groups = [{"name": "door", "tables": [1, 2, 3]}, {"name": "stage", "tables": [4, 5]}]
     assert group_presence(groups, {1, 3, 4, 5}) == [

@@ -107,11 +107,13 @@ def test_find_my_table_whatever_the_case_and_accents(hall, browser) -> None:
     assert find(browser, "nobody here") == [
         "No one called “nobody here” tonight: try fewer letters, or ask the host."]
     find(browser, "zoe lef")
+    assert sticking_out(browser, PHONE[0]) == []
+    shoot(browser, "find")
     browser.execute_script("document.querySelector('#found li').click()")
     wait_page(browser, lambda: f"table-{table}" in cards(browser), "her table's page")
     assert "found-here" in browser.find_element("id", f"table-{table}").get_attribute("class")
     assert sticking_out(browser, PHONE[0]) == []
-    shoot(browser, "find")
+    shoot(browser, "found")
 
 
 def test_without_javascript_find_and_the_projector_pages(hall) -> None:
@@ -134,7 +136,10 @@ def test_without_javascript_find_and_the_projector_pages(hall) -> None:
         assert refresh.get_attribute("content") == f"{ADVANCE}; url=/board?page=1"
         big = plain.execute_script(
             "return parseFloat(getComputedStyle(document.querySelector('.table h2')).fontSize)")
-        assert big >= 28  # read from the back of the hall
+        assert big >= 24  # read from the back of the hall
+        lowest = plain.execute_script("return Math.max(...[...document.querySelectorAll("
+                                      "'#tables .table')].map((e) => e.getBoundingClientRect().bottom))")
+        assert lowest <= LAPTOP[1]  # the whole page of tables on the screen, nothing to scroll
         shoot(plain, "projector", LAPTOP)
 
 
@@ -168,7 +173,8 @@ def test_the_desk_filters_and_sorts_500_tables(hall, browser) -> None:
     groups = browser.execute_script(
         "return [...document.querySelectorAll('#groups li')].map((e) => [e.className, e.textContent])")
     assert len(groups) == 10 and groups[9][0] == "down"
-    assert groups[9][1].startswith("Access point 10 0 of 50 tables online")
+    assert groups[9][1] == "Access point 10 0 of 50 tables online · all offline: is the " \
+        "access point down?"
     assert groups[0] == ["", "Access point 1 50 of 50 tables online"]
     sort_by(browser, "held")
     wait_page(browser, lambda: rows()[:1] == ["desk-table-3"], "the held table first")
@@ -188,6 +194,7 @@ def test_the_desk_filters_and_sorts_500_tables(hall, browser) -> None:
     wait_page(browser, lambda: rows() == [f"desk-table-{hall.where('Zoë Lefèvre 3')}"],
               "her table alone")
     assert sticking_out(browser, PHONE[0]) == []
+    browser.execute_script("document.getElementById('tables-card').scrollIntoView()")
     shoot(browser, "desk")
     field.clear()
     sort_by(browser, "late")  # a late arrival's seat first

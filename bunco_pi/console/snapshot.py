@@ -213,7 +213,7 @@ def status_line(snap: dict[str, Any]) -> str:
     all say it: the round, what it waits for, the tables online, who holds the fuzzy die."""
     phase = snap["phase"]
     status = PHASE_TEXT.get(phase, phase)
-    waiting = ", ".join(str(t) for t in snap.get("waiting_for") or [])
+    waiting = _tables_list(snap.get("waiting_for") or [])
     if waiting and phase == "playing":
         status = f"playing at table {waiting}"
     elif waiting and phase == "finishing":
@@ -225,6 +225,16 @@ def status_line(snap: dict[str, Any]) -> str:
     if snap.get("traveler"):
         status += f" · fuzzy die: {snap['traveler']}"
     return status
+
+
+STATUS_TABLES = 8  # tables named in the status line; a hall's others are counted
+
+
+def _tables_list(tables: Sequence[int]) -> str:
+    """"3, 7" for a few tables; "1, 2, ... 8 and 492 more" for a hall's round."""
+    named = ", ".join(str(t) for t in tables[:STATUS_TABLES])
+    more = len(tables) - STATUS_TABLES
+    return f"{named} and {more} more" if more > 0 else named
 
 
 def _name_of(night: Night, pid: str | None) -> str | None:

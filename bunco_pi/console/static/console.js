@@ -209,9 +209,11 @@ function renderGroups() {
   list.replaceChildren();
   for (const g of groups) {
     const down = g.offline.length;
-    list.append(el("li", {class: down === g.tables.length && down ? "down" : down ? "some" : ""},
+    const all = down && down === g.tables.length; // the access point, not its boxes
+    list.append(el("li", {class: all ? "down" : down ? "some" : ""},
       el("b", {}, g.name), ` ${g.online} of ${g.tables.length} tables online`,
-      ...(down ? [el("span", {class: "offline-list"}, ` · offline: ${g.offline.join(", ")}`)] : [])));
+      ...(all ? [el("span", {class: "offline-list"}, " · all offline: is the access point down?")] :
+        down ? [el("span", {class: "offline-list"}, ` · offline: ${g.offline.join(", ")}`)] : [])));
   }
 }
 
