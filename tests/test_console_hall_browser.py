@@ -11,6 +11,7 @@ docs/console/hall-*.png (BUNCO_DOCS_SHOTS=1). How fast: benchmarks/bench_console
 
 from __future__ import annotations
 
+import base64
 import re
 import time
 from pathlib import Path
@@ -145,6 +146,18 @@ def test_without_javascript_find_and_the_projector_pages(hall) -> None:
         shoot(plain, "projector", LAPTOP)
 
 
+def log_in(hall, browser) -> None:
+    resize(browser, PHONE)
+    browser.get(hall.base + "/#host")
+    shown = "return !document.getElementById(arguments[0]).classList.contains('hidden')"
+    wait_page(browser, lambda: browser.execute_script(shown, "login")
+              or browser.execute_script(shown, "desk"), "the log-in or the desk")
+    if browser.execute_script(shown, "login"):
+        browser.find_element("id", "password").send_keys(PASSWORD)
+        browser.find_element("css selector", "#login button").click()
+    wait_page(browser, lambda: browser.execute_script(shown, "desk"), "the desk")
+
+
 def sort_by(browser, value: str) -> None:
     from selenium.webdriver.support.select import Select
 
@@ -159,14 +172,7 @@ def test_the_desk_filters_and_sorts_500_tables(hall, browser) -> None:
             hall.enter(t, Bell(), Tally("point"), Pass(), Pass(), Pass(), Pass())
     assert hall.do(lambda s: [i + 1 for i, t in enumerate(s.coordinator.night.tables)
                               if not t.done]) == [3]
-    resize(browser, PHONE)
-    browser.get(hall.base + "/#host")
-    wait_page(browser, lambda: browser.execute_script(
-        "return !document.getElementById('login').classList.contains('hidden')"), "the login")
-    browser.find_element("id", "password").send_keys(PASSWORD)
-    browser.find_element("css selector", "#login button").click()
-    wait_page(browser, lambda: browser.execute_script(
-        "return !document.getElementById('desk').classList.contains('hidden')"), "the desk")
+    log_in(hall, browser)
     rows = lambda: browser.execute_script(  # noqa: E731
         "return [...document.querySelectorAll('#desk-tables li')].map((e) => e.id)")
     wait_page(browser, lambda: len(rows()) == 20, "the desk's first tables")
@@ -207,6 +213,7 @@ def test_the_desk_filters_and_sorts_500_tables(hall, browser) -> None:
 
 
 def test_table_cards_to_print(hall, browser) -> None:
+    log_in(hall, browser)
     browser.get(hall.base + "/host/tables.html")
     wait_page(browser, lambda: len(browser.find_elements("css selector", ".table-card")) == TABLES,
               "a card per table")
@@ -219,3 +226,5 @@ def test_table_cards_to_print(hall, browser) -> None:
     assert loaded  # the QR code is drawn by the Pi, in the page
     assert sticking_out(browser, PHONE[0]) == []
     shoot(browser, "table-cards")
+    pdf = base64.b64decode(browser.print_page())  # on paper: one card a page
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf)) == TABLES
