@@ -3,7 +3,7 @@
 Run: python3 benchmarks/bench_console.py [--tables 50] [--viewers 50] [--rounds 20]
 
 1. Bell to the last viewer beside bell to the last table, in the same run: the real head
-   service (as in bench_head.py) with the console attached, over a private mosquitto; 50 bare
+   service (as in bench_bell.py) with the console attached, over a private mosquitto; 50 bare
    MQTT subscribers stand for the tables (the head's retained state, as table boxes read it)
    and 50 browsers' server-sent-event streams, held by a separate process, stand for the
    phones. Each bell is timed from the host's press to the last table and the last viewer
@@ -31,13 +31,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_head import Head, pct, raw_client, stop_clients  # noqa: E402
+from bench_bell import Head, Listeners, pct  # noqa: E402
 
 from bunco_pi.console.desk import ConsoleBridge  # noqa: E402
 from bunco_pi.console.server import ConsoleServer  # noqa: E402
+from bunco_pi.head.eventlog import IncomingEvent  # noqa: E402
 from bunco_pi.head.service import HeadService  # noqa: E402
 from bunco_pi.net.broker import Broker  # noqa: E402
-from bunco_pi.protocol import TableEvent  # noqa: E402
+from bunco_pi.net.topics import table_node  # noqa: E402
+from bunco_pi.protocol import TableEvent, encode_entry  # noqa: E402
 from bunco_pi.rules.table_round import Bell, Pass, Tally  # noqa: E402
 
 
@@ -56,11 +58,14 @@ async def _viewer(port: int, number: int, ready: asyncio.Event, count: list[int]
                   out: asyncio.Queue) -> None:
     # each phone its own address, as on the Wi-Fi: the console caps streams per address
     source = f"127.0.{30 + number // 250}.{1 + number % 250}"
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+    # a whole snapshot is one line: 100 kB at 100 tables, past asyncio's 64 KiB line limit
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0),
+                                                   limit=1 << 23)
     writer.write(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
                  "Accept: text/event-stream\r\n\r\n".encode())
     await writer.drain()
     first = True
+    index = b"-1"
     while True:
         line = await reader.readline()
         if not line:
@@ -72,9 +77,11 @@ async def _viewer(port: int, number: int, ready: asyncio.Event, count: list[int]
             count[0] += 1
             if count[0] == total:
                 ready.set()
-        if b'"phase":"finishing"' in line:  # no JSON parsing: time the head, not this process
+        if b'"round_index":' in line:  # no JSON parsing: time the head, not this process
             start = line.index(b'"round_index":') + 14
             index = line[start:line.index(b",", start)]
+        # a patch (event: patch) carries the keys that changed: the phase, not the round
+        if b'"phase":"finishing"' in line:
             out.put_nowait(f"{number} {time.monotonic():.6f} {index.decode()}")
 
 
@@ -116,7 +123,7 @@ def spawn_viewers(port: int, total: int) -> tuple[subprocess.Popen, queue.Queue]
 
 
 class ConsoleHead(Head):
-    """bench_head's head, with the console attached as `bunco-pi head` attaches it."""
+    """bench_bell's head, with the console attached as `bunco-pi head` attaches it."""
 
     def __init__(self, *args, port: int, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -134,8 +141,6 @@ class ConsoleHead(Head):
         self.ready.set()
         while not self.stopped:
             self.service.step(timeout=0.005)
-            while not self.commands.empty():
-                self.commands.get()()
         self.link.stop()
         self.log.close()
 
@@ -146,23 +151,25 @@ def bell_to_everyone(broker: Broker, tables: int, viewers: int, rounds: int, dat
     port = free_port()
     head = ConsoleHead(broker, night, tables, data, port=port)
     head.start()
-    heard: queue.Queue[tuple[int, float, bytes]] = queue.Queue()
-    subs = []
-    for n in range(1, tables + 1):
-        c = raw_client(broker, f"table-{1 + n % 4}", f"bench-{night}-{n}")
-        c.on_message = lambda client, u, msg, n=n: heard.put((n, time.monotonic(), msg.payload))
-        c.subscribe(head.topics.state(), qos=1)
-        subs.append(c)
+    # the tables: bare subscribers in a process of their own, each its own user (bench_bell.py)
+    heard = Listeners(broker, tables, head.topics.state(), f"bench-{night}",
+                      own=head.topics.view(1).replace("/table/1/", "/table/{n}/"))
     head.bell()  # the seats are drawn
     viewer_proc, seen = spawn_viewers(port, viewers)
     time.sleep(0.5)
     seqs = dict.fromkeys(range(1, tables + 1), 0)
 
     def finish_round(index: int) -> None:
+        # committed to the log, then accepted, as the head's ingest does (bench_bell.py)
+        events = []
         for t in range(1, tables + 1):
             for entry in (Bell(), Tally("point"), Pass(), Pass(), Pass(), Pass()):
                 seqs[t] += 1
-                head.service.carry_out(head.coord.handle(TableEvent(t, seqs[t], index, entry)))
+                events.append(TableEvent(t, seqs[t], index, entry))
+        head.log.commit([IncomingEvent(e.table, e.seq, table_node(e.table),
+                                       {"round": e.round_index, "entry": encode_entry(e.entry)})
+                         for e in events])
+        head.service.carry_out(head.coord.accept(events))
 
     to_tables: list[float] = []
     to_viewers: list[float] = []
@@ -170,9 +177,9 @@ def bell_to_everyone(broker: Broker, tables: int, viewers: int, rounds: int, dat
     try:
         for _ in range(rounds):
             index = head.coord.night.round_index
-            for q in (heard, seen):
-                while not q.empty():
-                    q.get()
+            heard.drain()
+            while not seen.empty():
+                seen.get()
             t0 = time.monotonic()
             head.bell()  # the host's bell ends the round: this is what is timed
             table_times: dict[int, float] = {}
@@ -182,7 +189,7 @@ def bell_to_everyone(broker: Broker, tables: int, viewers: int, rounds: int, dat
             while (len(table_times) < tables or len(viewer_times) < viewers) \
                     and time.monotonic() < deadline:
                 try:
-                    n, t, payload = heard.get(timeout=0.01)
+                    n, t, _, payload = heard.get(timeout=0.01)
                     if b'"bell":true' in payload and marker in payload:
                         table_times.setdefault(n, t)
                 except queue.Empty:
@@ -205,7 +212,7 @@ def bell_to_everyone(broker: Broker, tables: int, viewers: int, rounds: int, dat
     finally:
         viewer_proc.terminate()
         viewer_proc.wait(10)
-        stop_clients(subs)
+        heard.close()
         head.stop()
         head.server.stop()
     return to_tables, to_viewers
@@ -282,8 +289,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.viewers_only:
         return run_viewers(*args.viewers_only)
-    with tempfile.TemporaryDirectory() as tmp, Broker(Path(tmp) / "broker",
-                                                      tables=args.tables) as broker:
+    readers = [f"reader-{n}" for n in range(1, args.tables + 1)]
+    with tempfile.TemporaryDirectory() as tmp, Broker(Path(tmp) / "broker", tables=args.tables,
+                                                      readers=readers) as broker:
         data = Path(tmp)
         tables_ms, viewers_ms = bell_to_everyone(broker, args.tables, args.viewers, args.rounds,
                                                  data)

@@ -166,7 +166,7 @@ def test_scores_are_drawn_at_most_every_half_second_the_news_and_the_hosts_acts_
     now = [1000.0]
     shown: list[dict] = []
     service, log = _head(HeadService, tmp_path, clock=lambda: now[0])
-    bridge = ConsoleBridge(service, lambda text: shown.append(json.loads(text)),
+    bridge = ConsoleBridge(service, lambda text, patch: shown.append(json.loads(text)),
                            clock=lambda: now[0])
     service.start()
     service.step(0)
@@ -291,7 +291,7 @@ def test_a_kept_roster_goes_through_the_names_rule_when_the_head_restarts(tmp_pa
     service, _ = _head(HeadService, tmp_path)
     configured = list(service.players)
     with caplog.at_level("WARNING", logger="bunco_pi.console"):
-        ConsoleBridge(service, lambda text: None, roster_file=kept)
+        ConsoleBridge(service, lambda text, patch: None, roster_file=kept)
     assert service.players == configured
     assert any("kept roster not used: entry" in r.getMessage() for r in caplog.records)
 
@@ -303,6 +303,6 @@ def test_a_kept_roster_that_fits_the_rule_is_seated_cleaned(tmp_path):
     save_roster(kept, [{"name": "  Zoë   O\u2019Brien ", "here": True},
                        {"name": "Bea", "here": False}])
     service, _ = _head(HeadService, tmp_path)
-    bridge = ConsoleBridge(service, lambda text: None, roster_file=kept)
+    bridge = ConsoleBridge(service, lambda text, patch: None, roster_file=kept)
     assert [p.name for p in service.players if not p.ghost] == ["Zoë O\u2019Brien"]
     assert [r["name"] for r in bridge.roster] == ["Zoë O\u2019Brien", "Bea"]

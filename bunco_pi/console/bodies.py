@@ -18,7 +18,7 @@ from aiohttp import web
 # parser never recurses far.
 MAX_DEPTH = 4
 MAX_PASSWORD = 1024
-MAX_ROSTER = 800  # four seats at each of the 200 tables a night may have
+MAX_ROSTER = 2000  # four seats at each of the 500 tables a night may have
 MAX_TEXT = 200  # a player's id or name here; the name rule itself is the night's business
 
 

@@ -34,19 +34,19 @@ class LatestSnapshot:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._latest: str | None = None
-        self._sink: Callable[[str], None] | None = None
+        self._sink: Callable[[str, str | None], None] | None = None
 
-    def publish(self, snapshot_json: str) -> None:
+    def publish(self, snapshot_json: str, patch_json: str | None = None) -> None:
         with self._lock:
             self._latest, sink = snapshot_json, self._sink
         if sink is not None:
-            sink(snapshot_json)
+            sink(snapshot_json, patch_json)
 
-    def connect(self, sink: Callable[[str], None]) -> None:
+    def connect(self, sink: Callable[[str, str | None], None]) -> None:
         with self._lock:
             self._sink, latest = sink, self._latest
         if latest is not None:
-            sink(latest)
+            sink(latest, None)  # the server has no earlier one to patch
 
 
 class Console:

@@ -19,6 +19,7 @@ import json
 import logging
 import ssl
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -54,12 +55,13 @@ WRONG_PASSWORD_DELAY = 0.5
 # Password checks waiting for the one hashing thread (scrypt takes 16 MiB while it runs);
 # past this a try is refused at once rather than queued.
 HASH_QUEUE = 4
-STATIC = ("index.html", "console.js", "console.css", "cards.css", "cards.js")
+STATIC = ("index.html", "console.js", "console.css", "cards.css", "cards.js", "table-cards.css")
 HOST_ACTIONS = ("roster", "start", "bell", "end", "close-held", "arrive", "leave", "undo",
                 "pause", "resume")
 # Over its cap an event stream is told to come back later (an EventSource retries by itself;
 # a 503 would make it give up for good).
 STREAM_FULL_RETRY_MS = 20_000
+PATCHES_KEPT = 16
 
 
 class ConsoleServer:
@@ -83,6 +85,8 @@ class ConsoleServer:
         self._chores: asyncio.Task | None = None
         self._latest = "{}"
         self._version = 0
+        # the last few patches by version: a page a few snapshots behind catches up on them
+        self._patches: deque[tuple[int, str]] = deque(maxlen=PATCHES_KEPT)
         # resolved, and replaced, at each new snapshot: what every idle stream waits on
         self._news: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -126,14 +130,19 @@ class ConsoleServer:
         if rest:
             await asyncio.wait(rest, timeout=5)
 
-    def publish(self, snapshot_json: str) -> None:
-        """Any thread: the night's new snapshot for every viewer."""
+    def publish(self, snapshot_json: str, patch_json: str | None = None) -> None:
+        """Any thread: the night's new snapshot for every viewer, and what changed since the
+        last one (``wire.Wire``; None: every page takes the whole)."""
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._set, snapshot_json)
+            self._loop.call_soon_threadsafe(self._set, snapshot_json, patch_json)
 
-    def _set(self, snapshot_json: str) -> None:
+    def _set(self, snapshot_json: str, patch_json: str | None = None) -> None:
         self._latest = snapshot_json
         self._version += 1
+        if patch_json is None:
+            self._patches.clear()
+        else:
+            self._patches.append((self._version, patch_json))
         news, self._news = self._news, asyncio.get_running_loop().create_future()
         if news is not None and not news.done():
             news.set_result(None)
@@ -197,6 +206,7 @@ class ConsoleServer:
         r.add_get("/host/cards.csv", self._download_cards_csv)
         r.add_get("/host/cards.html", self._download_cards_html)
         r.add_get("/host/audit.txt", self._download_audit)
+        r.add_get("/host/tables.html", self._table_cards)
         r.add_get("/season", self._season_page)
         r.add_get("/season.csv", self._season_csv)
         r.add_get("/season.svg", self._season_svg)
@@ -278,8 +288,9 @@ class ConsoleServer:
             await self._send(conn, response, b"retry: 1000\n\n")
             while True:
                 if seen != self._version:
-                    seen = self._version
-                    await self._send(conn, response, f"data: {self._latest}\n\n".encode())
+                    version, news = self._version, self._news_since(seen)
+                    await self._send(conn, response, news)
+                    seen = version
                     continue
                 assert self._news is not None
                 try:  # shielded: a stream's time-out must not cancel every stream's wait
@@ -297,6 +308,14 @@ class ConsoleServer:
             self.viewers -= 1
             self.guard.end_stream(conn, None if conn is not None else address)
         return response
+
+    def _news_since(self, seen: int) -> bytes:
+        """The patches a page that has seen version ``seen`` misses, or the whole snapshot
+        when it has none yet, or missed more than the patches kept."""
+        missed = [text for version, text in self._patches if version > seen]
+        if seen < 0 or len(missed) != self._version - seen:
+            return f"data: {self._latest}\n\n".encode()
+        return "".join(f"event: patch\ndata: {text}\n\n" for text in missed).encode()
 
     async def _send(self, conn: Connection | None, response: web.StreamResponse,
                     data: bytes) -> None:
@@ -454,6 +473,22 @@ class ConsoleServer:
         if isinstance(record, web.Response):
             return record
         return web.Response(text=cards_html(record), content_type="text/html")
+
+    async def _table_cards(self, request: web.Request) -> web.Response:
+        """A card per table to print before the night: its number, a QR code to the board,
+        the night's rules in a paragraph."""
+        if (refusal := self._check_host(request, csrf=False)) is not None:
+            return refusal
+        if self.bridge is None:
+            return _refuse(409, "the head is not running")
+        from bunco_pi.console.table_cards import table_cards_html
+
+        coordinator = self.bridge.service.coordinator  # rules, text and size: fixed at start
+        url = self.bridge.url or f"http://{request.host}/"
+        page = await asyncio.to_thread(table_cards_html, coordinator.table_count, url,
+                                       coordinator.rules, coordinator.rules_toml,
+                                       coordinator.name)
+        return web.Response(text=page, content_type="text/html")
 
     async def _download_audit(self, request: web.Request) -> web.Response:
         """The audit's verdict on the night record as it stands (bunco-pi audit's text)."""

@@ -145,3 +145,12 @@ def _skeleton(name: str) -> str:
 
 def _code(ch: str) -> str:
     return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'unnamed')})"
+
+
+def search_key(text: str) -> str:
+    """What "find my table" compares: a name or what a guest typed, without case, accents or
+    extra spaces ("ZOE" and "zoé", "Chloe" and "Chloë", "Straße" and "strasse" find each
+    other); compatibility forms (full-width letters) fold to their plain letters."""
+    folded = unicodedata.normalize("NFKD", text).casefold()
+    bare = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return " ".join(unicodedata.normalize("NFKC", bare).split())

@@ -11,6 +11,13 @@ function keepCsrf(token) {
 let roster = null; // the host's roster being edited, before the night
 let pending = null; // a confirmed destructive action, held back UNDO_SECONDS for an Undo
 const UNDO_SECONDS = 5;
+// A hall of 500 tables: the board draws one page of PAGE tables (as the Pi's /board does), the
+// desk at most DESK_TABLES of those its filter picks, and a patch redraws only what it touched.
+const PAGE = 20;
+const DESK_TABLES = 20;
+let boardPage = 1;
+let foundTable = null; // the table "find my table" last pointed at
+let dirty = {standings: true};
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs = {}, ...children) {
@@ -29,14 +36,36 @@ function show(view) {
   }
   document.querySelectorAll("nav a[data-view]").forEach((a) => a.classList.toggle("on", a.dataset.view === view));
 }
-function route() { show((location.hash || "#board").slice(1) || "board"); }
+function route() { show(view()); render(); }
+function view() { return (location.hash || "#board").slice(1) || "board"; }
+const pages = () => Math.max(1, Math.ceil(snap.tables / PAGE));
+
+function pagerLinks() {
+  const pager = $("pager");
+  pager.replaceChildren();
+  const count = pages();
+  if (count === 1) { $("page-of").textContent = ""; return; }
+  boardPage = Math.min(boardPage, count);
+  const low = (boardPage - 1) * PAGE + 1, high = Math.min(boardPage * PAGE, snap.tables);
+  $("page-of").textContent = `Tables ${low}–${high} of ${snap.tables}`;
+  pager.append("Tables: ");
+  for (let n = 1; n <= count; n++) {
+    const a = el("a", {href: `/board?group=${n}`, class: n === boardPage ? "on" : "", id: `page-${n}`},
+      `${(n - 1) * PAGE + 1}–${Math.min(n * PAGE, snap.tables)}`);
+    a.addEventListener("click", (e) => { e.preventDefault(); boardPage = n; renderBoard(); });
+    pager.append(a, " ");
+  }
+}
 
 function renderBoard() {
   $("title").textContent = `Bunco night: ${snap.night}`;
   $("status").textContent = snap.status;
   const tables = $("tables");
   tables.replaceChildren();
+  pagerLinks();
+  const low = (boardPage - 1) * PAGE + 1, high = boardPage * PAGE;
   for (const t of snap.board) {
+    if (t.table < low || t.table > high) continue;
     const tags = [];
     if (!t.online) tags.push(el("span", {class: "tag off"}, "offline"));
     if (t.waiting) tags.push(el("span", {class: "tag wait"}, "playing"));
@@ -45,13 +74,13 @@ function renderBoard() {
     t.seats.forEach((s, i) => seats.append(el("li", {class: (s.name === t.roller ? "roller " : "") + (s.ghost ? "ghost" : "")},
       `${i + 1}. ${s.name}${s.name === t.roller ? " ◀ rolls" : ""}`)));
     const score = t.last_score && snap.phase !== "playing" && snap.phase !== "finishing" ? t.last_score : t.score;
-    tables.append(el("div", {class: "table" + (t.waiting ? " waiting" : "") + (t.online ? "" : " offline"), id: `table-${t.table}`},
+    tables.append(el("div", {class: "table" + (t.waiting ? " waiting" : "") + (t.online ? "" : " offline") + (t.table === foundTable ? " found-here" : ""), id: `table-${t.table}`},
       el("h2", {}, t.table === 1 ? "Head table" : `Table ${t.table}`, el("span", {}, ...tags)),
       el("div", {class: "score", "data-score": score.join("-")}, `${score[0]} – ${score[1]}`), seats,
       ...(t.next_seats ? [el("p", {class: "next"}, "Next round: " + t.next_seats.map((s, i) => `${i + 1}. ${s.name}${s.ghost ? " (ghost)" : ""}`).join(", "))] : [])));
   }
   if (!snap.board.length && snap.phase === "lobby") {
-    for (let n = 1; n <= snap.tables; n++) {
+    for (let n = low; n <= Math.min(high, snap.tables); n++) {
       const on = snap.online.includes(n);
       tables.append(el("div", {class: "table" + (on ? "" : " offline"), id: `table-${n}`},
         el("h2", {}, n === 1 ? "Head table" : `Table ${n}`, el("span", {class: "tag" + (on ? "" : " off")}, on ? "online" : "offline"))));
@@ -70,6 +99,7 @@ function prizeTable() {
 }
 
 function renderStandings() {
+  dirty.standings = false;
   $("standings-note").textContent = snap.final ? "Final standings." :
     "As they stand now; the prizes column is what each player would take if the night ended now.";
   const body = $("standings").tBodies[0];
@@ -114,29 +144,96 @@ function renderHost() {
   $("act-resume").classList.toggle("hidden", !t || t.phase !== "pause");
   if (lobby && roster === null) roster = snap.roster.map((r) => ({...r}));
   renderRoster();
+  renderGroups();
+  const shown = deskTables();
+  const typed = {}; // what the host is typing for a late arrival survives the redraw
+  document.querySelectorAll("#seats input").forEach((i) => { if (i.value) typed[i.id] = i.value; });
+  const focused = document.activeElement && document.activeElement.closest("#seats") ? document.activeElement.id : null;
   const seats = $("seats").tBodies[0];
   seats.replaceChildren();
   $("seats-card").classList.toggle("hidden", over);
-  for (const p of snap.players || []) {
-    const cell = el("td");
-    if (p.left) {
-      cell.append("left (a ghost plays her seat)");
-    } else if (p.ghost) {
-      const name = el("input", {placeholder: "late arrival's name", id: `arrive-name-${p.id}`, maxLength: 32});
-      cell.append(name, el("button", {id: `arrive-${p.id}`, onclick: () => act("arrive", {player: p.id, name: name.value})}, "Seat"));
-    } else {
-      cell.append(el("button", {id: `leave-${p.id}`, class: "danger-quiet", onclick: () => guarded("leave", {player: p.id}, {
-        title: `${p.name} leaves?`,
-        text: `A ghost plays ${p.name}'s seat from now on; her card keeps what she has won. ` +
-          "Once done it cannot be taken back: she cannot have this seat again tonight.",
-        yes: `Yes, ${p.name} leaves`, label: `${p.name} leaves`})}, "Leaves"));
+  $("tables-card").classList.toggle("hidden", lobby);
+  const players = new Map((snap.players || []).map((p) => [p.id, p]));
+  for (const t of shown) {
+    for (const s of t.seats) {
+      const p = players.get(s.id);
+      if (p) seats.append(seatRow(p, t.table));
     }
-    seats.append(el("tr", {}, el("td", {}, p.ghost && !p.left ? `${p.name} (ghost)` : p.name), cell));
   }
+  for (const [id, value] of Object.entries(typed)) if ($(id)) $(id).value = value;
+  if (focused && $(focused)) $(focused).focus();
   const undo = $("undo-buttons");
   undo.replaceChildren();
-  for (let n = 1; n <= snap.tables; n++)
-    undo.append(el("button", {id: `undo-${n}`, onclick: () => undoTable(n)}, `Table ${n}`));
+  for (const t of shown)
+    undo.append(el("button", {id: `undo-${t.table}`, onclick: () => undoTable(t.table)}, `Table ${t.table}`));
+}
+
+function seatRow(p, table) {
+  const cell = el("td");
+  if (p.left) {
+    cell.append("left (a ghost plays her seat)");
+  } else if (p.ghost) {
+    const name = el("input", {placeholder: "late arrival's name", id: `arrive-name-${p.id}`, maxLength: 32});
+    cell.append(name, el("button", {id: `arrive-${p.id}`, onclick: () => act("arrive", {player: p.id, name: name.value})}, "Seat"));
+  } else {
+    cell.append(el("button", {id: `leave-${p.id}`, class: "danger-quiet", onclick: () => guarded("leave", {player: p.id}, {
+      title: `${p.name} leaves?`,
+      text: `A ghost plays ${p.name}'s seat from now on; her card keeps what she has won. ` +
+        "Once done it cannot be taken back: she cannot have this seat again tonight.",
+      yes: `Yes, ${p.name} leaves`, label: `${p.name} leaves`})}, "Leaves"));
+  }
+  return el("tr", {}, el("td", {class: "at"}, table), el("td", {}, p.ghost && !p.left ? `${p.name} (ghost)` : p.name), cell);
+}
+
+// The desk's tables: those the filter picks (a table number, or part of a player's name, case
+// and accents aside), in the order the host sorts by, DESK_TABLES at most.
+const fold = (text) => text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/\s+/g, " ").trim();
+const held = (t) => t.waiting && snap.phase === "finishing";
+const lateSeats = (t, left) => t.seats.filter((s) => s.ghost && !left.has(s.id)).length;
+
+function deskTables() {
+  const query = fold($("desk-filter").value);
+  const number = /^\d+$/.test(query) ? Number(query) : null;
+  let rows = snap.board.filter((t) => !query || (number !== null ? t.table === number :
+    t.seats.some((s) => fold(s.name).includes(query))));
+  const sort = $("desk-sort").value;
+  const left = new Set((snap.players || []).filter((p) => p.left).map((p) => p.id));
+  const key = {held: (t) => (held(t) ? 0 : t.waiting ? 1 : 2), offline: (t) => (t.online ? 1 : 0),
+    late: (t) => -lateSeats(t, left), table: () => 0}[sort] || (() => 0);
+  rows = rows.map((t) => [key(t), t]).sort((a, b) => a[0] - b[0] || a[1].table - b[1].table).map((r) => r[1]);
+  const list = $("desk-tables");
+  list.replaceChildren();
+  const shown = rows.slice(0, DESK_TABLES);
+  for (const t of shown) {
+    const tags = [];
+    if (!t.online) tags.push(el("span", {class: "tag off"}, "offline"));
+    if (held(t)) tags.push(el("span", {class: "tag wait"}, "holds the round"));
+    else if (t.waiting) tags.push(el("span", {class: "tag"}, "playing"));
+    const late = lateSeats(t, left);
+    if (late) tags.push(el("span", {class: "tag bell"}, `${late} seat${late === 1 ? "" : "s"} for late arrivals`));
+    list.append(el("li", {id: `desk-table-${t.table}`}, el("b", {}, `Table ${t.table}`), " ",
+      `${t.score[0]} – ${t.score[1]} `, ...tags, " ",
+      el("span", {class: "names"}, t.seats.map((s) => s.name).join(", "))));
+  }
+  $("desk-shown").textContent = rows.length > shown.length ?
+    `${shown.length} of the ${rows.length} tables shown: type a table number or a name to find the others` :
+    `${rows.length} table${rows.length === 1 ? "" : "s"}`;
+  return shown;
+}
+
+function renderGroups() {
+  const groups = snap.groups || [];
+  $("groups-card").classList.toggle("hidden", !groups.length);
+  const list = $("groups");
+  list.replaceChildren();
+  for (const g of groups) {
+    const down = g.offline.length;
+    const all = down && down === g.tables.length; // the access point, not its boxes
+    list.append(el("li", {class: all ? "down" : down ? "some" : ""},
+      el("b", {}, g.name), ` ${g.online} of ${g.tables.length} tables online`,
+      ...(all ? [el("span", {class: "offline-list"}, " · all offline: is the access point down?")] :
+        down ? [el("span", {class: "offline-list"}, ` · offline: ${g.offline.join(", ")}`)] : [])));
+  }
 }
 
 // A table's undo is asked about but sent at once: held back, it would undo whatever the
@@ -225,10 +322,49 @@ function renderRoster() {
 
 function render() {
   if (!snap) return;
-  renderBoard();
+  const v = view();
+  if (v === "board") renderBoard();
   renderTimer();
-  renderStandings();
-  renderHost();
+  if (v === "standings" && dirty.standings) renderStandings();
+  if (v === "host") renderHost();
+}
+
+function patch(data) {
+  if (!snap) return;
+  const change = JSON.parse(data);
+  Object.assign(snap, change.set);
+  if ("timer" in change.set) timerAt = performance.now();
+  for (const [i, row] of Object.entries(change.rows)) snap.board[Number(i)] = row;
+  if ("standings" in change.set || "prizes" in change.set || "final" in change.set) dirty.standings = true;
+  render();
+}
+
+// Find my table: the Pi searches (one rule for names, in Python) and answers a few lines.
+let finding = 0;
+async function findTable() {
+  const query = $("find-name").value, asked = ++finding, started = performance.now();
+  const found = $("found");
+  if (!query.trim()) { found.replaceChildren(); return; }
+  const res = await fetch(`/api/find?name=${encodeURIComponent(query)}`);
+  const data = await res.json();
+  if (asked !== finding) return; // a newer keystroke's answer is on its way
+  found.replaceChildren();
+  for (const p of data.found) {
+    const item = el("li", {}, el("b", {}, p.name), `: ${p.place}`);
+    if (p.table) item.addEventListener("click", () => showTable(p.table));
+    found.append(item);
+  }
+  if (!data.found.length) found.append(el("li", {}, `No one called “${query}” tonight: try fewer letters, or ask the host.`));
+  found.dataset.ms = (performance.now() - started).toFixed(1);
+  found.dataset.query = query;
+}
+
+function showTable(n) {
+  foundTable = n;
+  boardPage = Math.ceil(n / PAGE);
+  renderBoard();
+  const card = $(`table-${n}`);
+  if (card) card.scrollIntoView({block: "center"});
 }
 
 function say(text, error = false) {
@@ -260,8 +396,10 @@ function connect() {
   source.onmessage = (event) => {
     snap = JSON.parse(event.data);
     timerAt = performance.now();
+    dirty.standings = true;
     if (snap.night !== undefined) render();
   };
+  source.addEventListener("patch", (event) => patch(event.data));
   source.onerror = () => {
     $("banner").classList.add("show");
     if (source.readyState === EventSource.CLOSED) { setTimeout(connect, 1000); }
@@ -292,6 +430,10 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("save-roster").addEventListener("click", () => act("roster", {roster}));
   $("act-end").addEventListener("click", endNight);
+  $("find-name").addEventListener("input", findTable);
+  $("find").addEventListener("submit", (e) => { e.preventDefault(); findTable(); });
+  $("desk-filter").addEventListener("input", renderHost);
+  $("desk-sort").addEventListener("change", renderHost);
   $("act-close-held").addEventListener("click", closeHeld);
   $("pending-undo").addEventListener("click", undoPending);
   // leaving the page sends what the host confirmed rather than dropping it
