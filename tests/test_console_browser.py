@@ -227,6 +227,28 @@ def host_login(browser, night: ConsoleNight, password: str = PASSWORD) -> None:
     browser.find_element("css selector", "#login button").click()
 
 
+def type_into(browser, element_id: str, text: str) -> None:
+    """Type as a person would, once the field shows: a live update may redraw the desk between
+    finding a field and typing, so a field that went stale or hidden is looked up again."""
+    from selenium.common.exceptions import (
+        ElementNotInteractableException,
+        StaleElementReferenceException,
+    )
+
+    deadline = time.monotonic() + WAIT
+    while True:
+        try:
+            field = browser.find_element("id", element_id)
+            if field.is_displayed() and field.is_enabled():
+                field.send_keys(text)
+                return
+        except (ElementNotInteractableException, StaleElementReferenceException):
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the field {element_id} never took typing")
+        time.sleep(0.05)
+
+
 def click(browser, element_id: str) -> None:
     browser.execute_script("document.getElementById(arguments[0]).click()", element_id)
 
@@ -316,7 +338,7 @@ def test_the_host_checks_players_in_and_starts_the_night(night, browser):
     wait_page(browser, lambda: "Logged in" in message(browser), "the login")
     wait_page(browser, lambda: "Gus" in text_of(browser, "#roster"), "the roster")
     click(browser, "here-6")  # Gus has not come
-    browser.find_element("id", "new-name").send_keys("Hal")
+    type_into(browser, "new-name", "Hal")
     click(browser, "add-name")
     shoot(browser, "host-roster", PHONE)
     click(browser, "save-roster")
@@ -413,7 +435,7 @@ def test_a_late_arrival_takes_the_ghost_seat_and_someone_leaves(night, browser):
     ghost = next(p for p in night.snapshot()["players"] if p["ghost"])
     wait_page(browser, lambda: browser.execute_script(
         "return !!document.getElementById(arguments[0])", f"arrive-{ghost['id']}"), "the seats")
-    browser.find_element("id", f"arrive-name-{ghost['id']}").send_keys("Ivy")
+    type_into(browser, f"arrive-name-{ghost['id']}", "Ivy")
     click(browser, f"arrive-{ghost['id']}")
     night.wait(lambda: any(p["name"] == "Ivy" and not p["ghost"]
                            for p in night.snapshot().get("players", [])), "Ivy seated")
