@@ -2,14 +2,19 @@
 
 Everything but the hardware is the box's own code. The test writes commands on the process's
 stdin, one a line: ``tap ROLE``, ``hold ROLE`` (the button held 1.2 s), ``stop``. The screen
-is printed as one line ``OLED|line|line|...``; the log as ``LOG text``. Sockets are real.
+is drawn into a framebuf by the box's own screen code (``bunco_box/screen.py``) and printed as
+one line ``OLED|text|text|...|status`` (each text drawn, in order, then the box's status line)
+and one ``VIEW {json}``; the log as ``LOG text``. Sockets are real.
 """
 
+import json
 import os
 import select
 import socket
 import sys
 import time
+
+import framebuf
 
 
 class SimBoard:
@@ -20,6 +25,7 @@ class SimBoard:
         self._pressing = None  # (role, release at, next press allowed at)
         self._stop = False
         self.wifi = True
+        self._screen = None
 
     # the clock
     def ticks_ms(self):
@@ -77,9 +83,17 @@ class SimBoard:
         return {}
 
     # the screen and the log
-    def show(self, lines, dice):
-        extra = [] if dice is None else ["dice %d-%d-%d" % tuple(dice)]
-        print("OLED|" + "|".join(list(lines) + extra))
+    def show(self, view, status):
+        from bunco_box import screen
+
+        if self._screen is None:
+            fb = framebuf.FrameBuffer(bytearray(128 * 64 // 8), 128, 64, framebuf.MONO_VLSB)
+            self._screen = screen.Screen(fb)
+            if self._screen.problem:
+                self.log(self._screen.problem)
+        self._screen.draw(view)  # the Pico's drawing, every frame, as on the OLED
+        print("OLED|" + "|".join(screen.texts(view, self._screen.font) + [str(status)]))
+        print("VIEW " + json.dumps(view))
 
     def log(self, text):
         print("LOG " + text)
