@@ -80,6 +80,8 @@ class PicoBox:
         self.resets = 0  # crashes the box answered with a reset, each booted again
 
     def start(self) -> PicoBox:
+        with self._lock:
+            self.screen, self.view = [], {}  # a box that boots again has drawn nothing yet
         env = {**os.environ, "MICROPYPATH": f"{self.flash}:{self.flash / 'lib'}:{SIM}"}
         self.proc = subprocess.Popen(
             [self.exe, "-X", f"heapsize={self.heap}", str(SIM / "run_box.py")], cwd=self.flash,
