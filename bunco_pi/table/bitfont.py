@@ -113,12 +113,28 @@ class BitFont:
         at = HEADER + count * RANGE_SIZE
         # Which letters are wide and which draw nothing: Unicode's tables, as the Pi box
         # reads them from unicodedata (which MicroPython lacks), written into the file.
-        self.wide = self._spans(at, wide)
+        # The wide spans (3 KB) matter only for a letter drawn as a box: left in the file.
+        self._wide = (at, wide)
         self.invisible = self._spans(at + wide * 8, invisible)
         # Latin-1 is on every screen: its 2 KB of glyphs are kept in RAM, the rest read.
         self._small = [(first, n, self._read(offset, n * SMALL_BYTES))
                        for first, n, kind, _width, offset in self.ranges if kind == SMALL]
         self._tall = {}
+
+    def is_wide(self, cp):
+        """A hollow box twice as wide stands for ``cp`` (an East Asian wide letter, emoji)."""
+        at, count = self._wide
+        lo, hi = 0, count
+        while lo < hi:
+            mid = (lo + hi) // 2
+            first, last = struct.unpack(SPAN, self._read(at + mid * 8, 8))
+            if cp < first:
+                hi = mid
+            elif cp > last:
+                lo = mid + 1
+            else:
+                return True
+        return False
 
     def _spans(self, at, count):
         return self._read(at, count * 8)
@@ -206,7 +222,7 @@ class BitFont:
             return SMALL_ADVANCE
         if kind == "tall":
             return self.tall_glyph(cp)[0]
-        return 12 if _within(cp, self.wide) else 6
+        return 12 if self.is_wide(cp) else 6
 
     # --- measuring, for the layout ------------------------------------------------------------
 
@@ -266,7 +282,7 @@ class BitFont:
                                 colour, clip)
                     at += width
                 else:
-                    w = 12 if _within(cp, self.wide) else 6
+                    w = 12 if self.is_wide(cp) else 6
                     self._box(fb, x, y, at + 1, baseline - 8, at + w - 2, baseline - 1, scale,
                               colour)
                     at += w

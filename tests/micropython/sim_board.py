@@ -7,6 +7,7 @@ one line ``OLED|text|text|...|status`` (each text drawn, in order, then the box'
 and one ``VIEW {json}``; the log as ``LOG text``. Sockets are real.
 """
 
+import gc
 import json
 import os
 import select
@@ -26,6 +27,8 @@ class SimBoard:
         self._stop = False
         self.wifi = True
         self._screen = None
+        self._loops = 0
+        self.heap_peak = 0  # the most the box held after a collection, sampled
 
     # the clock
     def ticks_ms(self):
@@ -38,6 +41,10 @@ class SimBoard:
         return time.ticks_add(a, b)
 
     def sleep_ms(self, ms):
+        self._loops += 1
+        if self._loops % 25 == 0:  # what the box holds, now and then (for the benchmark)
+            gc.collect()
+            self.heap_peak = max(self.heap_peak, gc.mem_alloc())
         time.sleep_ms(ms)
 
     # the test's commands
@@ -52,6 +59,10 @@ class SimBoard:
                 continue
             if words[0] == "stop":
                 self._stop = True
+            elif words[0] == "heap":
+                gc.collect()
+                print("HEAP live %d peak %d heap %d" % (gc.mem_alloc(), self.heap_peak,
+                                                        gc.mem_alloc() + gc.mem_free()))
             elif words[0] == "tap":
                 self._plan.append((words[1], 80))
             elif words[0] == "hold":
