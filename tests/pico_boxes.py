@@ -26,11 +26,12 @@ from bunco_pi.pico import box_config, compile_tree, config_text, lay_out, mpy_cr
 ROOT = Path(__file__).resolve().parent.parent
 SIM = ROOT / "tests" / "micropython"
 # The boxes run as bunco-pi pico flash puts them on a Pico (every module compiled to .mpy) in
-# a heap the size of a Pico W's: its MicroPython starts with about 166 KB free with Wi-Fi up
-# (a Pico 2 W's with over 400 KB), and the unix port here, 64-bit, spends twice the Pico's
-# bytes on each pointer and object header, so what runs here in 128 KB runs on a Pico W with
-# room to spare (benchmarks/bench_pico.py finds the least heap the box plays in).
-HEAP = "128k"
+# a heap like a Pico W's: its MicroPython starts with under 200 KB free (a Pico 2 W's with over
+# 400 KB) of 32-bit objects, and the unix port here is 64-bit, where a pointer, and so every
+# object header, list slot and dict entry, takes twice the bytes. 160 KB here is less than a
+# Pico W gives; the least the box plays in here is 128 KB (benchmarks/bench_pico.py), so a
+# backlog of entries to resend after an outage has room.
+HEAP = "160k"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bunco-pi" \
     / "micropython-unix" / "micropython" / "ports" / "unix" / "build-standard" / "micropython"
 
