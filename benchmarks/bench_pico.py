@@ -15,6 +15,9 @@ nothing: the head table's round stays open); the Pico box rolls its own dice.
 The write per press: the Pico's journal (one appended line) under the unix port, against the
 Pi's outbox (one SQLite transaction), each timed alone in a loop.
 
+A screen drawn: the Pico's drawing code (layout, bitfont, framebuf) under the unix port
+against the Pi box's (layout, boxfont, Pillow) under CPython, over the golden samples.
+
 The heap: the Pico box's firmware as ``bunco-pi pico flash`` puts it on a Pico (compiled to
 .mpy by mpy-cross) against the same firmware as source (compiled by the Pico itself at start,
 as before flash compiled it), each in the same night: the most it holds after a collection
@@ -257,6 +260,40 @@ print(time.ticks_diff(time.ticks_us(), t) / {n}, j.bytes_written / {n})
     return float(us), float(size)
 
 
+def draw_times(exe: str, flash: Path, n: int) -> tuple[float, float]:
+    """Milliseconds per screen drawn: the Pico's code (layout, bitfont, framebuf) under the
+    unix port, and the Pi box's (layout, boxfont, Pillow) under CPython, over the same
+    screens (the golden images' samples), each drawn ``n`` times."""
+    from bunco_pi.table import gallery, screens
+
+    views = [screens.as_layout(v) for v in gallery.SAMPLES.values()]
+    (flash / "bench_views.json").write_text("".join(json.dumps(v) + "\n" for v in views))
+    script = flash / "bench_draw.py"
+    script.write_text(f"""
+import json, time, framebuf, bitfont, layout
+font = bitfont.BitFont("font.bin")
+fb = framebuf.FrameBuffer(bytearray(1024), 128, 64, framebuf.MONO_VLSB)
+views = [json.loads(line) for line in open("bench_views.json")]
+t = time.ticks_us()
+for _ in range({n}):
+    for view in views:
+        fb.fill(0)
+        bitfont.paint(fb, layout.ops(view, font), font)
+print(time.ticks_diff(time.ticks_us(), t) / 1000 / ({n} * len(views)))
+""")
+    out = subprocess.run([exe, str(script)], cwd=flash, capture_output=True, text=True,
+                         env={"MICROPYPATH": f"{flash}"}, timeout=300, check=True)
+    samples = list(gallery.SAMPLES.values())
+    for view in samples:
+        screens.render(view)  # warm: the Pi box caches the strips of its text
+    t = time.perf_counter()
+    for _ in range(n):
+        for view in samples:
+            screens.render(view)
+    pi_ms = (time.perf_counter() - t) * 1000 / (n * len(samples))
+    return float(out.stdout.split()[0]), pi_ms
+
+
 def outbox_writes(path: Path, n: int) -> tuple[float, float]:
     with Outbox(path) as outbox:
         t = time.perf_counter()
@@ -327,6 +364,7 @@ def main() -> int:
             head.terminate()
             head.wait(15)
         j_us, j_bytes = journal_writes(exe, tmp / "pico", args.writes)
+        draw_pico, draw_pi = draw_times(exe, tmp / "pico", 20)
         o_us, o_bytes = outbox_writes(tmp / "bench-outbox.sqlite", args.writes)
     ms = 1000.0
     rows = [
@@ -335,6 +373,7 @@ def main() -> int:
         ("press to durable p50 (ms)", pct(pico_store, 0.5) * ms, float("nan")),
         ("write per press (us)", j_us, o_us),
         ("bytes per press on storage", j_bytes, o_bytes),
+        ("a screen drawn (ms)", draw_pico, draw_pi),
     ]
     heap_rows = [
         ("heap held after a collection (KB)", heap_mpy[0] / 1024, heap_py[0] / 1024),

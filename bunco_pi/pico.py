@@ -1,8 +1,9 @@
-"""What goes onto a Pico 2 W table box: its files and its config (``box.json``).
+"""What goes onto a Pico 2 W table box: its files, its font and its config (``box.json``).
 
-The same layout serves ``bunco-pi pico flash`` (copied with mpremote), ``bunco-pi pico
-config`` (the config alone, for Thonny users) and the tests, which run the very same files
-under MicroPython's unix port.
+The same layout serves ``bunco-pi pico flash`` (built here, each module compiled to ``.mpy``
+by mpy-cross, and copied with mpremote), ``bunco-pi pico config`` (the config alone, for
+Thonny users) and the tests, which run the very same files, compiled the same way, under
+MicroPython's unix port.
 """
 
 from __future__ import annotations

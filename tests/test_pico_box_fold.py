@@ -117,5 +117,16 @@ def test_the_heads_round_clock_counts_down_on_the_scoring_screen(tmp_path, broke
         head_says(head, topics.state(), {**PLAYING, "pos": 8})  # timed rounds off
         box.wait(lambda: box.view.get("timer") == "", 10, "no clock")
         assert "target 1" in box.screen
+        # Between rounds: who won here and where each player sits next, as on a Pi box.
+        head_says(head, topics.view(2), {**VIEW, "pos": 9, "done": True, "result": {
+            "winners": ["Ann", "Cat"], "losers": ["Bea", "Dot"], "score": [21, 9]},
+            "moves": [{"name": "Bea", "to_table": 1, "to_seat": 2},
+                      {"name": "Dot", "to_table": 3, "to_seat": 4}]})
+        head_says(head, topics.state(), {**PLAYING, "phase": "results", "pos": 9})
+        box.wait(lambda: box.view.get("screen") == "results", 10, "the results")
+        assert box.view["won"] and (box.view["score_a"], box.view["score_b"]) == (21, 9)
+        assert box.view["moves"] == ["Bea -> T1 S2", "Dot -> T3 S4"]
+        assert box.screen[:5] == ["TABLE 2", "21-9", "A WON", "Bea -> T1 S2", "Dot -> T3 S4"]
+        assert box.view["hint"] == "next: head's bell"
     finally:
         box.stop()
