@@ -232,3 +232,35 @@ def test_a_long_problem_wraps_onto_the_error_screen() -> None:
     assert lines == ("broker refused: not", "authorised (check", "the password)")
     assert all(len(line) <= layout.MAX_CHARS - 1 for line in lines)
     assert layout.wrap("x" * 45) == ("x" * 20, "x" * 20, "x" * 5)
+
+
+def test_without_its_font_file_the_box_still_draws_its_screens_and_says_so(tmp_path: Path,
+                                                                           font_file: Path
+                                                                           ) -> None:
+    from bunco_pi.pico import lay_out
+
+    exe = micropython()
+    flash = lay_out(tmp_path / "flash")
+    script = tmp_path / "no_font.py"
+    script.write_text(
+        "import framebuf\n"
+        "from bunco_box import screen\n"
+        "buf = bytearray(1024)\n"
+        "fb = framebuf.FrameBuffer(buf, 128, 64, framebuf.MONO_VLSB)\n"
+        "for path in ('missing.bin', 'box.json'):\n"
+        "    s = screen.Screen(fb, path)\n"
+        "    print(s.problem)\n"
+        "    s.draw({'screen': 'playing', 'table': 3, 'target': 4, 'score_a': 3,\n"
+        "            'score_b': 5, 'roller': 'Ann', 'roller_team': 'A'})\n"
+        "    print(sum(bin(b).count('1') for b in buf))\n")
+    (flash / "box.json").write_text("{}")
+    done = subprocess.run([exe, "-X", "heapsize=160k", str(script)], cwd=flash,
+                          capture_output=True, text=True, timeout=60,
+                          env={"MICROPYPATH": f"{flash}:{flash / 'lib'}"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    missing, lit, corrupt, lit_again = done.stdout.splitlines()
+    assert missing.startswith("missing.bin: cannot open it (") and missing.endswith(
+        "bunco-pi pico flash copies it; drawing with framebuf's letters")
+    assert corrupt == ("box.json: not a bunco-pi font file (bunco-pi pico flash writes one); "
+                       "drawing with framebuf's letters")
+    assert int(lit) > 200 and int(lit_again) == int(lit)  # the screen, in framebuf's letters

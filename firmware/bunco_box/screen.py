@@ -32,9 +32,13 @@ class Screen:
         self.problem = None
         try:
             self.font = bitfont.BitFont(font_path, opener)
-        except (OSError, bitfont.FontError) as exc:
+        except OSError as exc:
             self.font = BuiltinFont()
-            self.problem = "%s: %s; drawing with framebuf's letters" % (font_path, exc)
+            self.problem = ("%s: cannot open it (%s): bunco-pi pico flash copies it; drawing "
+                            "with framebuf's letters" % (font_path, exc))
+        except bitfont.FontError as exc:
+            self.font = BuiltinFont()
+            self.problem = "%s; drawing with framebuf's letters" % exc
 
     def draw(self, view):
         self.fb.fill(0)
