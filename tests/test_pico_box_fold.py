@@ -74,12 +74,18 @@ def test_offline_the_box_shows_the_score_its_presses_make_and_online_the_heads(
         assert box.status() == "offline, 6 waiting"
         box.tap("point")
         box.wait(lambda: box.view.get("score_b") == 2, 10, "an offline press counts on screen")
+        # Held, undo takes back Bea's whole turn, as on a Pi box: her two points, two undos.
+        box.send("hold undo")
+        box.wait(lambda: len(box.stored) == 9, 10, "two undos stored")
+        assert [item["x"] for item in box.stored[-2:]] == [["undo"], ["undo"]]
+        box.wait(lambda: box.view.get("score_b") == 0, 10, "Bea's turn taken back")
+        assert box.view["roller"] == "Bea" and box.view["flash"] == "undone: whole turn"
     finally:
         box.stop()
     # Online again, the head has it all: its view is the score (here deliberately another, to
     # see whose is shown).
     (tmp_path / "box.json").write_text(json.dumps(config))
-    head_says(head, topics.ack(3), {"seq": 7})
+    head_says(head, topics.ack(3), {"seq": 9})
     head_says(head, topics.view(3), {**VIEW, "table": 3, "score": [30, 2], "roller_seat": 2,
                                      "pos": 9})
     box.start()

@@ -178,3 +178,37 @@ def test_under_micropython_the_fold_is_the_same(tmp_path: Path) -> None:
         rules, target, ghost_seats, can_end, wire = case(name, seed)
         ghosts = frozenset(SEATS[s - 1] for s in ghost_seats)
         assert result == engine_run(name, target, ghosts, can_end, wire), (name, seed)
+
+
+@pytest.mark.parametrize(("name", "seed"), CASES[::3])
+def test_a_held_undo_takes_back_the_turn_the_pi_box_takes_back(name: str, seed: int) -> None:
+    from bunco_pi.table.book import RoundBook
+
+    rules, target, ghost_seats, can_end, wire = case(name, seed)
+    ghosts = frozenset(SEATS[s - 1] for s in ghost_seats)
+    book = RoundBook(preset(name), 1, 1, 1, target, SEATS, can_end, ghosts=ghosts)
+    play = tally.Play(rules, target, ghost_seats, can_end)
+    checked = 0
+    for entry in wire:
+        if play.over:
+            break
+        try:
+            book = book.add(json_entry(entry))
+        except RuleViolation:
+            continue
+        play.apply(entry)
+        whole = book.undo_turn()
+        assert play.undo_turn_count() == (whole["undo"] if whole else 0)
+        checked += 1
+    assert checked > 0
+
+
+def json_entry(wire: list[Any]) -> dict[str, Any]:
+    """The Pi box's form of an entry (``table/game.py``)."""
+    kind = wire[0]
+    if kind == "roll":
+        return {"roll": list(wire[1])}
+    if kind == "tally":
+        return {"tally": wire[1], **({"face": wire[2]} if len(wire) > 2 else {})}
+    return {"pass": True} if kind == "pass" else {"bell": True} if kind == "bell" \
+        else {"undo": 1}

@@ -93,6 +93,25 @@ class Play:
         """The play is over here: what follows is the head's."""
         return self.phase == OVER
 
+    def undo_turn_count(self):
+        """How many undos take back the whole current turn, or the previous turn and its pass
+        when the roller has done nothing yet (the Pi box's held undo, ``RoundBook.undo_turn``);
+        0 for nothing to undo."""
+        entries = self.entries
+        undoable = [i for i in range(len(entries)) if entries[i][0] != "bell"]
+        if not undoable:
+            return 0
+        seats = [1]  # the roller's seat after each prefix of the entries
+        again = Play(self.rules, self.target, self.ghosts, self.ends_round)
+        for entry in entries:
+            again.apply(entry)
+            seats.append(again.roller_seat)
+        start = _turn_start(seats, len(entries))
+        rest = entries[start:]
+        if start == len(entries) or all(e[0] == "bell" for e in rest):
+            start = _turn_start(seats, undoable[-1])
+        return sum(1 for e in entries[start:] if e[0] != "bell")
+
     def fold(self, entries):
         for entry in entries:
             self.apply(entry)
@@ -185,3 +204,11 @@ class Play:
 
     def _end(self):
         self.phase = OVER
+
+
+def _turn_start(seats, end):
+    """The index of the first entry of the turn running after the first ``end`` entries."""
+    start = end
+    while start > 0 and seats[start - 1] == seats[end]:
+        start -= 1
+    return start

@@ -394,10 +394,25 @@ class TableBox:
             name = self._roller()
             if self.enter(entry):
                 self.flash = presses.entry_flash(entry, name)
-        elif action is not None and self.enter({"undo": 1}):
-            # One undo either way: the whole turn's entries are the head's fold, not the box's.
-            self.flash = "undone"
+        elif action is not None:
+            self._undo(action == presses.UNDO_TURN)
         self._dirty = True
+
+    def _undo(self, whole_turn):
+        """Undo the last entry, or held, the whole turn as the Pi box does (as many undos as
+        the box's fold says the turn holds; without a fold, one)."""
+        count = 1
+        play = self.play() if whole_turn else None
+        if play is not None:
+            count = play.undo_turn_count()
+            if not count:
+                self.flash = "nothing to undo"
+                return
+        done = 0
+        while done < count and self.enter({"undo": 1}):
+            done += 1
+        if done:
+            self.flash = "undone: whole turn" if whole_turn and count > 1 else "undone"
 
     def _roll(self):
         if self._tumble_until is not None:
