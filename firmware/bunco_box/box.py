@@ -12,18 +12,23 @@ with its user as its client id, leaves a retained ``offline`` will, and sends ea
 at QoS 1. An entry is in the journal before it shows; it is sent again until the head's
 retained ack covers its seq; the head drops a seq it already has.
 
-What a press means is ``presses`` (shared with the Pi box). Unlike the Pi box, the Pico does
-not fold the rules itself: the scores, the roller and whether this table's round is over are
-the head's, from the table's retained view (``table/<n>/view``), which the head publishes
-after each entry it commits. Offline, the box keeps taking presses and says how many wait.
+What a press means is ``presses``, where each thing on the screen goes is ``layout`` (both
+shared with the Pi box). The scores, the roller and whether this table's round is over are the
+head's, from the table's retained view (``table/<n>/view``), which the head publishes after
+each entry it commits; while some of the box's own entries have not reached the head (offline,
+or the head's view not caught up), the box shows its own fold of the round's play
+(``tally``, under the rules the head's state names), and refuses there what those rules
+refuse. Offline, the box keeps taking presses and says how many wait.
 """
 
 import json
 
-try:
-    import presses  # on the Pico: copied beside main.py
+try:  # on the Pico: copied beside main.py
+    import layout
+    import presses
+    import tally
 except ImportError:  # CPython, in a checkout (the tests read the config with it)
-    from bunco_pi.table import presses
+    from bunco_pi.table import layout, presses, tally
 from bunco_box import mqtt
 from bunco_box.journal import Journal
 
@@ -41,9 +46,10 @@ ACK_GRACE_MS = 2000  # connected this long with no retained ack: the head has no
 RECONNECT_MS = (1000, 10000)  # the wait between tries, doubling
 REFUSED_RETRY_MS = 30000  # a refused password is retried this seldom
 RESEND_AT_MOST_MS = 30000
-WIDTH = 16  # characters on a 128-pixel line in framebuf's 8x8 font
 HEARTBEAT_MS = 2000  # bunco_pi.protocol.HEARTBEAT_S: what the journal holds, said to the head
-SCROLL_MS = 400  # a long status line moves on one character this often (pico.py draws it)
+TICK_MS = 1000  # a running round clock is drawn again this often
+KEPT = ("phase", "round_index", "set", "round", "target", "bell", "epoch", "pos", "online",
+        "fold", "timer")  # of the head's state: what the box reads
 
 
 class ConfigError(Exception):
@@ -96,10 +102,6 @@ def _position(message):
     if isinstance(epoch, str) and isinstance(pos, int) and pos >= 0:
         return (epoch, pos)
     return None
-
-
-def fit(text):
-    return str(text)[:WIDTH]
 
 
 class Button:
@@ -178,10 +180,12 @@ class TableBox:
         self.buttons = [Button(role) for role in ROLES]
         self.flash = ""
         self.alert = ""  # a problem shown until the next press
-        self.dice = None  # the last roll, drawn
         self._tumble_until = None
+        self._timer_at = None  # when the head's round clock was heard (our own clock)
+        self._fold = None  # (round, last seq, the state's rules) and the round's play folded
         self._dirty = True
         self._drawn_at = 0
+        self._shown = None
         self._load_state()
         for problem in self.journal.problems:
             self.problem(problem)
@@ -238,16 +242,62 @@ class TableBox:
         return None
 
     def _round_over_here(self):
-        """The head says this table's round is over, and nothing sent since is waiting."""
+        """This table's play of the round is over: the head says so, and nothing sent since is
+        waiting; or, while something is, the box's own fold says so."""
         v = self._round_view()
+        if self._head_says():
+            return v is not None and bool(v.get("done"))
+        play = self.play()
+        if play is not None:
+            return play.over
         return v is not None and bool(v.get("done")) and self.journal.pending == 0
+
+    def _head_says(self):
+        """The head's view is the score to show: it has every entry of this box's (online,
+        nothing waiting) and is about this round."""
+        return self.online and self.journal.pending == 0 and self._round_view() is not None
+
+    def play(self):
+        """This round's play as the box folds it from its own journal, under the rules the
+        head's state names (``tally``); None when it cannot (no rules heard, a journal that
+        lost the round's start, no round on)."""
+        s, r = self.state or {}, self.round_index
+        rules = s.get("fold")
+        journal = self.journal
+        if r is None or not isinstance(rules, dict) or not journal.complete \
+                or not isinstance(s.get("target"), int):
+            return None
+        key = (r, journal.last_seq, s.get("target"), len(rules))
+        if self._fold is not None and self._fold[0] == key:
+            return self._fold[1]
+        v = self._round_view() or {}
+        play = tally.Play(rules, s["target"], v.get("ghost_seats") or (),
+                          tally.can_end_round(rules, self.table))
+        try:
+            play.fold(journal.round_entries(r))
+        except (tally.Refused, KeyError, TypeError, ValueError) as exc:
+            # the journal holds what the rules refuse (a head that changed its rules): the
+            # head's fold is the only one to show
+            self.board.log("fold: %s; showing the head's score" % exc)
+            play = None
+        self._fold = (key, play)
+        return play
+
+    def _roller_seat(self):
+        if not self._head_says():
+            play = self.play()
+            if play is not None:
+                return play.roller_seat
+        v = self._round_view()
+        seat = v.get("roller_seat") if v is not None else None
+        return seat if isinstance(seat, int) else 0
 
     def _roller(self):
         v = self._round_view()
         if v is None:
             return "?"
-        seats, seat = v.get("seats") or [], v.get("roller_seat")
-        if isinstance(seat, int) and 1 <= seat <= len(seats):
+        seats, seat = v.get("seats") or [], self._roller_seat()
+        if 1 <= seat <= len(seats):
             return str(seats[seat - 1])
         return "?"
 
@@ -275,11 +325,22 @@ class TableBox:
             self.flash = "round over here"
             return False
         wire = presses.wire_entry(entry)
+        play = self.play()
+        if play is not None and "bell" not in entry:
+            try:
+                play.apply(wire)  # tried on the fold: what the rules refuse is never stored
+            except tally.Refused as exc:
+                self.flash = str(exc)
+                self._fold = None
+                return False
         try:
             seq = self.journal.append(r, wire, command)
         except OSError as exc:
+            self._fold = None
             self.problem("journal: cannot write (%s): not counted" % exc)
             return False
+        if play is not None and "bell" not in entry:
+            self._fold = ((r, seq) + self._fold[0][2:], play)  # the fold has it already
         self.board.log("stored " + json.dumps({"s": seq, "r": r, "x": wire}))
         if self._waiting_since is None:
             self._waiting_since = self.board.ticks_ms()
@@ -333,10 +394,25 @@ class TableBox:
             name = self._roller()
             if self.enter(entry):
                 self.flash = presses.entry_flash(entry, name)
-        elif action is not None and self.enter({"undo": 1}):
-            # One undo either way: the whole turn's entries are the head's fold, not the box's.
-            self.flash = "undone"
+        elif action is not None:
+            self._undo(action == presses.UNDO_TURN)
         self._dirty = True
+
+    def _undo(self, whole_turn):
+        """Undo the last entry, or held, the whole turn as the Pi box does (as many undos as
+        the box's fold says the turn holds; without a fold, one)."""
+        count = 1
+        play = self.play() if whole_turn else None
+        if play is not None:
+            count = play.undo_turn_count()
+            if not count:
+                self.flash = "nothing to undo"
+                return
+        done = 0
+        while done < count and self.enter({"undo": 1}):
+            done += 1
+        if done:
+            self.flash = "undone: whole turn" if whole_turn and count > 1 else "undone"
 
     def _roll(self):
         if self._tumble_until is not None:
@@ -358,7 +434,6 @@ class TableBox:
         dice = self._dice(self.board.random_bytes)
         name = self._roller()
         if self.enter({"roll": list(dice)}):
-            self.dice = dice
             self.flash = presses.entry_flash({"roll": dice}, name)
         self._dirty = True
 
@@ -492,8 +567,10 @@ class TableBox:
             if _is_older(self._state_at, at):
                 return
             self._state_at = at
-            keep = {k: payload[k] for k in ("phase", "round_index", "set", "round", "target",
-                                            "bell", "epoch", "pos", "online") if k in payload}
+            keep = {k: payload[k] for k in KEPT if k in payload}
+            if "timer" in keep or (self.state or {}).get("timer") is not None:
+                # the head says it again at every change: count down from now
+                self._timer_at = self.board.ticks_ms()
             if keep != self.state:
                 self.state = keep
                 self._save_state()
@@ -547,15 +624,20 @@ class TableBox:
         if self._tumble_until is not None and diff(now, self._tumble_until) >= 0:
             self._settle()
         self._network(now)
-        # A status line longer than the screen scrolls (the board draws it moved on by the
-        # time): redraw it now and then even when nothing changed.
-        scrolling = len(self.status_line()) > WIDTH and diff(now, self._drawn_at) >= SCROLL_MS
-        if self._dirty or scrolling:
+        # A round clock runs: draw it again each second (the frame is sent only if it changed).
+        ticking = (self.state or {}).get("timer") is not None \
+            and diff(now, self._drawn_at) >= TICK_MS
+        if self._dirty or ticking:
             self._dirty = False
             self._drawn_at = now
-            self.board.show(self.lines(), self.dice if self._round_view() else None)
+            view, status = self.screen(), self.status_line()
+            if (view, status) != self._shown:
+                self._shown = (view, status)
+                self.board.show(view, status)
 
     def status_line(self):
+        """The box's one line about itself (the log's, the tests'): a problem, offline and what
+        waits, joining, or what the last press did."""
         if self.alert:
             return self.alert
         if not self.online:
@@ -564,43 +646,92 @@ class TableBox:
             n = self.journal.pending
             return "offline, %d waiting" % n if n else "offline"
         if not self._ready:
-            return "joining..."
+            return "joining the night..."
         return self.flash
 
-    def lines(self):
-        """What the OLED shows: up to six lines (the screen draws them, 16 characters each;
-        the status line, which may be longer, scrolls on the Pico)."""
+    def _net(self):
+        """What the Pi box's link says on its screen when the head cannot hear the table."""
+        if not self.online:
+            return self.status_line()
+        if not self._ready:
+            return "joining the night..."
+        return ""
+
+    def _seats(self):
+        v = self.view or {}
+        seats = [str(name) for name in (v.get("seats") or [])][:4]
+        return seats + ["?"] * (4 - len(seats))
+
+    def _timer(self):
+        s = self.state or {}
+        if s.get("timer") is None or self._timer_at is None:
+            return ""
+        elapsed = self.board.ticks_diff(self.board.ticks_ms(), self._timer_at) / 1000
+        return layout.timer_text(s["timer"], elapsed)
+
+    def screen(self):
+        """What the OLED shows: the Pi box's screen for this moment, as ``layout`` draws it
+        (``bunco_pi/table/machine.py``'s ``view``, from what this box knows)."""
+        if self.alert:
+            return {"screen": "error", "title": "table %d" % self.table,
+                    "lines": layout.wrap(self.alert)}
         s, v = self.state or {}, self._round_view()
         phase = s.get("phase")
-        status = self.status_line()
+        net = self._net()
         if phase in PLAYING and v is not None:
-            score = v.get("score") or [0, 0]
-            lines = ["T%d set%s rd%s" % (self.table, s.get("set"), s.get("round")),
-                     "target %s%s" % (s.get("target"), "  BELL" if s.get("bell") else ""),
-                     "A %-4s B %s" % (score[0], score[1]),
-                     "roll: " + self._roller()]
-            if v.get("done"):
-                lines[3] = "round over here"
-        elif phase in PLAYING:
-            lines = ["T%d set%s rd%s" % (self.table, s.get("set"), s.get("round")),
-                     "target %s" % s.get("target"), "", "playing"]
-        elif phase == "results":
-            result = (self.view or {}).get("result") or {}
-            score = result.get("score") or ["-", "-"]
-            seats = (self.view or {}).get("seats") or []
-            won = bool(seats) and seats[0] in (result.get("winners") or [])
-            moves = (self.view or {}).get("moves") or []
-            lines = ["T%d %s" % (self.table, "won" if won else "lost"),
-                     "A %-4s B %s" % (score[0], score[1])]
-            lines += ["%s>T%s" % (m.get("name"), m.get("to_table")) for m in moves[:2]]
-        elif phase == "break":
-            lines = ["BREAK", "back soon"]
-        elif phase == "ended":
-            lines = ["night over"]
-            for prize in ((self.view or {}).get("prizes") or [])[:3]:
-                lines.append("%s %s" % (prize.get("name"), prize.get("winner")))
+            seat = self._roller_seat() or 1
+            rules = s.get("fold") or {}
+            play = None if self._head_says() else self.play()
+            if play is not None:
+                score, seat_scores = play.team_scores, play.points
+            else:
+                score = v.get("score") or [0, 0]
+                seat_scores = v.get("seat_scores") or [0, 0, 0, 0]
+            individual = rules.get("team") is False
+            if self._round_over_here():
+                # the play is over here; who won and who moves is the head's to say
+                return {"screen": "results", "table": self.table,
+                        "won": score[0] >= score[1], "score_a": score[0],
+                        "score_b": score[1], "moves": [],
+                        "headline": "round over" if individual else "",
+                        "hint": self.flash or net or "next: head's bell"}
+            flash = self.flash
+            return {"screen": "playing", "table": self.table, "target": s.get("target"),
+                    "score_a": score[0], "score_b": score[1], "roller": self._roller(),
+                    "roller_team": "A" if seat % 2 else "B", "set_number": s.get("set") or 1,
+                    "bell": bool(s.get("bell")), "flash": flash, "warning": net,
+                    "seat_scores": list(seat_scores) if individual else None,
+                    "roller_seat": seat, "timer": self._timer()}
+        view = self.view or {}
+        if phase == "results" and isinstance(view.get("result"), dict):
+            result = view["result"]
+            score = result.get("score") or [0, 0]
+            seats = view.get("seats") or []
+            losers = [str(name) for name in result.get("losers") or []]
+            headline = ""
+            if (s.get("fold") or {}).get("team") is False:
+                headline = "%s move%s" % (" & ".join(losers), "s" if len(losers) == 1 else "")
+            moves = ["%s -> T%s S%s" % (m.get("name"), m.get("to_table"), m.get("to_seat"))
+                     for m in view.get("moves") or []]
+            return {"screen": "results", "table": self.table,
+                    "won": bool(seats) and seats[0] in (result.get("winners") or []),
+                    "score_a": score[0], "score_b": score[1],
+                    "moves": moves or ["stay seated"], "headline": headline,
+                    "hint": self.flash or net or "next: head's bell"}
+        if phase == "break":
+            return {"screen": "break", "message": "break", "detail": self.flash or net}
+        if phase == "prizes":
+            return {"screen": "break", "message": "prizes", "detail": self.flash or net}
+        if phase == "ended":
+            return {"screen": "end", "prizes": [[str(p.get("name")), str(p.get("winner"))]
+                                                for p in view.get("prizes") or []]}
+        if phase in PLAYING:
+            message = "round on: joining"
         elif phase == "ready":
-            lines = ["T%d set%s rd%s" % (self.table, s.get("set"), s.get("round")), "soon"]
+            message = "round %s soon" % s.get("round")
+        elif phase is None:
+            message = "waiting for the head"
         else:
-            lines = ["T%d" % self.table, "waiting for", "the head"]
-        return [fit(line) for line in lines] + ["", str(status)]
+            message = "waiting for round"
+        return {"screen": "waiting", "table": self.table, "players": self._seats(),
+                "message": self.flash or net or message}

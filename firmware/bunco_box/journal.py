@@ -12,7 +12,7 @@ record has ``s`` (its seq: 1, 2, 3 ... never reused), ``r`` (the head's round in
 (the entry as it travels, ``bunco_pi/rules/entries.py``), and ``c`` for a host's command id.
 A head record (``{"h":1,...}``, only ever the first line) carries what compaction dropped:
 the last seq given out, the last seq the head acknowledged, the last round whose bell was
-entered and the last host command entered.
+entered and the last host command entered, and ``"k":1``: the latest round's entries were kept.
 
 A power cut at any instant leaves a file whose every line but perhaps the last is whole: an
 append is one write of one short line. A last line without its newline or whose checksum
@@ -21,8 +21,9 @@ shown, so never accepted). A bad line before the end is named and skipped.
 
 Flash wear: one append of about 50 bytes per press (LittleFS writes it into the file's last
 block, its wear levelling spreads the blocks); once the head has acknowledged COMPACT_AFTER
-entries the file is rewritten with only the unacknowledged ones (written beside it, then
-renamed over it: a power cut leaves the old file or the new one). An acknowledgement itself is
+entries the file is rewritten with only the unacknowledged ones and those of the latest round
+(the box folds that round's play from them while the head cannot hear it: ``tally``), written
+beside it, then renamed over it: a power cut leaves the old file or the new one. An acknowledgement itself is
 not written: after a reboot the head's retained ack says it again, and anything resent
 meanwhile is dropped by the head as a duplicate.
 """
@@ -68,6 +69,11 @@ class Journal:
         self.bell_round = -1  # the last round index a bell was entered for
         self.last_command = 0  # the last host command id entered
         self.entries = []  # (seq, round, wire entry, command or 0), unacknowledged, seq order
+        self.round = None  # the latest round index an entry was made in
+        self.round_records = []  # that round's entries, acknowledged or not, seq order
+        # False once the head holds more of this box's entries than the journal does (it was
+        # lost or replaced): the round's entries here are not all of them
+        self.complete = True
         self.problems = []  # one line each: what loading found wrong (shown, logged)
         self.bytes_written = 0  # for the benchmark: what this journal wrote to flash
         self.writes = 0
@@ -107,6 +113,9 @@ class Journal:
 
     def _take(self, record):
         if "h" in record:
+            if not record.get("k"):
+                # written before compaction kept the latest round: its start may be gone
+                self.complete = False
             self.last_seq = max(self.last_seq, record.get("s", 0))
             self.acked = max(self.acked, record.get("a", 0))
             self.bell_round = max(self.bell_round, record.get("b", -1))
@@ -125,6 +134,24 @@ class Journal:
             self.bell_round = max(self.bell_round, record.get("r", -1))
         if seq > self.acked:
             self.entries.append((seq, record.get("r"), entry, command))
+        self._in_round((seq, record.get("r"), entry, command))
+
+    def _in_round(self, item):
+        r = item[1]
+        if not isinstance(r, int):
+            return
+        if self.round is None or r > self.round:
+            if self.round is not None:
+                self.complete = True  # a round begun here has every entry from its first
+            self.round, self.round_records = r, []
+        if r == self.round:
+            self.round_records.append(item)
+
+    def round_entries(self, round_index):
+        """The entries (wire form) made in ``round_index``, if it is the latest; else none."""
+        if round_index != self.round:
+            return []
+        return [item[2] for item in self.round_records]
 
     # --- writing --------------------------------------------------------------------------
 
@@ -142,6 +169,7 @@ class Journal:
         self.last_seq = seq
         self._in_file += 1
         self.entries.append((seq, round_index, entry, command))
+        self._in_round((seq, round_index, entry, command))
         if entry == ["bell"]:
             self.bell_round = max(self.bell_round, round_index)
         if command:
@@ -157,11 +185,17 @@ class Journal:
             self.problems.append("journal: the head has seq %d, this box only %d; going on "
                                  "from %d" % (seq, self.last_seq, seq))
             self.last_seq = seq
+            self.complete = False
         self.acked = seq
         self.entries = [e for e in self.entries if e[0] > seq]
-        if self._in_file - len(self.entries) >= self._compact_after:
+        if self._in_file - len(self._kept()) >= self._compact_after:
             self.compact()
         return True
+
+    def _kept(self):
+        """The records a rewrite keeps: the unacknowledged, and the latest round's."""
+        kept = [item for item in self.round_records if item[0] <= self.acked]
+        return kept + self.entries
 
     @property
     def pending(self):
@@ -177,9 +211,11 @@ class Journal:
     def _rewrite(self):
         tmp = self.path + ".new"
         head = {"h": 1, "s": self.last_seq, "a": self.acked, "b": self.bell_round,
-                "c": self.last_command}
+                "c": self.last_command, "k": 1}
         lines = [record_line(head)]
-        for seq, round_index, entry, command in self.entries:
+        kept = self._kept()
+        kept.sort(key=lambda item: item[0])
+        for seq, round_index, entry, command in kept:
             record = {"s": seq, "r": round_index, "x": entry}
             if command:
                 record["c"] = command
@@ -190,4 +226,4 @@ class Journal:
                 self.bytes_written += len(line)
         self._fs.rename(tmp, self.path)
         self.writes += 1
-        self._in_file = len(self.entries)
+        self._in_file = len(kept)

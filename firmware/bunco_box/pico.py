@@ -13,7 +13,6 @@ import machine
 import network
 from bunco_box import pins
 
-SCROLL_MS = 400  # a long status line moves one character this often (box.SCROLL_MS redraws it)
 WIFI_RETRY_MS = 15000
 
 
@@ -25,7 +24,12 @@ class PicoBoard:
         self._wifi = ("", "")
         self._asked = 0
         self.oled, self.screen_problem = self._open_oled(display)
-        self._lines = []
+        self.screen = None
+        if self.oled is not None:
+            from bunco_box.screen import Screen
+
+            self.screen = Screen(self.oled)
+            self.screen_problem = self.screen.problem
 
     def _open_oled(self, display):
         i2c = machine.I2C(pins.I2C_ID, sda=machine.Pin(pins.SDA), scl=machine.Pin(pins.SCL),
@@ -67,20 +71,12 @@ class PicoBoard:
     def buttons(self):
         return {role: pin.value() == 0 for role, pin in self._pins.items()}
 
-    def show(self, lines, dice):
-        self._lines = list(lines)
-        oled = self.oled
-        if oled is None:
+    def show(self, view, status):
+        """Draw ``view`` (a ``layout`` screen); ``status`` is the box's line for the log."""
+        if self.screen is None:
             return
-        oled.fill(0)
-        for row, line in enumerate(self._lines[:-1]):
-            oled.text(line[:16], 0, row * 9, 1)
-        status = self._lines[-1] if self._lines else ""
-        if len(status) > 16:  # scroll a long message through the last line
-            at = (time.ticks_ms() // SCROLL_MS) % (len(status) + 3)
-            status = (status + "   " + status)[at:at + 16]
-        oled.text(status, 0, 56, 1)
-        oled.show()
+        self.screen.draw(view)
+        self.oled.show()
 
     def log(self, text):
         # USB serial: what `mpremote repl` or Thonny's shell shows

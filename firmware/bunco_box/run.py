@@ -20,17 +20,21 @@ POLL_MS = 10
 CONFIG = "box.json"
 
 
+def _error(title, text):
+    return {"screen": "error", "title": title, "lines": box.layout.wrap(text)}
+
+
 def halt(board, text):
     """A problem the box cannot play through (no config): say it, keep saying it."""
     board.log(text)
-    board.show(["table box", "cannot start:", "", ""] + [text], None)
+    board.show(_error("cannot start", text), text)
     while not board.should_stop():
         board.sleep_ms(200)
 
 
 def main(board, fs=os, config_path=CONFIG, journal_path="journal.log",
          state_path="state.json"):
-    board.show(["bunco-pi", "table box", "starting..."], None)
+    board.show({"screen": "break", "message": "starting", "detail": "table box"}, "starting...")
     try:
         config = box.load_config(config_path)
     except box.ConfigError as exc:
@@ -50,7 +54,7 @@ def main(board, fs=os, config_path=CONFIG, journal_path="journal.log",
             table.step()
         except Exception as exc:  # a bug or no memory: say it, start afresh from the journal
             board.log("crashed: %r; restarting" % exc)
-            board.show(["table box", "restarting:", "", ""] + [repr(exc)], None)
+            board.show(_error("restarting", repr(exc)), repr(exc))
             board.reset()
             return
         board.sleep_ms(POLL_MS)

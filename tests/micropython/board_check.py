@@ -69,9 +69,11 @@ board.start_wifi("Hall", "secret")
 print("WIFI", board.wifi_up())
 i2c = board.oled.i2c
 i2c.writes = []
-board.show(["T3 set1 rd1", "target 4", "A 3    B 5", "roll: Ann", "", "+1 Ann"], None)
+board.show({"screen": "playing", "table": 3, "target": 4, "score_a": 3, "score_b": 5,
+            "roller": "Ann", "roller_team": "A", "flash": "+1 Ann"}, "+1 Ann")
 pages = [w for w in i2c.writes if w[0] == 0x40]
 print("PAGES", len(pages), "BYTES", len(pages[0]) - 1)
+print("FRAME " + "".join("".join("%02x" % b for b in page[1:]) for page in pages))
 commands = [w[1] for w in i2c.writes if w[0] == 0x80]
 print("COMMANDS", " ".join("%02x" % c for c in commands[:3]))
 lit = sum(bin(b).count("1") for page in pages for b in page[1:])

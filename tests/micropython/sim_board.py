@@ -2,14 +2,20 @@
 
 Everything but the hardware is the box's own code. The test writes commands on the process's
 stdin, one a line: ``tap ROLE``, ``hold ROLE`` (the button held 1.2 s), ``stop``. The screen
-is printed as one line ``OLED|line|line|...``; the log as ``LOG text``. Sockets are real.
+is drawn into a framebuf by the box's own screen code (``bunco_box/screen.py``) and printed as
+one line ``OLED|text|text|...|status`` (each text drawn, in order, then the box's status line)
+and one ``VIEW {json}``; the log as ``LOG text``. Sockets are real.
 """
 
+import gc
+import json
 import os
 import select
 import socket
 import sys
 import time
+
+import framebuf
 
 
 class SimBoard:
@@ -20,6 +26,9 @@ class SimBoard:
         self._pressing = None  # (role, release at, next press allowed at)
         self._stop = False
         self.wifi = True
+        self._screen = None
+        self._loops = 0
+        self.heap_peak = 0  # the most the box held after a collection, sampled
 
     # the clock
     def ticks_ms(self):
@@ -32,6 +41,10 @@ class SimBoard:
         return time.ticks_add(a, b)
 
     def sleep_ms(self, ms):
+        self._loops += 1
+        if self._loops % 25 == 0:  # what the box holds, now and then (for the benchmark)
+            gc.collect()
+            self.heap_peak = max(self.heap_peak, gc.mem_alloc())
         time.sleep_ms(ms)
 
     # the test's commands
@@ -46,6 +59,10 @@ class SimBoard:
                 continue
             if words[0] == "stop":
                 self._stop = True
+            elif words[0] == "heap":
+                gc.collect()
+                print("HEAP live %d peak %d heap %d" % (gc.mem_alloc(), self.heap_peak,
+                                                        gc.mem_alloc() + gc.mem_free()))
             elif words[0] == "tap":
                 self._plan.append((words[1], 80))
             elif words[0] == "hold":
@@ -77,9 +94,17 @@ class SimBoard:
         return {}
 
     # the screen and the log
-    def show(self, lines, dice):
-        extra = [] if dice is None else ["dice %d-%d-%d" % tuple(dice)]
-        print("OLED|" + "|".join(list(lines) + extra))
+    def show(self, view, status):
+        from bunco_box import screen
+
+        if self._screen is None:
+            fb = framebuf.FrameBuffer(bytearray(128 * 64 // 8), 128, 64, framebuf.MONO_VLSB)
+            self._screen = screen.Screen(fb)
+            if self._screen.problem:
+                self.log(self._screen.problem)
+        self._screen.draw(view)  # the Pico's drawing, every frame, as on the OLED
+        print("OLED|" + "|".join(screen.texts(view, self._screen.font) + [str(status)]))
+        print("VIEW " + json.dumps(view))
 
     def log(self, text):
         print("LOG " + text)
