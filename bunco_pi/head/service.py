@@ -45,6 +45,7 @@ from bunco_pi.protocol import (
     TableEvent,
     UndoCommand,
     command_payload,
+    part_kind,
     read_heartbeat,
     read_table_event,
     split_state,
@@ -127,8 +128,9 @@ class HeadService:
     _phase: str = ""
     _phase_key: str = ""
     _last_bell: float = -1e9
-    # The state's parts as last published (roster, seating, rules) and the log position then.
-    _parts: dict[str, tuple[dict[str, Any], int]] = field(default_factory=dict)
+    # The state's parts as last published (the seating's pages, the rules) and the log
+    # position then, by kind.
+    _parts: dict[str, tuple[dict[str, dict[str, Any]], int]] = field(default_factory=dict)
     # Each table's view as last published: one that has not changed is not said again (the
     # broker retains it), so the bell, which changes no table's view, is one small message.
     _views: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -364,13 +366,19 @@ class HeadService:
         at = self._position()
         core, parts = split_state(state)
         refs: dict[str, int] = {}
-        for part, content in parts.items():
-            held = self._parts.get(part)
-            if held is None or held[0] != content:
-                self.link.publish(getattr(self.topics, part)(),
-                                  envelope.message(HEAD_NAME, at.stamp(content)), retain=True)
-                self._parts[part] = held = (content, at.pos)
-            refs[part] = held[1]
+        # The pages of one part are said together, at one position, whenever any of them
+        # changed: the state names one position per part, whichever page a box holds.
+        for kind in dict.fromkeys(part_kind(name) for name in parts):
+            pages = {name: content for name, content in parts.items()
+                     if part_kind(name) == kind}
+            held = self._parts.get(kind)
+            if held is None or held[0] != pages:
+                for name, content in pages.items():
+                    self.link.publish(self.topics.part(name),
+                                      envelope.message(HEAD_NAME, at.stamp(content)),
+                                      retain=True)
+                self._parts[kind] = held = (pages, at.pos)
+            refs[kind] = held[1]
         core["parts"] = refs
         self.link.publish(self.topics.state(), envelope.message(HEAD_NAME, at.stamp(core)),
                           retain=True)
