@@ -59,7 +59,7 @@ def test_without_mosquitto_it_says_so_and_plays_in_one_process(tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("argv, problem", [
-    (["--tables", "0"], "--tables must be 1 to 200"),
+    (["--tables", "0"], "--tables must be 1 to 500"),
     (["--tables", "2", "--players", "9"], "--players must be 1 to 8"),
     (["--rules", "nosuch"], "neither a preset"),
 ])

@@ -88,8 +88,8 @@ def test_a_preset_by_name(tmp_path):
         ("[night]\ntables = 2\n", ":1 [night]: missing key name"),
         ('[night]\nname = "Friday night"\n', ":2 [night] name = 'Friday night': use 1-40"),
         ('[night]\nname = "n"\ntables = 0\n', ":3 [night] tables = 0: the number of tables"),
-        ('[night]\nname = "n"\ntables = 201\n', ":3 [night] tables = 201: the number of tables "
-         "must be a whole number 1..200"),
+        ('[night]\nname = "n"\ntables = 501\n', ":3 [night] tables = 501: the number of tables "
+         "must be a whole number 1..500"),
         ('[night]\nname = "n"\ntables = 2\nplayers = 9\n',
          ":4 [night] players = 9: players for 2 table(s) must be a whole number 1..8"),
         ('[night]\nname = "n"\nplayers = 4\nroster = "r.txt"\n',

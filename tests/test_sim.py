@@ -224,13 +224,13 @@ def test_a_night_has_up_to_200_tables() -> None:
     from bunco_pi.rules.night import Night, Player
     from bunco_pi.rules.table_round import RuleViolation
 
-    for tables, fits in ((200, True), (201, False)):
+    for tables, fits in ((500, True), (501, False)):
         players = [Player(f"p{i}", f"P{i}") for i in range(tables * 4)]
         seating = [tuple(f"p{i}" for i in range(t * 4, t * 4 + 4)) for t in range(tables)]
         if fits:
-            assert len(Night.start(preset("classic"), players, seating).seating) == 200
+            assert len(Night.start(preset("classic"), players, seating).seating) == 500
         else:
-            with pytest.raises(RuleViolation, match="1 to 200 tables, got 201"):
+            with pytest.raises(RuleViolation, match="1 to 500 tables, got 501"):
                 Night.start(preset("classic"), players, seating)
 
 

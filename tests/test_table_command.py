@@ -242,7 +242,7 @@ def test_networked_mistakes_are_one_line(tmp_path):
     assert "--credentials" in run_error("--broker", "h:1", "--night", "n")
     assert "HOST:PORT" in run_error("--broker", "h:x", "--night", "n", "--credentials", "c")
     assert "night name" in run_error("--broker", "h:1", "--night", "a/b", "--credentials", "c")
-    assert "a table number is 1 to 200" in run_error("--broker", "h:1", "--table", "0")
+    assert "a table number is 1 to 500" in run_error("--broker", "h:1", "--table", "0")
     assert "--record is for --standalone" in run_error("--broker", "h:1", "--record", "r.json")
     assert "--new-night is for --standalone" in run_error("--broker", "h:1", "--new-night")
     missing = tmp_path / "nope.json"
