@@ -95,7 +95,8 @@ class ConsoleBridge:
     def snapshot(self) -> dict[str, Any]:
         c = self.service.coordinator
         return console_snapshot(c.night, name=c.name, table_count=c.table_count,
-                                online=set(c.online), roster=self.roster, console_url=self.url)
+                                online=set(c.online), roster=self.roster, console_url=self.url,
+                                groups=self.service.groups, seen=self.service.tables_seen)
 
     def _after(self, effects: list[Effect]) -> None:
         if self._chained is not None:

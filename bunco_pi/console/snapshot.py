@@ -10,6 +10,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from bunco_pi.head.groups import TableGroup, down_lines, presence
 from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, RESULTS, Night, Player
 from bunco_pi.rules.prizes import PrizeAward, award_prizes
 
@@ -78,10 +79,17 @@ def standings(night: Night) -> list[dict[str, Any]]:
 
 
 def console_snapshot(night: Night | None, *, name: str, table_count: int, online: set[int],
-                     roster: Sequence[dict[str, Any]] = (), console_url: str = "") -> dict[str, Any]:
-    """Everything a viewer's page needs, in one dict."""
+                     roster: Sequence[dict[str, Any]] = (), console_url: str = "",
+                     groups: Sequence[TableGroup] = (),
+                     seen: Iterable[int] | None = None) -> dict[str, Any]:
+    """Everything a viewer's page needs, in one dict. ``groups`` (the head config's ``[hall]
+    groups``) gives ``groups``, each group's presence, and ``groups_down``, one line for each
+    group whose every table is offline (an access point that dropped; of the groups with a
+    table in ``seen``, the tables online at least once tonight, when it is given)."""
     snap: dict[str, Any] = {"night": name, "tables": table_count, "url": console_url,
-                            "online": sorted(online), "roster": list(roster)}
+                            "online": sorted(online), "roster": list(roster),
+                            "groups": presence(groups, online, seen),
+                            "groups_down": down_lines(groups, online, seen)}
     if night is None:
         snap.update(phase="lobby", board=[], standings=[], prizes=[], final=False,
                     waiting_for=[t for t in range(1, table_count + 1) if t not in online])

@@ -33,6 +33,7 @@ from bunco_pi.head.coordinator import (
     RestoreError,
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
+from bunco_pi.head.groups import TableGroup, down_lines
 from bunco_pi.head.ingest import HeadIngest
 from bunco_pi.head.intake_watch import IntakeWatch
 from bunco_pi.head.records import RecordWriter
@@ -123,6 +124,11 @@ class HeadService:
     on_effects: Callable[[list[Effect]], None] | None = None
     after_step: Callable[[], None] | None = None  # once per batch, e.g. the console's snapshot
     offline: set[str] = field(default_factory=set)
+    # [hall] groups: which tables sit on which access point, so a group gone all at once is
+    # said as one line (``groups.down_lines``), in the log and on the console
+    groups: Sequence[TableGroup] = ()
+    tables_seen: set[int] = field(default_factory=set)  # tables online at least once tonight
+    _groups_down: frozenset[str] = frozenset()
     records: RecordWriter | None = None  # made from record_path when not given
     _phase_since: float = 0.0
     _phase: str = ""
@@ -291,7 +297,23 @@ class HeadService:
             log.warning("%s is OFFLINE", node)
             self.offline.add(node)
         if node.startswith("table-") and node[6:].isdigit():
+            if online:
+                self.tables_seen.add(int(node[6:]))
             self.carry_out(self.coordinator.table_online(int(node[6:]), online))
+            self._note_groups()
+
+    def groups_down(self) -> list[str]:
+        """``tables 41-80 offline: access point B?`` for each group gone all at once (of
+        those whose boxes had come tonight)."""
+        return down_lines(self.groups, self.coordinator.online, self.tables_seen)
+
+    def _note_groups(self) -> None:
+        if not self.groups:
+            return
+        down = frozenset(self.groups_down())
+        for line in sorted(down - self._groups_down):
+            log.warning("%s", line)
+        self._groups_down = down
 
     def _automate(self) -> None:
         self._note_phase()
