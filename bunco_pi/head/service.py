@@ -68,6 +68,17 @@ def records_from(events: Iterable[LoggedEvent]) -> Iterator[dict[str, Any]]:
                    "round": ev.payload["round"], "entry": ev.payload["entry"]}
 
 
+def news_first(effects: list[Effect]) -> tuple[list[Effect], list[Effect]]:
+    """A batch's effects split in two, each in its order: first the log's records and the
+    night's news (the state: the bell, a round's end), then the tables' views. At a big
+    night a batch holds entries from hundreds of tables: the bell's state used to wait
+    behind every one of their acks and views on the head's one connection to the broker.
+    Everything published is a function of the log once the batch is committed, so the
+    order among them is free; only the records must come before what they announce."""
+    views = [e for e in effects if isinstance(e, PublishView)]
+    return [e for e in effects if not isinstance(e, PublishView)], views
+
+
 def _check_table_payload(event: Any) -> TableEvent:
     """HeadIngest's protocol check: a payload that can never be applied is refused at the
     door; one that can is decoded here, once."""
@@ -145,6 +156,7 @@ class HeadService:
         self.ingest = HeadIngest(self.link, self.topics, self.eventlog,
                                  check=_check_table_payload, name=HEAD_NAME,
                                  tables=self.coordinator.table_count)
+        self.ingest.defer_acks = True  # the batch's news goes out first (step)
         self.link.subscribe(self.topics.all_status())
         # Notices from the tables' heartbeats when the head stops receiving while they wait.
         self.watch = IntakeWatch(self.clock)
@@ -189,7 +201,11 @@ class HeadService:
         if self.ingest.stats.received != received:
             self.watch.heard_event()
         if committed:  # one batch, one commit: the round may close only after all of it
-            self.carry_out(self.coordinator.accept(committed))
+            news, views = news_first(self.coordinator.accept(committed))
+            self.carry_out(news)
+            self.ingest.flush_acks()
+            self.carry_out(views)
+        self.ingest.flush_acks()
         for item in batch:
             if isinstance(item, BellPressed):
                 self.press_bell()
