@@ -1,7 +1,13 @@
-"""A whole networked night at 50 and 100 tables: the head's bell and results, its memory
+"""A whole networked night at 200 and 500 tables: the head's bell and results, its memory
 round by round, and its CPU, each process apart as on the night.
 
-Run from the repository root:  python3 benchmarks/bench_night.py [--tables 50 100] [--sets 1]
+Run from the repository root:
+    python3 benchmarks/bench_night.py [--tables 200 500] [--sets 1] [--pace 2.5] [--whole-night]
+
+``--pace S``: each table rolls once every S seconds on average (a human pace: a roll, a look,
+the dice passed); without it the tables roll as fast as they can (flat out), which is what the
+head can take. ``--whole-night``: also the head's memory over a whole night (4 sets, 24 rounds)
+at each size, from its event log of a simulated night replayed by the real ``bunco-pi head``.
 
 Three kinds of process over one private mosquitto on loopback: the real ``bunco-pi head``
 (its event log, ``--record``, the host's bell pressed by ``--auto-host``); one process of
@@ -139,18 +145,23 @@ def play_tables(args: argparse.Namespace) -> int:
     rng = random.Random(7)
     sends: list[tuple[int, int, float]] = []  # (round index, table, monotonic time)
     deadline = time.monotonic() + args.play_limit
+    pace = args.play_pace
+    due = {t.number: 0.0 for t in tables}  # when each table rolls next (at a human pace)
     while time.monotonic() < deadline:
         for t in tables:
             t.pump()
         states = [t.state for t in tables]
         if all(s is not None and s.get("phase") == "ended" for s in states):
             break
-        live = [t for t in tables if t.playing]
+        now = time.monotonic()
+        live = [t for t in tables if t.playing and due[t.number] <= now]
         for t in live:  # every live table rolls once a step, as tables do at once
             sends.append((t.round_index, t.number, time.monotonic()))
             t.roll(rng)
+            if pace:
+                due[t.number] = now + pace * rng.uniform(0.5, 1.5)
         if not live:
-            time.sleep(0.005)
+            time.sleep(0.005 if not pace else 0.02)
     for t in tables:
         t.stop()
     Path(args.play_out).write_text(json.dumps(sends))
@@ -160,7 +171,8 @@ def play_tables(args: argparse.Namespace) -> int:
 # --- the night ---------------------------------------------------------------------------------
 
 
-def night(tables: int, sets: int, target: int, tmp: Path, limit: float) -> dict:
+def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
+          pace: float = 0.0) -> dict:
     rules = tmp / "rules.toml"
     rules.write_text(preset_text("classic").replace("sets = 4", f"sets = {sets}")
                      .replace("break_after_sets = [2]", "break_after_sets = []")
@@ -184,7 +196,8 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float) -> dict:
             [sys.executable, __file__, "--play", str(tables),
              "--play-broker", f"{broker.host}:{broker.port}", "--play-credentials", str(creds),
              "--play-night", topics.night, "--play-data", str(tmp / "outboxes"),
-             "--play-out", str(sends_file), "--play-limit", str(limit)],
+             "--play-out", str(sends_file), "--play-limit", str(limit),
+             "--play-pace", str(pace)],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / "tables.log").open("w"))
         t_start = time.monotonic()
         cpu: list[tuple[float, float]] = []  # (head's CPU seconds, wall) at each round start
@@ -239,6 +252,84 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float) -> dict:
                 "seconds": sends[-1][2] - sends[0][2] if sends else 0.0}
 
 
+def vm(pid: int, key: str) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def whole_night(tables: int, tmp: Path) -> dict:
+    """A whole simulated night (24 rounds) written into the head's event log as the head
+    would have logged it, then replayed by the real ``bunco-pi head``: its memory at the end
+    of a whole night, record included, without playing 24 rounds over the network."""
+    from bunco_pi.head.eventlog import EventLog, IncomingEvent
+    from bunco_pi.rules.entries import encode_entry
+    from bunco_pi.rules.house import preset
+    from bunco_pi.rules.night import Night, TableEntry
+    from bunco_pi.rules.record import encode_event
+    from bunco_pi.rules.rotation import initial_seating
+    from bunco_pi.sim.players import make_players, simulate_night
+
+    rules = preset("classic")
+    result = simulate_night(rules, tables * 4, 1)
+    name = f"w{tables}"
+    rng = random.Random(1)  # the simulation's own draw of the seats (sim/players.py)
+    roster = make_players(tables * 4)
+    start = Night.start(rules, roster, initial_seating(
+        [p.id for p in roster], rng.sample(range(len(roster)), len(roster))))
+    seqs: dict[int, int] = {}
+    entries = rounds = 0
+    with EventLog(tmp / f"night-{name}.sqlite") as log:
+        log.append_own("head", {
+            "kind": "setup", "name": name, "rules_toml": preset_text("classic"),
+            "players": [{"id": p.id, "name": p.name, "ghost": p.ghost} for p in start.players],
+            "seating": [list(x) for x in start.seating]})
+        night = start
+        batch: list[IncomingEvent] = []
+        for event in result.log:
+            if isinstance(event, TableEntry):
+                seqs[event.table] = seqs.get(event.table, 0) + 1
+                batch.append(IncomingEvent(event.table, seqs[event.table],
+                                           f"table-{event.table}",
+                                           {"round": night.round_index,
+                                            "entry": encode_entry(event.entry)}))
+                entries += 1
+            else:
+                if batch:
+                    log.commit(batch)
+                    batch = []
+                log.append_own("head", {"kind": "night", "event": encode_event(event)})
+                rounds += type(event).__name__ == "CloseRound"
+            night = night.apply(event)
+        if batch:
+            log.commit(batch)
+    assert isinstance(night, Night) and night.phase == "ended"
+    with Broker(tmp / "broker", tables=tables) as broker:
+        t0 = time.monotonic()
+        head = subprocess.Popen(
+            [sys.executable, "-m", "bunco_pi.cli", "head", "--night", name,
+             "--tables", str(tables), "--rules", "classic",
+             "--broker", f"{broker.host}:{broker.port}",
+             "--credentials", str(broker.workdir / "credentials.json"),
+             "--data-dir", str(tmp), "--record", str(tmp / "record.json"), "--no-gpio",
+             "--no-console", "--exit-after-end", "2"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / "head.log").open("w"))
+        peak = replayed = 0.0
+        while head.poll() is None and time.monotonic() - t0 < 900:
+            try:
+                peak = max(peak, vm(head.pid, "VmHWM"))
+                replayed = replayed or (vm(head.pid, "VmRSS")
+                                        if (tmp / "record.json").exists() else 0.0)
+            except (FileNotFoundError, ProcessLookupError):
+                break
+            time.sleep(0.05)
+        head.wait(60)
+    return {"peak": peak, "replayed": replayed, "seconds": time.monotonic() - t0,
+            "rounds": rounds, "entries": entries}
+
+
 def raw_relay(broker: Broker, tables: int, count: int, size: int, tmp: Path) -> list[float]:
     relay = subprocess.Popen(
         [sys.executable, "-c", RELAY, broker.host, str(broker.port),
@@ -290,7 +381,12 @@ def raw_relay(broker: Broker, tables: int, count: int, size: int, tmp: Path) -> 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", type=int, nargs="+", default=[50, 100])
+    parser.add_argument("--tables", type=int, nargs="+", default=[200, 500])
+    parser.add_argument("--pace", type=float, default=0.0,
+                        help="seconds between a table's rolls, on average (default 0: flat out)")
+    parser.add_argument("--whole-night", action="store_true",
+                        help="also the head's memory over a whole night (24 rounds) at each "
+                             "size, replayed from a simulated night's event log")
     parser.add_argument("--sets", type=int, default=1, help="sets of 6 rounds (default 1)")
     parser.add_argument("--target", type=int, default=21,
                         help="the head table's target score (lower: shorter rounds; default 21)")
@@ -302,6 +398,7 @@ def main() -> int:
     for name in ("broker", "credentials", "night", "data", "out"):
         parser.add_argument(f"--play-{name}", help=argparse.SUPPRESS)
     parser.add_argument("--play-limit", type=float, default=900, help=argparse.SUPPRESS)
+    parser.add_argument("--play-pace", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.play:
         return play_tables(args)
@@ -313,10 +410,11 @@ def main() -> int:
         if args.keep:
             kept = args.keep / f"n{tables}"
             kept.mkdir(parents=True)
-            figures[tables] = night(tables, args.sets, args.target, kept, args.limit)
+            figures[tables] = night(tables, args.sets, args.target, kept, args.limit, args.pace)
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            figures[tables] = night(tables, args.sets, args.target, Path(tmp), args.limit)
+            figures[tables] = night(tables, args.sets, args.target, Path(tmp), args.limit,
+                                    args.pace)
     print(f"{'figure':50} {'bunco-pi':>10} {'raw':>10} {'ratio':>7}")
     print("-" * 80)
     for tables, f in figures.items():
@@ -339,6 +437,15 @@ def main() -> int:
               f"core; {f['entries']} entries in {f['seconds']:.0f} s "
               f"({f['entries'] / max(f['seconds'], 1e-9):.0f} a second); record complete: "
               f"{bool(f['complete'])}")
+    if args.whole_night:
+        print()
+        for tables in args.tables:
+            with tempfile.TemporaryDirectory() as tmp:
+                w = whole_night(tables, Path(tmp))
+            print(f"{tables} tables, a whole night ({w['rounds']} rounds, {w['entries']} "
+                  f"entries) replayed by the head: peak RSS {w['peak']:.1f} MiB, RSS once "
+                  f"replayed {w['replayed']:.1f} MiB, replay and record {w['seconds']:.1f} s")
+    print(f"\ntables {'flat out' if not args.pace else f'at a pace of one roll in {args.pace} s'}")
     print("\nbaseline: a bare paho relay process committing each message to SQLite (WAL, FULL) "
           "and publishing\nthe head's state size to as many bare subscribers, the sender "
           "committing first; 0.3 s between messages.")
