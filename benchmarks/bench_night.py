@@ -35,6 +35,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -90,34 +91,87 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# paho waits on its sockets with select(), which takes no descriptor past 1,023: a process
+# holds at most this many clients (a table's also holds its outbox's three SQLite files).
+OBSERVERS_A_PROCESS = 200
+TABLES_A_PROCESS = 100
+
+
 class Observers:
     """One bare paho client per table, each a read-only user of its own (``observer-n``: the
     broker binds a client id to its user, so one logged in as the table's user would knock
-    the table off): notes when each state arrives."""
+    the table off): notes when each state arrives. They run in processes of their own,
+    ``OBSERVERS_A_PROCESS`` a process, and say each arrival on a line (the monotonic clock is
+    the machine's, so the times compare across processes)."""
 
     def __init__(self, broker: Broker, tables: int, topic: str, tag: str) -> None:
-        self.arrivals: queue.Queue[tuple[int, float, bytes]] = queue.Queue()
-        self.clients = []
-        for n in range(1, tables + 1):
-            c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"obs-{tag}-{n}",
-                            protocol=mqtt.MQTTv5)
-            user = f"observer-{n}"
-            c.username_pw_set(user, broker.credentials.password(user))
-            c.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
+        self.arrivals: queue.Queue[tuple[int, float, dict]] = queue.Queue()
+        self.procs = []
+        creds = broker.workdir / "credentials.json"
+        for first in range(1, tables + 1, OBSERVERS_A_PROCESS):
+            last = min(tables, first + OBSERVERS_A_PROCESS - 1)
+            proc = subprocess.Popen(
+                [sys.executable, __file__, "--observe", f"{first}-{last}",
+                 "--observe-broker", f"{broker.host}:{broker.port}",
+                 "--observe-credentials", str(creds), "--observe-topic", topic,
+                 "--observe-tag", tag], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+            assert proc.stdout is not None
+            line = proc.stdout.readline().strip()
+            assert line == "ready", f"observers {first}-{last}: {line!r}"
+            threading.Thread(target=self._read, args=(proc,), daemon=True).start()
+            self.procs.append(proc)
 
-            def on_message(client, userdata, msg, n=n):  # paho's thread: note the time only
-                self.arrivals.put((n, time.monotonic(), msg.payload))
-            c.on_message = on_message
-            c.connect(broker.host, broker.port)
-            c.subscribe(topic, qos=1)
-            c.loop_start()
-            self.clients.append(c)
+    def _read(self, proc: subprocess.Popen) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            n, t, state = line.split(" ", 2)
+            self.arrivals.put((int(n), float(t), json.loads(state)))
 
     def close(self) -> None:
-        for c in self.clients:  # all at once: each network loop wakes only on its own socket
-            c.disconnect()
-        for c in self.clients:
-            c.loop_stop()
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            proc.wait(30)
+
+
+def observe(args: argparse.Namespace) -> int:
+    """Run as its own process: observers ``first``-``last``; one line per arrival."""
+    first, last = (int(x) for x in args.observe.split("-"))
+    host, port = args.observe_broker.rsplit(":", 1)
+    users = json.loads(Path(args.observe_credentials).read_text())["users"]
+    out = queue.Queue()
+    clients = []
+    subscribed = threading.Semaphore(0)
+    for n in range(first, last + 1):
+        c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"obs-{args.observe_tag}-{n}",
+                        protocol=mqtt.MQTTv5)
+        user = f"observer-{n}"
+        c.username_pw_set(user, users[user])
+        c.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
+
+        def on_message(client, userdata, msg, n=n):  # paho's thread: note the time only
+            out.put((n, time.monotonic(), msg.payload))
+        c.on_message = on_message
+        c.on_subscribe = lambda *a: subscribed.release()
+        c.connect(host, int(port))
+        c.subscribe(args.observe_topic, qos=1)
+        c.loop_start()
+        clients.append(c)
+    for _ in clients:
+        subscribed.acquire(timeout=60)
+    print("ready", flush=True)
+    try:
+        while True:
+            n, t, payload = out.get()
+            try:
+                state = json.loads(payload)["payload"]
+                small = {k: state.get(k) for k in ("round_index", "phase", "bell")}
+            except (ValueError, KeyError, TypeError):
+                small = {}
+            small["size"] = len(payload)
+            print(n, t, json.dumps(small), flush=True)
+    except (KeyboardInterrupt, BrokenPipeError):
+        return 0
 
 
 # --- the tables' process ---------------------------------------------------------------------
@@ -140,9 +194,10 @@ def play_tables(args: argparse.Namespace) -> int:
         json.loads(Path(args.play_credentials).read_text())["users"]))
     topics = Topics(args.play_night)
     data = Path(args.play_data)
+    first, last = (int(x) for x in args.play.split("-"))
     tables = [ScriptedTable(n, broker, topics, data).start()  # type: ignore[arg-type]
-              for n in range(1, args.play + 1)]
-    rng = random.Random(7)
+              for n in range(first, last + 1)]
+    rng = random.Random(7 + first)
     sends: list[tuple[int, int, float]] = []  # (round index, table, monotonic time)
     deadline = time.monotonic() + args.play_limit
     pace = args.play_pace
@@ -190,15 +245,20 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
              "--data-dir", str(tmp), "--record", str(record), "--no-gpio",
              "--auto-host", "0.3", "--seed", "7", "--exit-after-end", "1"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / "head.log").open("w"))
-        sends_file = tmp / "sends.json"
         (tmp / "outboxes").mkdir()
-        players = subprocess.Popen(
-            [sys.executable, __file__, "--play", str(tables),
-             "--play-broker", f"{broker.host}:{broker.port}", "--play-credentials", str(creds),
-             "--play-night", topics.night, "--play-data", str(tmp / "outboxes"),
-             "--play-out", str(sends_file), "--play-limit", str(limit),
-             "--play-pace", str(pace)],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / "tables.log").open("w"))
+        sends_files = []
+        procs = []
+        for first in range(1, tables + 1, TABLES_A_PROCESS):
+            last = min(tables, first + TABLES_A_PROCESS - 1)
+            sends_files.append(tmp / f"sends-{first}.json")
+            procs.append(subprocess.Popen(
+                [sys.executable, __file__, "--play", f"{first}-{last}",
+                 "--play-broker", f"{broker.host}:{broker.port}", "--play-credentials",
+                 str(creds), "--play-night", topics.night, "--play-data", str(tmp / "outboxes"),
+                 "--play-out", str(sends_files[-1]), "--play-limit", str(limit),
+                 "--play-pace", str(pace)],
+                cwd=ROOT, stdout=subprocess.DEVNULL,
+                stderr=(tmp / f"tables-{first}.log").open("w")))
         t_start = time.monotonic()
         cpu: list[tuple[float, float]] = []  # (head's CPU seconds, wall) at each round start
         rss: list[tuple[int, float]] = []
@@ -207,13 +267,12 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
         seen_round = -1
         size = 0
         deadline = t_start + limit
-        while players.poll() is None and time.monotonic() < deadline:
+        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
             try:
-                n, t, payload = obs.arrivals.get(timeout=0.5)
+                n, t, state = obs.arrivals.get(timeout=0.5)
             except queue.Empty:
                 continue
-            size = max(size, len(payload))  # the baseline relays the largest state seen
-            state = json.loads(payload)["payload"]
+            size = max(size, state["size"])  # the baseline relays the largest state seen
             r, phase = state.get("round_index"), state.get("phase")
             if phase == "playing" and r is not None and r > seen_round:
                 seen_round = r
@@ -226,10 +285,12 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
                 results_at.setdefault(r, {}).setdefault(n, t)
         busy = (cpu[-1][0] - cpu[0][0]) / (cpu[-1][1] - cpu[0][1]) if len(cpu) > 1 \
             else float("nan")
-        players.wait(30)
+        for p in procs:
+            p.wait(60)
         head.wait(30)
         obs.close()
-        sends = json.loads(sends_file.read_text()) if sends_file.exists() else []
+        sends = sorted((x for f in sends_files if f.exists()
+                        for x in json.loads(f.read_text())), key=lambda x: x[2])
         bells, results = [], []
         for r, arrivals in sorted(bell_at.items()):
             if len(arrivals) < tables:
@@ -394,7 +455,10 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep each night's files (the head's and tables' logs, the record, "
                              "the event log) in DIR/n<tables> to look into a slow figure")
-    parser.add_argument("--play", type=int, help=argparse.SUPPRESS)  # the tables' process
+    parser.add_argument("--play", help=argparse.SUPPRESS)  # a tables' process: "first-last"
+    parser.add_argument("--observe", help=argparse.SUPPRESS)  # an observers' process
+    for name in ("broker", "credentials", "topic", "tag"):
+        parser.add_argument(f"--observe-{name}", help=argparse.SUPPRESS)
     for name in ("broker", "credentials", "night", "data", "out"):
         parser.add_argument(f"--play-{name}", help=argparse.SUPPRESS)
     parser.add_argument("--play-limit", type=float, default=900, help=argparse.SUPPRESS)
@@ -402,6 +466,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.play:
         return play_tables(args)
+    if args.observe:
+        return observe(args)
     if args.keep and any((args.keep / f"n{t}").exists() for t in args.tables):
         parser.error(f"--keep {args.keep}: it already holds a night of these sizes; "
                      "name an empty folder")
