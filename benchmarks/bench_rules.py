@@ -7,15 +7,18 @@ Run: python3 benchmarks/bench_rules.py [--repeat N] [--rules PRESET|FILE] [--tab
 Every figure is CPU time (time.process_time) of the best of N runs, printed beside a baseline
 measured in the same run: drawing the same number of dice with random.Random. Other load on the
 machine moves both alike, so the ratio is the figure to compare across machines and commits.
-Memory is the peak of tracemalloc over the step, in a run of its own (tracing slows it down).
+Memory is what each step adds to the peak RSS (Linux's VmHWM, reset before it), in a process of
+its own for each size, every step's result kept alive.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import subprocess
+import sys
 import time
-import tracemalloc
 from collections.abc import Callable
 from itertools import product
 
@@ -52,8 +55,12 @@ def main() -> None:
                         help="a preset or a house rules file (TOML): the nights' rules")
     parser.add_argument("--tables", type=int, nargs="+", default=[100, 200, 500],
                         help="sizes of the whole nights (default 100 200 500)")
+    parser.add_argument("--one-night", type=int, help=argparse.SUPPRESS)  # a size's process
     args = parser.parse_args()
     rules = resolve_rules(args.rules)
+    if args.one_night:
+        print(json.dumps(one_night(rules, args.one_night)))
+        return
     rolls = list(product(range(1, 7), repeat=3))
     rows = []
 
@@ -97,38 +104,56 @@ def main() -> None:
     big_nights(rules, args.rules, sorted(args.tables))
 
 
-def peak_mib(fn: Callable[[], object]) -> float:
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
+def _vm(key: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def one_night(rules: object, tables: int) -> dict:
+    """In a process of its own (``--one-night``): simulate, build the record, audit, each
+    step's CPU time and what it adds to the peak RSS (reset before it through
+    /proc/self/clear_refs; what a step makes is kept alive, so the next cannot reuse it)."""
+    steps: dict[str, tuple[float, float]] = {}
+    kept: dict[str, object] = {}
+
+    def step(label: str, fn: Callable[[], object]) -> object:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        before = _vm("VmRSS")
+        start = time.process_time()
+        out = fn()
+        seconds = time.process_time() - start
+        steps[label] = (seconds, _vm("VmHWM") - before)
+        kept[label] = out
+        return out
+
+    result = step("simulate the night", lambda: simulate_night(rules, tables * 4, 1))  # type: ignore[arg-type]
+    record = step("build its record", lambda: build_record(
+        result.night, result.log, seed=1, source="sim"))  # type: ignore[attr-defined]
+    problems = step("audit the record", lambda: audit_record(record, rules))  # type: ignore[arg-type]
+    assert problems == [], problems
+    rolls = sum(1 for e in result.log  # type: ignore[attr-defined]
+                if isinstance(e, TableEntry) and isinstance(e.entry, Roll))
+    return {"steps": steps, "rolls": rolls}
 
 
 def big_nights(rules: object, rules_name: str, sizes: list[int]) -> None:
     """The whole of `bunco-pi sim --players N --check` at each size: the night, its record,
-    the audit; CPU time, tracemalloc's peak, and both per table and per roll."""
+    the audit; CPU time, what each adds to the peak RSS, and both per table and per roll."""
     figures: dict[int, dict[str, tuple[float, float]]] = {}
     rolls: dict[int, int] = {}
     for tables in sizes:
-        players = tables * 4
-        result = simulate_night(rules, players, 1)  # type: ignore[arg-type]
-        rolls[tables] = sum(1 for e in result.log
-                            if isinstance(e, TableEntry) and isinstance(e.entry, Roll))
-        record = build_record(result.night, result.log, seed=1, source="sim")
-        steps: dict[str, Callable[[], object]] = {
-            "simulate the night": lambda p=players: simulate_night(rules, p, 1),  # type: ignore[misc]
-            "build its record": lambda r=result: build_record(r.night, r.log, seed=1,
-                                                              source="sim"),
-            "audit the record": lambda r=record: audit_record(r, rules),  # type: ignore[arg-type]
-        }
-        figures[tables] = {}
-        for label, fn in steps.items():
-            seconds = best_of(1, fn)
-            figures[tables][label] = (seconds, peak_mib(fn))
-        del result, record
-    print(f"\nwhole nights ({rules_name}): CPU time and tracemalloc peak")
+        out = subprocess.run([sys.executable, __file__, "--one-night", str(tables),
+                              "--rules", rules_name], capture_output=True, text=True,
+                             check=True)
+        got = json.loads(out.stdout)
+        figures[tables] = {k: tuple(v) for k, v in got["steps"].items()}  # type: ignore[misc]
+        rolls[tables] = got["rolls"]
+        print(f"  {tables} tables done", file=sys.stderr, flush=True)
+    print(f"\nwhole nights ({rules_name}): CPU time, and what each step adds to the peak RSS")
     print(f"{'what':34} {'tables':>6} {'rolls':>8} {'s':>8} {'ms/table':>9} {'us/roll':>8} "
           f"{'peak MiB':>9} {'KiB/table':>10}")
     for tables in sizes:
