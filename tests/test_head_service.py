@@ -189,3 +189,34 @@ def test_a_second_press_just_after_a_round_starts_does_not_end_it(tmp_path):
         now[0] += ROUND_START_GUARD  # later, the bell ends the round
         service.press_bell()
         assert coord.night.bell_rung
+
+
+def test_the_night_so_far_is_kept_out_of_the_cyclic_collectors_reach_at_each_phase(tmp_path):
+    """Every full collection went through the whole night (at 500 tables some 100 ms each,
+    and the bell waited): at each change of phase the head freezes what it holds."""
+    import gc
+
+    from bunco_pi.head.coordinator import Coordinator
+    from bunco_pi.head.service import HeadService, make_players
+    from bunco_pi.net.inproc import InprocBroker, InprocLink
+    from bunco_pi.rules.house import preset
+
+    now = [100.0]
+    coord = Coordinator(preset("classic"), preset_text("classic"), "f", 2,
+                        entropy=random.Random(1))
+    gc.unfreeze()
+    try:
+        with EventLog(tmp_path / "f.sqlite") as log:
+            service = HeadService(coord, InprocLink(InprocBroker(), "head"), log, Topics("f"),
+                                  make_players(None, 8, 2), clock=lambda: now[0])
+            service.start()
+            gc.unfreeze()
+            now[0] += 1
+            service.press_bell()  # the night starts: a new phase
+            assert coord.night.phase == "ready"
+            assert gc.get_freeze_count() > 0
+            gc.unfreeze()
+            service.step(timeout=0.01)  # nothing changed: nothing frozen again
+            assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
