@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 import paho.mqtt.client as mqtt  # noqa: E402
 from paho.mqtt.enums import CallbackAPIVersion  # noqa: E402
 
-from bunco_pi.net.broker import Broker  # noqa: E402
+from bunco_pi.net.broker import Broker, free_port  # noqa: E402
 from bunco_pi.net.topics import Topics  # noqa: E402
 from bunco_pi.rules.house import preset_text  # noqa: E402
 
@@ -243,7 +243,8 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
              "--tables", str(tables), "--rules", str(rules),
              "--broker", f"{broker.host}:{broker.port}", "--credentials", str(creds),
              "--data-dir", str(tmp), "--record", str(record), "--no-gpio",
-             "--auto-host", "0.3", "--seed", "7", "--exit-after-end", "1"],
+             "--auto-host", "0.3", "--seed", "7", "--exit-after-end", "1",
+             "--console-port", str(free_port())],  # the console too, on a port of its own
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / "head.log").open("w"))
         (tmp / "outboxes").mkdir()
         sends_files = []
