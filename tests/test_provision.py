@@ -66,8 +66,8 @@ def test_head_config_is_what_the_head_reads(tmp_path):
         (lambda: provision.head_config("Friday night", 4), "--night 'Friday night'"),
         (lambda: provision.head_config("ok", 0), "--tables 0"),
         (lambda: provision.table_credentials(2, "  \n"), "table 2's password: empty"),
-        (lambda: provision.table_credentials(201, "pw"), "--table 201"),
-        (lambda: provision.head_config("ok", 201), "--tables 201"),
+        (lambda: provision.table_credentials(501, "pw"), "--table 501"),
+        (lambda: provision.head_config("ok", 501), "--tables 501"),
     ],
 )
 def test_bad_input_names_the_option(call, message):
@@ -134,9 +134,9 @@ def test_cli_makes_the_broker_files_from_one_credentials_file(tmp_path, capsys, 
 def test_cli_prints_a_config_and_refuses_bad_input(capsys):
     assert provision.main(["table-config", "--table", "2", "--head-host", "10.0.0.5"]) == 0
     assert 'host = "10.0.0.5"' in capsys.readouterr().out
-    assert provision.main(["table-config", "--table", "201", "--head-host", "h"]) == 2
+    assert provision.main(["table-config", "--table", "501", "--head-host", "h"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--table 201" in err
+    assert err.count("\n") == 1 and "--table 501" in err
 
 
 # --- the generated broker files, in a real broker ------------------------------------------
