@@ -286,9 +286,12 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
                 results_at.setdefault(r, {}).setdefault(n, t)
         busy = (cpu[-1][0] - cpu[0][0]) / (cpu[-1][1] - cpu[0][1]) if len(cpu) > 1 \
             else float("nan")
-        for p in procs:
-            p.wait(60)
-        head.wait(30)
+        for proc in [*procs, head]:  # bounded: a process past the night's limit is ended
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
         obs.close()
         sends = sorted((x for f in sends_files if f.exists()
                         for x in json.loads(f.read_text())), key=lambda x: x[2])
@@ -441,6 +444,29 @@ def raw_relay(broker: Broker, tables: int, count: int, size: int, tmp: Path) -> 
         relay.wait(10)
 
 
+def report(tables: int, f: dict) -> None:
+    print(f"{'figure':50} {'bunco-pi':>10} {'raw':>10} {'ratio':>7}")
+    print("-" * 80)
+    base = f["base"]
+    for label, ours in (("bell", f["bells"]), ("results", f["results"])):
+        if not ours:
+            print(f"{tables} tables: no complete {label} measured")
+            continue
+        for q, name in ((0.5, "p50"), (0.99, "p99")):
+            a, b = pct(ours, q), pct(base, q)
+            print(f"{f'{label} -> last of {tables} tables, {name} (ms)':50} {a:10.1f} "
+                  f"{b:10.1f} {a / b:7.2f}")
+    line = " ".join(f"{mib:.1f}" for _, mib in f["rss"])
+    grow = (f["rss"][-1][1] - f["rss"][0][1]) / max(1, len(f["rss"]) - 1) if f["rss"] else 0
+    print(f"{tables} tables: {len(f['bells'])} bells and {len(f['results'])} results measured; "
+          f"the head's state is up to {f['size']} bytes")
+    print(f"{tables} tables: head RSS at the start of rounds 1..{len(f['rss'])} (MiB): {line}")
+    print(f"  {grow:+.2f} MiB a round; head CPU from round 1 to the last {100 * f['cpu']:.0f}% "
+          f"of one core; {f['entries']} entries in {f['seconds']:.0f} s "
+          f"({f['entries'] / max(f['seconds'], 1e-9):.0f} a second); record complete: "
+          f"{bool(f['complete'])}\n", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, nargs="+", default=[200, 500])
@@ -472,38 +498,15 @@ def main() -> int:
     if args.keep and any((args.keep / f"n{t}").exists() for t in args.tables):
         parser.error(f"--keep {args.keep}: it already holds a night of these sizes; "
                      "name an empty folder")
-    figures = {}
-    for tables in args.tables:
+    for tables in args.tables:  # each size's figures as soon as its night is over
         if args.keep:
             kept = args.keep / f"n{tables}"
             kept.mkdir(parents=True)
-            figures[tables] = night(tables, args.sets, args.target, kept, args.limit, args.pace)
+            report(tables, night(tables, args.sets, args.target, kept, args.limit, args.pace))
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            figures[tables] = night(tables, args.sets, args.target, Path(tmp), args.limit,
-                                    args.pace)
-    print(f"{'figure':50} {'bunco-pi':>10} {'raw':>10} {'ratio':>7}")
-    print("-" * 80)
-    for tables, f in figures.items():
-        base = f["base"]
-        for label, ours in (("bell", f["bells"]), ("results", f["results"])):
-            if not ours:
-                print(f"{tables} tables: no complete {label} measured")
-                continue
-            for q, name in ((0.5, "p50"), (0.99, "p99")):
-                a, b = pct(ours, q), pct(base, q)
-                print(f"{f'{label} -> last of {tables} tables, {name} (ms)':50} {a:10.1f} "
-                      f"{b:10.1f} {a / b:7.2f}")
-    print()
-    for tables, f in figures.items():
-        line = " ".join(f"{mib:.1f}" for _, mib in f["rss"])
-        grow = (f["rss"][-1][1] - f["rss"][0][1]) / max(1, len(f["rss"]) - 1) if f["rss"] else 0
-        print(f"{tables} tables: the head's state is up to {f['size']} bytes")
-        print(f"{tables} tables: head RSS at the start of rounds 1..{len(f['rss'])} (MiB): {line}")
-        print(f"  {grow:+.2f} MiB a round; head CPU from round 1 to the last {100 * f['cpu']:.0f}% of one "
-              f"core; {f['entries']} entries in {f['seconds']:.0f} s "
-              f"({f['entries'] / max(f['seconds'], 1e-9):.0f} a second); record complete: "
-              f"{bool(f['complete'])}")
+            report(tables, night(tables, args.sets, args.target, Path(tmp), args.limit,
+                                 args.pace))
     if args.whole_night:
         print()
         for tables in args.tables:
