@@ -13,8 +13,9 @@ ignores keys it does not know, so a newer sender can add keys without breaking a
   box: a held "three" is three 2s that take the traveler in this round; its ``ghost_seats``
   and the state's ``fold``, the house rules such a box folds its round's play with while the
   head cannot hear it, ``head.views.fold_rules``; older boxes ignore them);
-  the roster, seating and rules travel on their own retained topics and change only when they
-  change, so the state (which carries the bell) stays small. Each carries the head's
+  the seating (in pages of ``SEATING_PAGE_TABLES`` tables, each with the players seated there)
+  and the rules travel on their own retained topics and change only when they change, so the
+  state (which carries the bell) stays small; their layout is ``PARTS_VERSION``. Each carries the head's
   ``NightPosition``: a box applies only what is not older than what it holds.
 - a command (head -> one table, QoS 1, not retained): ``UndoCommand``.
 - acks (head -> one table, retained): ``bunco_pi.net.delivery``; an ack may carry the latest
@@ -178,28 +179,64 @@ def read_heartbeat(payload: dict[str, Any]) -> Heartbeat | None:
 # --- the night state and its parts --------------------------------------------------------
 
 # The parts of the night state that change only now and then travel on retained topics of
-# their own (``roster``, ``seating``, ``rules``), so the state, which carries the bell, stays
-# a few hundred bytes however many tables play. Each part: its topic kind and its keys.
+# their own, so the state, which carries the bell, stays a few hundred bytes however many
+# tables play: the rules (``rules``, the TOML text) and the seating, in pages of
+# ``SEATING_PAGE_TABLES`` tables (``seating/<page>``), each with the players seated there.
+# A box subscribes to its own table's page only: at 500 tables the whole roster (2,000 names)
+# would not fit in one message, and every box would take every name at every round.
+PARTS_VERSION = 2  # 1: one ``roster`` (every player) and one ``seating`` (every table)
+SEATING_PAGE_TABLES = 25
+# What each part puts back into the whole state (``merge_state``).
 STATE_PARTS: dict[str, tuple[str, ...]] = {
-    "roster": ("players",),
-    "seating": ("seating",),
+    "seating": ("seating", "players", "seating_first"),
     "rules": ("rules_toml",),
 }
 
 
+def seating_page(table: int) -> int:
+    """The page of the seating that holds table ``table``: 1 for tables 1 to 25, and so on."""
+    return (table - 1) // SEATING_PAGE_TABLES + 1
+
+
+def _seating_pages(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    seating, players = state.pop("seating"), state.pop("players")
+    by_id = {p["id"]: p for p in players}
+    pages: dict[str, dict[str, Any]] = {}
+    for start in range(0, max(len(seating), 1), SEATING_PAGE_TABLES):
+        chunk = seating[start:start + SEATING_PAGE_TABLES]
+        seated = [by_id[pid] for seats in chunk for pid in seats if pid in by_id]
+        page = start // SEATING_PAGE_TABLES + 1
+        pages[f"seating/{page}"] = {"v": state.get("v", PROTOCOL_VERSION), "page": page,
+                                    "seating_first": start + 1, "seating": chunk,
+                                    "players": seated}
+    return pages
+
+
 def split_state(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The small state and its parts (each a message of its own); ``merge_state`` undoes it."""
+    """The small state and its parts, each a message of its own, keyed by the topic it goes
+    on under the night (``rules``, ``seating/1``, ``seating/2`` ...). A table's box holds
+    the rules and its own seating page, and ``merge_state`` puts its whole state together."""
     core = dict(state)
     parts: dict[str, dict[str, Any]] = {}
-    for part, keys in STATE_PARTS.items():
-        if all(k in core for k in keys):
-            parts[part] = {"v": state.get("v", PROTOCOL_VERSION),
-                           **{k: core.pop(k) for k in keys}}
+    if "seating" in core and "players" in core:
+        parts.update(_seating_pages(core))
+    if "rules_toml" in core:
+        parts["rules"] = {"v": state.get("v", PROTOCOL_VERSION),
+                          "rules_toml": core.pop("rules_toml")}
+    if parts:
+        core["parts_v"] = PARTS_VERSION
     return core, parts
 
 
+def part_kind(name: str) -> str:
+    """``seating`` for ``seating/3``: the part a topic's page belongs to."""
+    return name.split("/", 1)[0]
+
+
 def merge_state(core: dict[str, Any], parts: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The whole state again, from the small one and the parts it refers to."""
+    """The whole state again, from the small one and the parts a box holds (``parts`` keyed
+    by kind: ``{"rules": ..., "seating": its own page}``). The seating then covers the tables
+    of that page, from ``seating_first``: ``seats_at`` reads a table's seats from it."""
     merged = dict(core)
     for part, keys in STATE_PARTS.items():
         for key in keys:
@@ -208,12 +245,36 @@ def merge_state(core: dict[str, Any], parts: dict[str, dict[str, Any]]) -> dict[
     return merged
 
 
+def seats_at(state: dict[str, Any], table: int) -> list[str] | None:
+    """Table ``table``'s seats in a whole state (its page's, or all of a version 1 state's),
+    or None when the state does not hold them."""
+    seating = state.get("seating")
+    first = state.get("seating_first", 1)
+    if not isinstance(seating, list) or not _is_int(first):
+        return None
+    at = table - first
+    if not 0 <= at < len(seating) or not isinstance(seating[at], list):
+        return None
+    return seating[at]
+
+
 def parts_named(state: dict[str, Any]) -> dict[str, int]:
     """The log position of each part a small state goes with (``{}`` for a whole state)."""
     refs = state.get("parts")
     if not isinstance(refs, dict):
         return {}
     return {p: pos for p, pos in refs.items() if p in STATE_PARTS and _is_int(pos)}
+
+
+def parts_version_problem(state: dict[str, Any]) -> str | None:
+    """A one-line reason when a small state's parts are not the ones this box reads."""
+    if not isinstance(state.get("parts"), dict):
+        return None
+    version = state.get("parts_v", 1)
+    if version != PARTS_VERSION:
+        return (f"the head's state comes in parts version {version!r}, this box reads "
+                f"{PARTS_VERSION}: update the head and the boxes to the same bunco-pi")
+    return None
 
 
 # --- the night's position: nothing moves a box backwards -------------------------------------

@@ -178,6 +178,11 @@ def head_config(night: str, tables: int, port: int = DEFAULT_PORT, etc: str = ET
         f"certificate = {_toml_str(etc + '/secrets/console-tls.crt')}",
         f"key = {_toml_str(etc + '/secrets/console-tls.key')}",
         "",
+        "[hall]",
+        "# Which tables sit on which Wi-Fi access point (docs/network.md): when all of a",
+        "# group drop at once, the head and the console say \"tables 41-80 offline: B?\".",
+        '# groups = { "access point A" = "1-40", "access point B" = "41-80" }',
+        "",
     ]
     return "\n".join(lines)
 

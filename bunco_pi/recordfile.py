@@ -5,15 +5,54 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from types import GeneratorType
 from typing import Any
 
 from bunco_pi.errors import UserError
 from bunco_pi.rules.record import FORMAT, VERSION
 
+# Items of a list written in one piece: big enough that the C encoder does the work, small
+# enough that no more than a few hundred KB of JSON text stands in memory at once.
+CHUNK_ITEMS = 200
 
-def write_record(path: str | Path, record: dict[str, Any]) -> None:
-    """Write ``record`` as JSON atomically: a temp file, fsync, then rename over ``path``."""
+
+def record_chunks(record: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Iterator[str]:
+    """The record's JSON text in pieces; joined, exactly ``json.dumps(record,
+    separators=(",", ":"))``. A list or a generator (``rules.record.record_items`` gives the
+    rounds and the log as generators) is written a few items at a time, so the text of a
+    500-table night (tens of MB) never stands whole in memory, nor, from the generators,
+    its dicts."""
+    items = record.items() if isinstance(record, Mapping) else record
+    yield "{"
+    for n, (key, value) in enumerate(items):
+        yield ("," if n else "") + json.dumps(key) + ":"
+        if isinstance(value, list | GeneratorType):
+            yield "["
+            chunk: list[Any] = []
+            first = True
+            for item in value:
+                chunk.append(item)
+                if len(chunk) == CHUNK_ITEMS:
+                    yield ("" if first else ",") + _dumps(chunk)[1:-1]
+                    chunk, first = [], False
+            if chunk:
+                yield ("" if first else ",") + _dumps(chunk)[1:-1]
+            yield "]"
+        else:
+            yield _dumps(value)
+    yield "}"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def write_record(path: str | Path,
+                 record: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+    """Write ``record`` (a dict, or its items as ``rules.record.record_items`` gives them) as
+    JSON atomically: a temp file, fsync, then rename over ``path``."""
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     try:
@@ -21,11 +60,11 @@ def write_record(path: str | Path, record: dict[str, Any]) -> None:
     except OSError as exc:
         raise UserError(f"{path}: cannot write the night record: {exc.strerror}") from None
     try:
-        # dumps, not dump: only the one-shot encoder is C; dump's chunks are pure Python,
-        # 7x slower for a 100-table night's 12 MB record (and indent would be 10x again)
-        text = json.dumps(record, separators=(",", ":"))
+        # dumps of a few items at a time, not dump: only the one-shot encoder is C; dump's
+        # chunks are pure Python, 7x slower for a 100-table night's 12 MB record
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            for piece in record_chunks(record):
+                handle.write(piece)
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())

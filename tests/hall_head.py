@@ -20,6 +20,7 @@ from bunco_pi.console.desk import ConsoleBridge
 from bunco_pi.console.server import ConsoleServer
 from bunco_pi.head.coordinator import Coordinator
 from bunco_pi.head.eventlog import EventLog, IncomingEvent
+from bunco_pi.head.groups import TableGroup
 from bunco_pi.head.service import HEAD_NAME, HeadService, HeadTask, make_players
 from bunco_pi.net import envelope
 from bunco_pi.net.inproc import InprocBroker, InprocLink
@@ -71,11 +72,11 @@ class Hall:
         link = InprocLink(InprocBroker(), HEAD_NAME, status_topic=topics.status(HEAD_NAME))
         coordinator = Coordinator(preset("classic"), preset_text("classic"), "hall",
                                   self.tables, entropy=random.Random(5))
-        if self.groups is not None:
-            coordinator.groups = self.groups  # type: ignore[attr-defined]  # the view's key
         self.log = EventLog(self.tmp / "hall.sqlite")
         service = HeadService(coordinator, link, self.log, topics,
                               make_players(self.names, None, self.tables))
+        if self.groups is not None:  # the head config's [hall] groups
+            service.groups = tuple(TableGroup(g["name"], tuple(g["tables"])) for g in self.groups)
         self.server.bridge = ConsoleBridge(service, self.server.publish,
                                            url="http://bunco-head.local:8080/")
         self.service = service
@@ -111,7 +112,13 @@ class Hall:
         return task.done.result(30)
 
     def online(self, tables: list[int], online: bool = True) -> None:
-        self.do(lambda s: [s.carry_out(s.coordinator.table_online(t, online)) for t in tables])
+        def mark(s: HeadService) -> None:
+            for t in tables:
+                if online:
+                    s.tables_seen.add(t)  # as a box's birth message does
+                s.carry_out(s.coordinator.table_online(t, online))
+
+        self.do(mark)
 
     def start_night(self) -> None:
         self.do(lambda s: s.carry_out(s.coordinator.start_night(s.players)))  # the seats

@@ -14,7 +14,7 @@ from bunco_pi.net.broker import Broker
 from bunco_pi.net.link import Message
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import Topics, table_node
-from bunco_pi.protocol import encode_entry, merge_state, parts_named
+from bunco_pi.protocol import encode_entry, merge_state, parts_named, seating_page, seats_at
 from bunco_pi.rules.house import parse_rules
 from bunco_pi.rules.table_round import Bell, Entry, Roll, TableRound, TableSetup
 from bunco_pi.table.outbox import Outbox
@@ -30,7 +30,7 @@ class ScriptedTable:
                              status_topic=topics.status(name))
         self.outbox = Outbox(data / f"outbox-{number}.sqlite")
         self.sender = TableSender(self.link, topics, number, self.outbox, resend_after=0.5)
-        self.parts_topics = {topics.roster(): "roster", topics.seating(): "seating",
+        self.parts_topics = {topics.seating(seating_page(number)): "seating",
                              topics.rules(): "rules"}
         for topic in self.parts_topics:
             self.link.subscribe(topic)
@@ -75,12 +75,12 @@ class ScriptedTable:
         if not state or state.get("phase") not in ("playing", "finishing"):
             return
         if any(part not in self.parts for part in parts_named(state)):
-            return  # the roster, seating or rules this state goes with: not here yet
+            return  # the seating or rules this state goes with: not here yet
         state = merge_state(state, self.parts)
         if state["round_index"] != self.round_index:
             if self.rules is None:
                 self.rules = parse_rules(state["rules_toml"])
-            seats = tuple(state["seating"][self.number - 1])
+            seats = tuple(seats_at(state, self.number) or ())
             ghosts = frozenset(p["id"] for p in state["players"] if p["ghost"]) & set(seats)
             self.round = TableRound.begin(TableSetup(
                 self.number, seats, state["target"], self.rules,

@@ -10,8 +10,9 @@ import pytest
 
 from bunco_pi.console.find import MAX_FOUND, Seats, place
 from bunco_pi.console.pages import ADVANCE, PAGE, board_page, find_page
-from bunco_pi.console.snapshot import console_snapshot, group_presence
+from bunco_pi.console.snapshot import console_snapshot
 from bunco_pi.console.table_cards import group_words, rules_paragraph, table_cards_html
+from bunco_pi.head.groups import TableGroup
 from bunco_pi.rules.house import PRESET_NAMES, preset, preset_text
 from bunco_pi.rules.names import search_key
 from bunco_pi.rules.night import CloseHeldRound, NextRound, Night, Player, RingBell, StartRound, TableEntry
@@ -114,12 +115,17 @@ def test_the_status_line_names_a_few_tables_and_counts_a_hall_s_others() -> None
 
 
 def test_groups_of_tables_say_which_are_offline() -> None:
-    groups = [{"name": "door", "tables": [1, 2, 3]}, {"name": "stage", "tables": [4, 5]}]
-    assert group_presence(groups, {1, 3, 4, 5}) == [
-        {"name": "door", "tables": [1, 2, 3], "online": 2, "offline": [2]},
-        {"name": "stage", "tables": [4, 5], "online": 2, "offline": []}]
-    snap = console_snapshot(None, name="n", table_count=5, online={4}, groups=groups)
-    assert snap["groups"][0]["offline"] == [1, 2, 3]
+    groups = (TableGroup("door", (1, 2, 3)), TableGroup("stage", (4, 5)))
+    snap = console_snapshot(None, name="n", table_count=5, online={1, 3, 4, 5}, groups=groups)
+    assert snap["groups"] == [
+        {"name": "door", "tables": "1-3", "count": 3, "online": 2, "offline": [2], "down": False},
+        {"name": "stage", "tables": "4-5", "count": 2, "online": 2, "offline": [], "down": False}]
+    assert snap["groups_down"] == []
+    # the door's access point drops, after its boxes had come tonight
+    snap = console_snapshot(None, name="n", table_count=5, online={4}, groups=groups,
+                            seen={1, 2, 3, 4, 5})
+    assert snap["groups"][0]["offline"] == [1, 2, 3] and snap["groups"][0]["down"]
+    assert snap["groups_down"] == ["tables 1-3 offline: door?"]
 
 
 def test_the_rules_paragraph_is_in_the_group_s_words_where_the_file_quotes_them() -> None:

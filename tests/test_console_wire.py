@@ -14,6 +14,7 @@ import time
 from bunco_pi.console.server import PATCHES_KEPT, ConsoleServer
 from bunco_pi.console.snapshot import Memo, console_snapshot
 from bunco_pi.console.wire import Wire
+from bunco_pi.head.groups import TableGroup
 from bunco_pi.rules.house import preset
 from bunco_pi.rules.night import Night, Player, RingBell, StartRound, TableEntry
 from bunco_pi.rules.table_round import Bell, Pass, Tally
@@ -40,8 +41,8 @@ def _apply(snap: dict, patch: dict) -> dict:
 def test_a_patch_applied_to_the_last_snapshot_is_the_new_one_and_is_small() -> None:
     memo, wire = Memo(), Wire()
     online = set(range(1, TABLES + 1))
-    groups = [{"name": "hall A", "tables": list(range(1, 251))},
-              {"name": "hall B", "tables": list(range(251, 501))}]
+    groups = (TableGroup("hall A", tuple(range(1, 251))),
+              TableGroup("hall B", tuple(range(251, 501))))
 
     def both(night: Night, online: set[int], check: bool = True) -> tuple[dict, str, str | None]:
         full, patch = wire.encode(console_snapshot(night, name="hall", table_count=TABLES,

@@ -189,3 +189,84 @@ def test_a_second_press_just_after_a_round_starts_does_not_end_it(tmp_path):
         now[0] += ROUND_START_GUARD  # later, the bell ends the round
         service.press_bell()
         assert coord.night.bell_rung
+
+
+def test_the_night_so_far_is_kept_out_of_the_cyclic_collectors_reach_at_each_phase(tmp_path):
+    """Every full collection went through the whole night (at 500 tables some 100 ms each,
+    and the bell waited): at each change of phase the head freezes what it holds."""
+    import gc
+
+    from bunco_pi.head.coordinator import Coordinator
+    from bunco_pi.head.service import HeadService, make_players
+    from bunco_pi.net.inproc import InprocBroker, InprocLink
+    from bunco_pi.rules.house import preset
+
+    now = [100.0]
+    coord = Coordinator(preset("classic"), preset_text("classic"), "f", 2,
+                        entropy=random.Random(1))
+    gc.unfreeze()
+    try:
+        with EventLog(tmp_path / "f.sqlite") as log:
+            service = HeadService(coord, InprocLink(InprocBroker(), "head"), log, Topics("f"),
+                                  make_players(None, 8, 2), clock=lambda: now[0])
+            service.start()
+            gc.unfreeze()
+            now[0] += 1
+            service.press_bell()  # the night starts: a new phase
+            assert coord.night.phase == "ready"
+            assert gc.get_freeze_count() > 0
+            gc.unfreeze()
+            service.step(timeout=0.01)  # nothing changed: nothing frozen again
+            assert gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
+
+
+def test_a_batchs_bell_goes_out_before_its_acks_and_views(tmp_path):
+    """A batch holds entries from many tables: the state that carries the bell is said
+    first, then the batch's acks, then the tables' views (all after the batch's commit)."""
+    from bunco_pi.head.coordinator import Coordinator
+    from bunco_pi.head.service import HeadService, make_players
+    from bunco_pi.net import envelope
+    from bunco_pi.net.inproc import InprocBroker, InprocLink
+    from bunco_pi.protocol import table_event_payload
+    from bunco_pi.rules.house import preset
+    from bunco_pi.rules.table_round import Roll
+
+    broker = InprocBroker()
+    now = [100.0]
+    topics = Topics("order")
+    coord = Coordinator(preset("classic"), preset_text("classic"), "order", 3,
+                        entropy=random.Random(1))
+    watcher = InprocLink(broker, "watcher")
+    watcher.subscribe(topics.everything())
+    watcher.start()
+    boxes = {n: InprocLink(broker, f"table-{n}") for n in (1, 2, 3)}
+    for box in boxes.values():
+        box.start()
+    with EventLog(tmp_path / "order.sqlite") as log:
+        service = HeadService(coord, InprocLink(broker, "head"), log, topics,
+                              make_players(None, 12, 3), clock=lambda: now[0])
+        service.start()
+        service.step(timeout=0.01)  # the link's connect: every ack and the state, said once
+        for _ in range(2):  # the night starts, then round 1 (target 1: three 1s end it)
+            now[0] += 1
+            service.press_bell()
+        assert coord.night.phase == "playing"
+        while not watcher.inbox.empty():
+            watcher.inbox.get_nowait()
+        for n, dice in ((2, (2, 3, 4)), (3, (5, 5, 6)), (1, (1, 1, 1)), (2, (6, 6, 2))):
+            boxes[n].publish(topics.events(n), envelope.event(
+                f"table-{n}", n, 1 if n != 2 or dice == (2, 3, 4) else 2,
+                table_event_payload(0, Roll(dice))))
+        service.step(timeout=0.1)  # one batch: four entries, the bell among them
+        said = []
+        while not watcher.inbox.empty():
+            item = watcher.inbox.get_nowait()
+            if hasattr(item, "topic") and "/events" not in item.topic:
+                said.append(item.topic.split("/", 2)[2])
+    assert coord.night.bell_rung
+    first_ack = next(i for i, t in enumerate(said) if t.endswith("/ack"))
+    first_view = next(i for i, t in enumerate(said) if t.endswith("/view"))
+    assert said.index("state") < first_ack < first_view, said
+    assert {t for t in said if t.endswith("/ack")} == {f"table/{n}/ack" for n in (1, 2, 3)}

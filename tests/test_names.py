@@ -68,11 +68,12 @@ def test_a_refusal_is_one_line():
 
 
 def test_the_ghosts_own_names_are_what_the_rule_refuses():
-    """Every name the head gives a ghost ("Ghost 1" to "Ghost 800") reads as a ghost's."""
+    """Every name the head gives a ghost ("Ghost 1" to "Ghost 2000") reads as a ghost's."""
     from bunco_pi.head.service import make_players
+    from bunco_pi.rules.limits import MAX_TABLES
 
-    ghosts = [p.name for p in make_players([], None, 200) if p.ghost]
-    assert len(ghosts) == 800 and all(looks_like_ghost(g) for g in ghosts)
+    ghosts = [p.name for p in make_players([], None, MAX_TABLES) if p.ghost]
+    assert len(ghosts) == 4 * MAX_TABLES and all(looks_like_ghost(g) for g in ghosts)
 
 
 def test_a_roster_refuses_two_names_that_read_alike():

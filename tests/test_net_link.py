@@ -545,7 +545,7 @@ def test_a_state_or_view_older_than_the_one_held_moves_nothing(tmp_path, mock_fa
 
 
 def test_a_state_waits_for_the_seating_it_names(tmp_path, mock_factory):
-    """The small state names the position of the roster, seating and rules it goes with: a box
+    """The small state names the position of the seating and rules it goes with: a box
     holding an older seating waits for the one named before it starts the round."""
     from bunco_pi.net.delivery import ack_payload
     from bunco_pi.protocol import NightPosition
@@ -565,16 +565,17 @@ def test_a_state_waits_for_the_seating_it_names(tmp_path, mock_factory):
         head.publish(topics.ack(2), envelope.message("head", ack_payload(0)), retain=True)
         players = [{"id": p.id, "name": p.name, "ghost": False} for p in PLAYERS]
         say(topics.rules(), {"v": 1, "rules_toml": preset_text("classic")}, 1)
-        say(topics.roster(), {"v": 1, "players": players}, 1)
-        say(topics.seating(), {"v": 1, "seating": [list(SEATING[1]), list(SEATING[0])]}, 1)
+        say(topics.seating(1), {"v": 1, "page": 1, "seating_first": 1, "players": players,
+                                "seating": [list(SEATING[1]), list(SEATING[0])]}, 1)
         state = {"v": 1, "night": topics.night, "tables": 2, "phase": "playing",
                  "round_index": 0, "set": 1, "round": 1, "target": 1, "bell": False,
-                 "traveler": None, "parts": {"roster": 1, "seating": 5, "rules": 1}}
+                 "traveler": None, "parts": {"seating": 5, "rules": 1}, "parts_v": 2}
         say(topics.state(), state, 5)
         t2.sync()
         time.sleep(0.2)
         assert t2.snap().mode == "waiting"  # seating 5 is not here: the one held is older
-        say(topics.seating(), {"v": 1, "seating": [list(s) for s in SEATING]}, 5)
+        say(topics.seating(1), {"v": 1, "page": 1, "seating_first": 1, "players": players,
+                                "seating": [list(s) for s in SEATING]}, 5)
         t2.wait_for(lambda s: s.mode == "playing")
         assert t2.snap().round.setup.seats == SEATING[1]
     finally:

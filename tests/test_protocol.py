@@ -87,3 +87,72 @@ def test_decoded_rolls_share_their_dice():
     first, again = decode_entry(["roll", [2, 5, 5]]), decode_entry(["roll", [2, 5, 5]])
     assert first == again == Roll((2, 5, 5))
     assert first.dice is again.dice
+
+
+# --- the night state's parts at 500 tables --------------------------------------------------
+
+
+def _night_of(tables: int, name_of):
+    from bunco_pi.head.service import make_players
+    from bunco_pi.rules.house import preset
+    from bunco_pi.rules.night import Night
+    from bunco_pi.rules.rotation import initial_seating
+
+    players = make_players([name_of(i) for i in range(tables * 4)], None, tables)
+    ids = [p.id for p in players]
+    return Night.start(preset("classic"), players,
+                       initial_seating(ids, list(range(len(ids)))))
+
+
+def test_every_message_of_a_500_table_night_of_the_longest_names_fits():
+    """2,000 names of 32 characters, each a character JSON writes as 12 bytes: the roster
+    alone would be some 800 KB. Each page of the seating still fits in one message."""
+    from bunco_pi.head.views import night_state
+    from bunco_pi.net import envelope
+    from bunco_pi.protocol import SEATING_PAGE_TABLES, split_state
+    from bunco_pi.rules.house import preset_text
+    from bunco_pi.rules.limits import MAX_TABLES
+    from bunco_pi.rules.names import clean_name
+
+    def longest(i: int) -> str:  # an emoji then a number: every name different
+        return clean_name("\U0001F600" * (32 - len(str(i))) + str(i))
+
+    assert MAX_TABLES == 500
+    night = _night_of(MAX_TABLES, longest)
+    state = night_state(night, name="charity", rules_toml=preset_text("classic"),
+                        table_count=MAX_TABLES)
+    core, parts = split_state(state)
+    pages = sorted((k for k in parts if k.startswith("seating/")), key=lambda k: int(k[8:]))
+    assert pages == [f"seating/{n}" for n in range(1, MAX_TABLES // SEATING_PAGE_TABLES + 1)]
+    sizes = [len(envelope.message("head", parts[k])) for k in pages]
+    assert max(sizes) <= envelope.MAX_BYTES
+    assert sum(sizes) > 8 * envelope.MAX_BYTES  # what one message could not have held
+    assert len(envelope.message("head", {**core, "parts": {"seating": 1, "rules": 1}})) < 1024
+
+
+def test_a_table_puts_its_seats_and_names_back_together_from_its_own_page():
+    from bunco_pi.head.views import night_state
+    from bunco_pi.protocol import merge_state, seating_page, seats_at, split_state
+
+    night = _night_of(60, lambda i: f"Player {i}")
+    core, parts = split_state(night_state(night, name="n", rules_toml="x", table_count=60))
+    assert sorted(parts) == ["rules", "seating/1", "seating/2", "seating/3"]
+    for table in (1, 25, 26, 50, 51, 60):
+        page = parts[f"seating/{seating_page(table)}"]
+        whole = merge_state(core, {"seating": page, "rules": parts["rules"]})
+        assert seats_at(whole, table) == list(night.seating[table - 1])
+        names = {p["id"]: p["name"] for p in whole["players"]}
+        assert [names[p] for p in seats_at(whole, table)] == \
+            [next(q.name for q in night.players if q.id == p) for p in night.seating[table - 1]]
+    assert seating_page(25) == 1 and seating_page(26) == 2 and seating_page(500) == 20
+    last = merge_state(core, {"seating": parts["seating/3"], "rules": parts["rules"]})
+    assert len(last["seating"]) == 10 and seats_at(last, 61) is None and seats_at(last, 50) is None
+
+
+def test_a_state_in_parts_of_another_version_is_named():
+    from bunco_pi.protocol import parts_version_problem
+
+    assert parts_version_problem({"parts": {"seating": 3, "rules": 1}, "parts_v": 2}) is None
+    problem = parts_version_problem({"parts": {"roster": 3, "seating": 3, "rules": 1}})
+    assert problem is not None and "version 1" in problem and "update" in problem
+    assert parts_version_problem({"phase": "lobby"}) is None  # a whole state: no parts

@@ -1,5 +1,6 @@
-"""The bell's message stays small: the roster, seating and rules travel on retained topics of
-their own, each said again only when it changes (and on every connect)."""
+"""The bell's message stays small: the seating (in pages, with the names seated there) and the
+rules travel on retained topics of their own, each said again only when it changes (and on
+every connect)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from bunco_pi.net import envelope
 from bunco_pi.net.inproc import InprocBroker
 from bunco_pi.net.link import Message
 from bunco_pi.net.topics import Topics
-from bunco_pi.protocol import merge_state, parts_named
+from bunco_pi.protocol import merge_state, parts_named, seats_at
 from bunco_pi.rules.night import Player
 from tests.service_head import ServiceHead
 
@@ -44,7 +45,8 @@ def test_the_bell_is_a_few_hundred_bytes_at_50_tables_and_parts_change_only_when
     head = ServiceHead(lambda sink: broker.link("head", sink=sink), topics,
                        tmp_path / "head.sqlite", players, tables=TABLES)
     watcher = broker.link("table-1")
-    for topic in (topics.roster(), topics.seating(), topics.rules(), topics.state()):
+    pages = (topics.seating(1), topics.seating(2))  # 25 tables a page
+    for topic in (*pages, topics.rules(), topics.state()):
         watcher.subscribe(topic)
     watcher.start()
     try:
@@ -69,18 +71,23 @@ def test_the_bell_is_a_few_hundred_bytes_at_50_tables_and_parts_change_only_when
         assert len(bell[-1].payload) < 600, len(bell[-1].payload)
         # the parts were said when the night started (and when the head connected), not for
         # the bell: nothing in them changed
-        for topic in (topics.roster(), topics.seating(), topics.rules()):
+        for topic in (*pages, topics.rules()):
             assert said(seen, topic) and not said(seen[before:], topic), topic
-        roster = said(seen, topics.roster())[-1]
-        assert len(roster.payload) > 10 * len(bell[-1].payload)  # what the bell no longer carries
-        # a table has the whole state back from the small one and the parts it names
+        page = said(seen, pages[1])[-1]
+        assert len(page.payload) > 10 * len(bell[-1].payload)  # what the bell no longer carries
+        # a table has the whole state back from the small one and the parts it names: the
+        # rules and its own page of the seating
         last = states(seen)[-1]
-        parts = {name: envelope.decode(t, said(seen, t)[-1].payload).payload
-                 for name, t in (("roster", topics.roster()), ("seating", topics.seating()),
-                                 ("rules", topics.rules()))}
-        assert set(parts_named(last)) == {"roster", "seating", "rules"}
-        whole = merge_state(last, parts)
-        assert len(whole["players"]) == TABLES * 4 and len(whole["seating"]) == TABLES
+        assert set(parts_named(last)) == {"seating", "rules"}
+        seating = envelope.decode(pages[1], page.payload).payload
+        rules = envelope.decode(topics.rules(), said(seen, topics.rules())[-1].payload).payload
+        whole = merge_state(last, {"seating": seating, "rules": rules})
+        assert whole["seating_first"] == 26 and len(whole["seating"]) == 25
+        assert len(whole["players"]) == 100  # the names seated on the page, not all 200
+        seats = seats_at(whole, 30)
+        assert seats is not None and len(seats) == 4
+        assert {p["id"] for p in whole["players"]} >= set(seats)
+        assert seats_at(whole, 1) is None  # another page's table
         assert whole["rules_toml"].strip()
     finally:
         watcher.stop()

@@ -53,3 +53,21 @@ def test_night_names_that_would_break_the_topic_tree_are_refused(night):
 def test_table_numbers_out_of_range_are_refused(table):
     with pytest.raises(TopicError, match="table number"):
         Topics("fri").events(table)
+
+
+def test_the_seating_comes_in_pages_each_a_topic_of_its_own():
+    from bunco_pi.net.topics import TopicError, Topics, parse_topic
+
+    t = Topics("2026-11-28")
+    assert t.seating(3) == "bunco/2026-11-28/seating/3"
+    assert t.part("seating/3") == t.seating(3) and t.part("rules") == t.rules()
+    ref = parse_topic("bunco/2026-11-28/seating/20")
+    assert (ref.kind, ref.page) == ("seating", 20)
+    for bad in ("bunco/n/seating/0", "bunco/n/seating/x", "bunco/n/seating/100",
+                "bunco/n/seating", "bunco/n/roster"):
+        with pytest.raises(TopicError):
+            parse_topic(bad)
+    with pytest.raises(TopicError):
+        t.seating(0)
+    with pytest.raises(TopicError):
+        t.part("roster")

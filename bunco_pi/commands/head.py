@@ -128,7 +128,7 @@ def _settings(args: argparse.Namespace) -> argparse.Namespace:
               "players": None, "record": None, "advertise": False,
               "console_port": 8080, "console_password": "/etc/bunco-pi/secrets/console-password",
               "no_console": False, "console_https_port": None, "console_certificate": None,
-              "console_key": None, "console_limits": None}
+              "console_key": None, "console_limits": None, "groups": ()}
     if args.config:
         from bunco_pi.head.config import load_head_config
 
@@ -145,7 +145,7 @@ def _settings(args: argparse.Namespace) -> argparse.Namespace:
             no_console=not cfg.console_enabled,
             console_https_port=cfg.console_https_port,
             console_certificate=str(cfg.console_certificate), console_key=str(cfg.console_key),
-            console_limits=cfg.console_limits,
+            console_limits=cfg.console_limits, groups=cfg.groups,
         )
     for key, value in vars(args).items():
         if key in values and value not in (None, False):
@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     with EventLog(data_dir / f"night-{args.night}.sqlite") as eventlog:
         service = HeadService(coordinator, link, eventlog, topics, players,
                               record_path=args.record,
-                              host=_host_automation(args))
+                              host=_host_automation(args), groups=tuple(args.groups))
         if not args.no_gpio:
             from bunco_pi.hardware.bell import BellButton, BellBuzzer
 

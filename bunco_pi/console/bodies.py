@@ -14,11 +14,13 @@ from typing import Any
 
 from aiohttp import web
 
+from bunco_pi.rules.limits import MAX_TABLES
+
 # Deeper than any body we take (the roster: object > list > object), shallow enough that the
 # parser never recurses far.
 MAX_DEPTH = 4
 MAX_PASSWORD = 1024
-MAX_ROSTER = 2000  # four seats at each of the 500 tables a night may have
+MAX_ROSTER = 4 * MAX_TABLES  # four seats at each table a night may have
 MAX_TEXT = 200  # a player's id or name here; the name rule itself is the night's business
 
 

@@ -99,7 +99,8 @@ class ConsoleBridge:
         c = self.service.coordinator
         return console_snapshot(c.night, name=c.name, table_count=c.table_count,
                                 online=set(c.online), roster=self.roster, console_url=self.url,
-                                now=c.wall(), groups=table_groups(c), memo=self._memo)
+                                now=c.wall(), groups=self.service.groups,
+                                seen=self.service.tables_seen, memo=self._memo)
 
     def _after(self, effects: list[Effect]) -> None:
         if self._chained is not None:
@@ -161,13 +162,6 @@ class ConsoleBridge:
         self.service.link.inbox.put(task)
         return task
 
-
-
-def table_groups(coordinator: Any) -> list[dict[str, Any]]:
-    """The hall's groups of tables as the head knows them (``groups``: ``{"name": str,
-    "tables": [int]}`` items, one per Wi-Fi access point), or none."""
-    groups = getattr(coordinator, "groups", None) or ()
-    return [g for g in groups if isinstance(g, dict) and "tables" in g]
 
 
 # --- the host's requests: each runs on the owner thread -----------------------------------------

@@ -10,6 +10,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from bunco_pi.head.groups import TableGroup, down_lines, presence
 from bunco_pi.head.views import timer_of
 from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, RESULTS, Night, Player
 from bunco_pi.rules.prizes import PrizeAward, award_prizes
@@ -162,17 +163,19 @@ def standings(night: Night) -> list[dict[str, Any]]:
 
 def console_snapshot(night: Night | None, *, name: str, table_count: int, online: set[int],
                      roster: Sequence[dict[str, Any]] = (), console_url: str = "",
-                     groups: Sequence[dict[str, Any]] = (),
+                     groups: Sequence[TableGroup] = (), seen: Iterable[int] | None = None,
                      memo: Memo | None = None, now: float | None = None) -> dict[str, Any]:
-    """Everything a viewer's page needs, in one dict. ``groups`` are the hall's groups of
-    tables (``{"name": ..., "tables": [...]}``, one per Wi-Fi access point, say), each with
-    how many of its tables are online; ``memo`` reuses what has not changed since the last
-    snapshot built with it (the same dict, not a copy: see ``Memo``); ``now`` is the head's
-    wall clock, for a timed round's minutes left, which the page counts down from when it
-    received them."""
+    """Everything a viewer's page needs, in one dict. ``groups`` (the head config's ``[hall]
+    groups``) gives ``groups``, each group's presence, and ``groups_down``, one line for each
+    group whose every table is offline (an access point that dropped; of the groups with a
+    table in ``seen``, the tables online at least once tonight, when it is given); ``memo``
+    reuses what has not changed since the last snapshot built with it (the same dict, not a
+    copy: see ``Memo``); ``now`` is the head's wall clock, for a timed round's minutes left,
+    which the page counts down from when it received them."""
     snap: dict[str, Any] = {"night": name, "tables": table_count, "url": console_url,
                             "online": sorted(online), "roster": list(roster),
-                            "groups": group_presence(groups, online)}
+                            "groups": presence(groups, online, seen),
+                            "groups_down": down_lines(groups, online, seen)}
     if night is None:
         snap.update(phase="lobby", board=[], standings=[], prizes=[], final=False,
                     waiting_for=[t for t in range(1, table_count + 1) if t not in online])
@@ -200,18 +203,6 @@ def console_snapshot(night: Night | None, *, name: str, table_count: int, online
         snap["timer"] = timer
     snap["status"] = status_line(snap)
     return snap
-
-
-def group_presence(groups: Sequence[dict[str, Any]], online: set[int]) -> list[dict[str, Any]]:
-    """Each group of tables with which of its tables are offline: the host sees a whole access
-    point drop as one line, not as 60 tables gone grey."""
-    out = []
-    for g in groups:
-        tables = sorted(int(t) for t in g.get("tables", ()))
-        out.append({"name": str(g.get("name", "")), "tables": tables,
-                    "online": sum(t in online for t in tables),
-                    "offline": [t for t in tables if t not in online]})
-    return out
 
 
 def status_line(snap: dict[str, Any]) -> str:

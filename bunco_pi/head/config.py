@@ -18,7 +18,7 @@ The file (every key shown; all but ``[night] name`` have the default shown)::
 
     [night]
     name = "bunco-night"     # a topic level: letters, digits, '-', '_'
-    tables = 4               # tables of the night (1..200), the head's own (table 1) included
+    tables = 4               # tables of the night (1..500), the head's own (table 1) included
     rules = "/etc/bunco-pi/rules.toml"   # a house rules file, or a preset: classic, core, ...
     players = 16             # how many players (default 4 per table), or instead:
     # roster = "roster.txt"  # the players, one a line (UTF-8, names as rules/names.py says);
@@ -56,6 +56,11 @@ The file (every key shown; all but ``[night] name`` have the default shown)::
     streams = 200            # live pages (event streams) from everyone
     streams_per_address = 8
 
+    [hall]
+    # Which tables sit on which Wi-Fi access point (or room): when every table of a group
+    # drops off at once, the head's log and the console say "tables 41-80 offline: B?".
+    # groups = { "access point A" = "1-40", "access point B" = "41-80" }
+
 A relative path is taken from the config file's directory. Every mistake is one line that
 names the file, the line and the key.
 """
@@ -76,6 +81,7 @@ from bunco_pi.configfile import (
 )
 from bunco_pi.errors import UserError
 from bunco_pi.hardware import pinmap
+from bunco_pi.head.groups import GroupError, TableGroup, parse_groups
 from bunco_pi.net.topics import TopicError, check_night
 from bunco_pi.rules.limits import MAX_TABLES
 from bunco_pi.rules.names import BadName, clean_name, name_key
@@ -95,6 +101,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "data": ("dir",),
     "console": ("enabled", "port", "password", "https", "https_port", "certificate", "key",
                 "connections", "connections_per_address", "streams", "streams_per_address"),
+    "hall": ("groups",),
 }
 DEFAULT_CONSOLE_PORT = 8080
 DEFAULT_CONSOLE_PASSWORD = "/etc/bunco-pi/secrets/console-password"
@@ -131,6 +138,8 @@ class HeadConfig:
     console_key: Path = Path(DEFAULT_CONSOLE_KEY)
     # connections, connections_per_address, streams, streams_per_address
     console_limits: tuple[int, int, int, int] = (512, 24, 200, 8)
+    # [hall] groups: which tables sit on which access point, in the config's order
+    groups: tuple[TableGroup, ...] = ()
 
     @property
     def username(self) -> str:
@@ -218,7 +227,17 @@ def parse_head_config(data: dict, text: str, source: str, base: Path) -> HeadCon
         console_port=sec["console"].integer("port", DEFAULT_CONSOLE_PORT, 1, 65535, "a TCP port"),
         console_password=sec["console"].path("password", Path(DEFAULT_CONSOLE_PASSWORD), base),
         **_console(sec["console"], base),
+        groups=_groups(sec["hall"], tables),
     )
+
+
+def _groups(hall: Section, tables: int) -> tuple[TableGroup, ...]:
+    if "groups" not in hall.values:
+        return ()
+    try:
+        return parse_groups(hall.values["groups"], tables)
+    except GroupError as exc:
+        raise UserError(f"{hall.where('groups')}: {exc}") from None
 
 
 def _console(console: Section, base: Path) -> dict:

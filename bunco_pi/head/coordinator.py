@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bunco_pi.head.views import night_state, table_view
+from bunco_pi.head.views import night_state, player_names, table_view, table_views
 from bunco_pi.protocol import TableEvent, read_table_event
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.legality import ROUND_PHASES, round_refusal
@@ -146,6 +146,8 @@ class Coordinator:
     wall: Callable[[], float] = field(default_factory=steady_wall)
     _warned: float | None = None  # the deadline whose warning has sounded
     _said_at: float = 0.0  # the wall clock when the state was last made
+    # the night's players and their names by id, as last worked out (``_names_of``)
+    _names: tuple[tuple[Player, ...], dict[str, str]] | None = field(default=None, repr=False)
 
     # --- the night's set-up ---------------------------------------------------------------
 
@@ -259,7 +261,8 @@ class Coordinator:
             return [_refused(event, reason)]
         night = self.night
         assert night is not None
-        after: list[Effect] = [PublishView(event.table, table_view(night, event.table))]
+        after: list[Effect] = [PublishView(event.table, table_view(
+            night, event.table, names=self._names_of(night)))]
         rolls = night.table(event.table).rolls
         if not isinstance(event.entry, Bell | Undo) and rolls and rolls[-1].outcome.bunco \
                 and night.table(event.table).entries[-1] is event.entry:
@@ -472,9 +475,19 @@ class Coordinator:
         return [PublishState(self.state())] if self.night is None else self._announce_all()
 
     def _announce_all(self) -> list[Effect]:
+        tables = range(1, self.table_count + 1)
         return [PublishState(self.state())] + [
-            PublishView(t, table_view(self.night, t)) for t in range(1, self.table_count + 1)
+            PublishView(t, view) for t, view in zip(tables, table_views(self.night, tables),
+                                                    strict=True)
         ]
+
+    def _names_of(self, night: Night) -> dict[str, str]:
+        """The players' names by id, worked out again only when the players change (an
+        arrival, a leaving): a table's view after each entry must not cost a look at
+        every player of the night."""
+        if self._names is None or self._names[0] is not night.players:
+            self._names = (night.players, player_names(night))
+        return self._names[1]
 
     @property
     def ended(self) -> bool:

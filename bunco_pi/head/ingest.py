@@ -50,6 +50,10 @@ class HeadIngest:
         self.limits = limits or Limits()
         self.tables = tables  # the night's table count, for acks of tables not heard from yet
         self.stats = IngestStats()
+        # With defer_acks, a batch's acks wait for flush_acks(): every one of them is after
+        # the batch's commit all the same, and the head says the batch's news first.
+        self.defer_acks = False
+        self._acks_due: set[int] = set()
         # Per table, the events that came before an earlier seq of theirs, held within bounds.
         self._windows: dict[int, SeqWindow[IncomingEvent]] = {}
         # Per table, the latest of its entries logged but refused (seq, reason): every ack
@@ -156,9 +160,17 @@ class HeadIngest:
             log.error("table %d sent seq %d again with a different payload: its outbox was "
                       "renumbered; the new event is NOT counted", table, seq)
         # The commit above is durable: only now may the tables hear that it happened.
-        for table in sorted(touched):
-            self._publish_ack(table, self.log.highest(table))
+        self._acks_due.update(touched)
+        if not self.defer_acks:
+            self.flush_acks()
         return [ev for ev in result.committed if ev.rejected is None] if result else []
+
+    def flush_acks(self) -> None:
+        """Publish the acks of what the last batches committed (with ``defer_acks``, the
+        head's loop calls it once the batch's news, the bell above all, is out)."""
+        due, self._acks_due = self._acks_due, set()
+        for table in sorted(due):
+            self._publish_ack(table, self.log.highest(table))
 
     def _publish_ack(self, table: int, seq: int) -> None:
         self.link.publish(self.topics.ack(table),

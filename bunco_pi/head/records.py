@@ -18,7 +18,7 @@ from typing import Any
 from bunco_pi.errors import UserError
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.night import Night, NightEvent
-from bunco_pi.rules.record import build_record
+from bunco_pi.rules.record import record_items
 
 log = logging.getLogger("bunco_pi.head")
 
@@ -29,7 +29,7 @@ class RecordWriter:
     """Writes the newest requested record to ``path``, one at a time, off the caller's thread."""
 
     def __init__(self, path: str, *, source: str = "head",
-                 write: Callable[[str, dict[str, Any]], None] = write_record) -> None:
+                 write: Callable[[str, Any], None] = write_record) -> None:
         self.path = path
         self.source = source
         self._write = write
@@ -71,7 +71,8 @@ class RecordWriter:
                     return
                 snapshot, self._pending, self._busy = self._pending, None, True
             try:
-                self._write(self.path, build_record(*snapshot, source=self.source))
+                # streamed: a 500-table night's record never stands whole in memory
+                self._write(self.path, record_items(*snapshot, source=self.source))
                 self.written += 1
             except UserError as exc:  # a full disk must not stop the night: the log has it all
                 log.error("%s (the event log still holds the whole night)", exc)

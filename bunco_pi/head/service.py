@@ -10,6 +10,7 @@ resumes exactly where it stood.
 
 from __future__ import annotations
 
+import gc
 import logging
 import queue
 import random
@@ -33,6 +34,7 @@ from bunco_pi.head.coordinator import (
     RestoreError,
 )
 from bunco_pi.head.eventlog import OWN_SOURCE, EventLog, LoggedEvent
+from bunco_pi.head.groups import TableGroup, down_lines
 from bunco_pi.head.ingest import HeadIngest
 from bunco_pi.head.intake_watch import IntakeWatch
 from bunco_pi.head.records import RecordWriter
@@ -45,6 +47,7 @@ from bunco_pi.protocol import (
     TableEvent,
     UndoCommand,
     command_payload,
+    part_kind,
     read_heartbeat,
     read_table_event,
     split_state,
@@ -64,6 +67,17 @@ def records_from(events: Iterable[LoggedEvent]) -> Iterator[dict[str, Any]]:
         else:
             yield {"kind": "table", "table": ev.table, "seq": ev.seq,
                    "round": ev.payload["round"], "entry": ev.payload["entry"]}
+
+
+def news_first(effects: list[Effect]) -> tuple[list[Effect], list[Effect]]:
+    """A batch's effects split in two, each in its order: first the log's records and the
+    night's news (the state: the bell, a round's end), then the tables' views. At a big
+    night a batch holds entries from hundreds of tables: the bell's state used to wait
+    behind every one of their acks and views on the head's one connection to the broker.
+    Everything published is a function of the log once the batch is committed, so the
+    order among them is free; only the records must come before what they announce."""
+    views = [e for e in effects if isinstance(e, PublishView)]
+    return [e for e in effects if not isinstance(e, PublishView)], views
 
 
 def _check_table_payload(event: Any) -> TableEvent:
@@ -130,13 +144,19 @@ class HeadService:
     on_effects: Callable[[list[Effect]], None] | None = None
     after_step: Callable[[], None] | None = None  # once per batch, e.g. the console's snapshot
     offline: set[str] = field(default_factory=set)
+    # [hall] groups: which tables sit on which access point, so a group gone all at once is
+    # said as one line (``groups.down_lines``), in the log and on the console
+    groups: Sequence[TableGroup] = ()
+    tables_seen: set[int] = field(default_factory=set)  # tables online at least once tonight
+    _groups_down: frozenset[str] = frozenset()
     records: RecordWriter | None = None  # made from record_path when not given
     _phase_since: float = 0.0
     _phase: str = ""
     _phase_key: str = ""
     _last_bell: float = -1e9
-    # The state's parts as last published (roster, seating, rules) and the log position then.
-    _parts: dict[str, tuple[dict[str, Any], int]] = field(default_factory=dict)
+    # The state's parts as last published (the seating's pages, the rules) and the log
+    # position then, by kind.
+    _parts: dict[str, tuple[dict[str, dict[str, Any]], int]] = field(default_factory=dict)
     # Each table's view as last published: one that has not changed is not said again (the
     # broker retains it), so the bell, which changes no table's view, is one small message.
     _views: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -145,6 +165,7 @@ class HeadService:
         self.ingest = HeadIngest(self.link, self.topics, self.eventlog,
                                  check=_check_table_payload, name=HEAD_NAME,
                                  tables=self.coordinator.table_count)
+        self.ingest.defer_acks = True  # the batch's news goes out first (step)
         self.link.subscribe(self.topics.all_status())
         # Notices from the tables' heartbeats when the head stops receiving while they wait.
         self.watch = IntakeWatch(self.clock)
@@ -191,7 +212,11 @@ class HeadService:
         if self.ingest.stats.received != received:
             self.watch.heard_event()
         if committed:  # one batch, one commit: the round may close only after all of it
-            self.carry_out(self.coordinator.accept(committed))
+            news, views = news_first(self.coordinator.accept(committed))
+            self.carry_out(news)
+            self.ingest.flush_acks()
+            self.carry_out(views)
+        self.ingest.flush_acks()
         for item in batch:
             if isinstance(item, BellPressed):
                 self.press_bell()
@@ -315,7 +340,23 @@ class HeadService:
             log.warning("%s is OFFLINE", node)
             self.offline.add(node)
         if node.startswith("table-") and node[6:].isdigit():
+            if online:
+                self.tables_seen.add(int(node[6:]))
             self.carry_out(self.coordinator.table_online(int(node[6:]), online))
+            self._note_groups()
+
+    def groups_down(self) -> list[str]:
+        """``tables 41-80 offline: access point B?`` for each group gone all at once (of
+        those whose boxes had come tonight)."""
+        return down_lines(self.groups, self.coordinator.online, self.tables_seen)
+
+    def _note_groups(self) -> None:
+        if not self.groups:
+            return
+        down = frozenset(self.groups_down())
+        for line in sorted(down - self._groups_down):
+            log.warning("%s", line)
+        self._groups_down = down
 
     def _automate(self) -> None:
         self._note_phase()
@@ -350,6 +391,7 @@ class HeadService:
             self._phase_key = key
             self._phase = phase
             self._phase_since = self.clock()
+            settle_memory()
 
     # --- effects --------------------------------------------------------------------------
 
@@ -390,13 +432,19 @@ class HeadService:
         at = self._position()
         core, parts = split_state(state)
         refs: dict[str, int] = {}
-        for part, content in parts.items():
-            held = self._parts.get(part)
-            if held is None or held[0] != content:
-                self.link.publish(getattr(self.topics, part)(),
-                                  envelope.message(HEAD_NAME, at.stamp(content)), retain=True)
-                self._parts[part] = held = (content, at.pos)
-            refs[part] = held[1]
+        # The pages of one part are said together, at one position, whenever any of them
+        # changed: the state names one position per part, whichever page a box holds.
+        for kind in dict.fromkeys(part_kind(name) for name in parts):
+            pages = {name: content for name, content in parts.items()
+                     if part_kind(name) == kind}
+            held = self._parts.get(kind)
+            if held is None or held[0] != pages:
+                for name, content in pages.items():
+                    self.link.publish(self.topics.part(name),
+                                      envelope.message(HEAD_NAME, at.stamp(content)),
+                                      retain=True)
+                self._parts[kind] = held = (pages, at.pos)
+            refs[kind] = held[1]
         core["parts"] = refs
         self.link.publish(self.topics.state(), envelope.message(HEAD_NAME, at.stamp(core)),
                           retain=True)
@@ -418,6 +466,18 @@ class HeadService:
         if self.records is not None and not self.records.flush(timeout):
             log.error("%s: the night record was still being written after %.0f s",
                       self.records.path, timeout)
+
+
+def settle_memory() -> None:
+    """Take what the night holds so far out of the cyclic collector's reach (``gc.freeze``),
+    at each change of phase. The night's states are immutable and never form cycles, so
+    reference counting frees what is dropped, frozen or not; but every full collection
+    went through the whole night (some 500,000 objects a set at 500 tables), and the
+    console's snapshot, the record and the bell waited 100 ms at a time for it, a cost that
+    grew with the square of the tables. The young generations are collected first, so the
+    few cycles made since (an exception's traceback) are not kept for good."""
+    gc.collect(1)
+    gc.freeze()
 
 
 def make_players(names: Sequence[str] | None, count: int | None, tables: int) -> list[Player]:

@@ -24,14 +24,14 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from bunco_pi.errors import UserError
 from bunco_pi.net.credentials import Credentials, load_credentials
 from bunco_pi.net.envelope import MAX_BYTES
-from bunco_pi.net.topics import ROOT, check_node, doctor_echo, table_node
+from bunco_pi.net.topics import ROOT, check_node, check_table, doctor_echo, table_node
 
 HEAD_USER = "head"
 DEFAULT_EXE = "/usr/sbin/mosquitto"
@@ -170,9 +170,12 @@ def _table_number(user: str) -> int | None:
     return int(user[6:]) if user.startswith("table-") and user[6:].isdigit() else None
 
 
-def acl_text(users: Iterable[str]) -> str:
+def acl_text(users: Iterable[str], bridges: Mapping[str, Iterable[int]] | None = None) -> str:
     """The ACL: everyone reads the night; table-N writes its events and its own status; head
-    writes the rest; any other user (a viewer) only reads."""
+    writes the rest; a bridge user (``bridge-<name>``, another broker of the hall, in
+    ``bridges`` with the tables behind it) writes what those tables write; any other user (a
+    viewer) only reads."""
+    bridges = {user: sorted(set(tables)) for user, tables in (bridges or {}).items()}
     lines = [
         "# bunco-pi broker ACL (generated; regenerate rather than edit)",
         "# A user with no write line below writes nothing. The head listens to the tables'",
@@ -190,6 +193,11 @@ def acl_text(users: Iterable[str]) -> str:
         if table is not None:
             lines += [f"topic write {ROOT}/+/table/{table}/events",
                       f"topic write {ROOT}/+/node/{user}/status"]
+        elif user in bridges:
+            # the tables that log in to that broker: their events and status, nothing else
+            for n in bridges[user]:
+                lines += [f"topic write {ROOT}/+/table/{n}/events",
+                          f"topic write {ROOT}/+/node/{table_node(n)}/status"]
         elif user.startswith(DOCTOR_PREFIX):
             # the doctor's echo, outside every night (net/topics.py: DOCTOR_ECHO_ROOT)
             lines += [f"topic readwrite {doctor_echo(user)}"]
@@ -239,7 +247,7 @@ def limit_lines() -> list[str]:
 
 def mosquitto_conf(*, host: str | None, port: int, password_file: Path, acl_file: Path,
                    data_dir: Path, log_file: Path | None = None, autosave_interval: int = 2,
-                   run_as: str | None = None) -> str:
+                   run_as: str | None = None, bridge: Bridge | None = None) -> str:
     """The broker config; ``host=None`` listens on every interface (IPv4 and IPv6)."""
     if not 1 <= autosave_interval <= 5:
         raise UserError(f"autosave_interval {autosave_interval}: must be 1..5 seconds")
@@ -272,7 +280,78 @@ def mosquitto_conf(*, host: str | None, port: int, password_file: Path, acl_file
     # level, so debug is on: a forged write must leave a trace on the head.
     lines += [f"log_type {kind}" for kind in _LOG_TYPES]
     lines.append("connection_messages true")
+    if bridge is not None:  # after every general setting: a bridge's lines end the file
+        lines += bridge_lines(bridge)
     return "\n".join(lines) + "\n"
+
+
+# --- bridges: more than one broker in one hall --------------------------------------------
+
+BRIDGE_PREFIX = "bridge-"
+
+
+def bridge_user(name: str) -> str:
+    """The user a hall's second broker ``name`` logs in to the head's broker as."""
+    return check_node(f"{BRIDGE_PREFIX}{name}")
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """This broker (a satellite: its own tables log in to it) bridged to the head's broker,
+    with mosquitto's own bridge: ``name`` names the link and its user on the head's broker
+    (``bridge-<name>``, whose password is ``password`` and whose ACL writes only ``tables``'
+    events and status), ``tables`` are the tables that log in here."""
+
+    name: str
+    host: str
+    port: int
+    password: str
+    tables: tuple[int, ...]
+
+    @property
+    def user(self) -> str:
+        return bridge_user(self.name)
+
+
+def bridge_lines(bridge: Bridge) -> list[str]:
+    """The ``connection`` section of a satellite broker's config.
+
+    What the tables here write goes out to the head's broker (their events and status, table
+    by table: the same topics the head's ACL lets the bridge user write); everything the head
+    says comes in (the state, its parts, each table's ack, view and command, the head's
+    status). The two lists never overlap, so no message can loop. QoS 1 both ways and a
+    persistent session (``cleansession false``): what a table sends while the link is down
+    is queued here and delivered when it is back, and each box's outbox resends until the
+    head's ack arrives, as on one broker."""
+    if not bridge.tables:
+        raise UserError(f"bridge {bridge.name}: no tables log in to it")
+    if not 1 <= bridge.port <= 65535:
+        raise UserError(f"bridge {bridge.name}: port {bridge.port}: a TCP port is 1..65535")
+    user = bridge.user
+    lines = [
+        "# --- bridge to the head's broker (docs/network.md, \"Several brokers\") ---",
+        f"connection {user}",
+        f"address {bridge.host}:{bridge.port}",
+        f"remote_username {user}",
+        f"remote_password {bridge.password}",
+        f"remote_clientid {user}",
+        "bridge_protocol_version mqttv311",
+        "try_private true",
+        "cleansession false",
+        "notifications false",
+        "restart_timeout 1 10",
+        "keepalive_interval 15",
+    ]
+    for n in sorted(set(bridge.tables)):
+        check_table(n)
+        lines += [f"topic {ROOT}/+/table/{n}/events out 1",
+                  f"topic {ROOT}/+/node/{table_node(n)}/status out 1"]
+    lines += [f"topic {ROOT}/+/{kind} in 1" for kind in ("state", "rules", "control",
+                                                          "standings")]
+    lines += [f"topic {ROOT}/+/seating/+ in 1"]
+    lines += [f"topic {ROOT}/+/table/+/{kind} in 1" for kind in ("ack", "view", "command")]
+    lines += [f"topic {ROOT}/+/node/{HEAD_USER}/status in 1"]
+    return lines
 
 
 @dataclass(frozen=True)
@@ -286,10 +365,13 @@ class BrokerFiles:
 
 def write_broker_files(directory: Path, credentials: Credentials, *, host: str | None,
                        port: int, log_file: Path | None = None, autosave_interval: int = 2,
-                       run_as: str | None = None) -> BrokerFiles:
+                       run_as: str | None = None, bridge: Bridge | None = None,
+                       bridged: Mapping[str, Iterable[int]] | None = None) -> BrokerFiles:
     """Write mosquitto.conf, the password file and the ACL into ``directory``.
 
     Running it again with the same credentials leaves the password file's hashes as they are.
+    ``bridge``: this broker is a satellite bridged to the head's broker. ``bridged``: on the
+    head's broker, each bridge user (whose password is in ``credentials``) and its tables.
     """
     directory.mkdir(parents=True, exist_ok=True)
     files = BrokerFiles(
@@ -306,11 +388,11 @@ def write_broker_files(directory: Path, credentials: Credentials, *, host: str |
         previous = ""
     logins = with_doctors(credentials)
     _write_private(files.password_file, password_file_text(logins, previous))
-    _write_private(files.acl_file, acl_text(logins.passwords))
+    _write_private(files.acl_file, acl_text(logins.passwords, bridged))
     _write_private(files.conf, mosquitto_conf(
         host=host, port=port, password_file=files.password_file, acl_file=files.acl_file,
         data_dir=files.data_dir, log_file=log_file, autosave_interval=autosave_interval,
-        run_as=run_as,
+        run_as=run_as, bridge=bridge,
     ))
     return files
 
@@ -341,7 +423,9 @@ class Broker:
 
     def __init__(self, workdir: Path | None = None, *, tables: int = 3, host: str = "127.0.0.1",
                  port: int | None = None, autosave_interval: int = 1,
-                 start_timeout: float = 10.0, readers: Iterable[str] = ()) -> None:
+                 start_timeout: float = 10.0, readers: Iterable[str] = (),
+                 bridge: Bridge | None = None,
+                 bridged: Mapping[str, Iterable[int]] | None = None) -> None:
         self.exe = find_mosquitto()
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
@@ -354,13 +438,13 @@ class Broker:
         # ``readers``: extra users who may only read the night (a demo's viewer): each
         # connection needs a user of its own, since the user name is the client id.
         self.credentials = ensure_credentials(workdir / "credentials.json",
-                                              [*node_users(tables), *readers])
+                                              [*node_users(tables), *readers, *(bridged or {})])
         # mosquitto started as root drops to user "mosquitto", who could not read our 0600 files.
         run_as = getpass.getuser() if os.geteuid() == 0 else None
         self.files = write_broker_files(
             workdir / "broker", self.credentials, host=host, port=self.port,
             log_file=workdir / "mosquitto.log", autosave_interval=autosave_interval,
-            run_as=run_as,
+            run_as=run_as, bridge=bridge, bridged=bridged,
         )
         self._proc: subprocess.Popen[bytes] | None = None
 

@@ -25,7 +25,7 @@ from typing import Any
 from bunco_pi.net.topics import MAX_TABLE, TopicError, parse_topic
 
 VERSION = 1
-MAX_BYTES = 64 * 1024  # a 50-table night state (200 names, the seating, the rules) fits
+MAX_BYTES = 64 * 1024  # a page of the seating (25 tables, 100 names of the longest) fits
 # A table's event (one entry: well under 200 bytes) is held to far less, so the head drops
 # anything bigger as it reads it (commands/head.py, HEAD_MAX_MESSAGE): a hostile 64 KB "event"
 # then never reaches the head's queue.

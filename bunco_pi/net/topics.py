@@ -4,8 +4,8 @@
 topic                     direction        QoS  retained  what
 ========================  ===============  ===  ========  ===============================
 ``state``                 head -> all      1    yes       phase, set, round, target, bell
-``roster``                head -> all      1    yes       the players (ids, names, ghosts)
-``seating``               head -> all      1    yes       who sits where this round
+``seating/<page>``        head -> all      1    yes       who sits where, 25 tables a page,
+                                                          with their players' names
 ``rules``                 head -> all      1    yes       the house rules (TOML text)
 ``control``               head -> tables   1    no        reserved
 ``standings``             head -> all      1    yes       score cards so far
@@ -26,10 +26,10 @@ from typing import Literal
 ROOT = "bunco"
 MAX_TABLE = 999
 
-TopicKind = Literal["state", "roster", "seating", "rules", "control", "standings", "events",
+TopicKind = Literal["state", "seating", "rules", "control", "standings", "events",
                     "ack", "view", "command", "status"]
-NIGHT_KINDS: tuple[TopicKind, ...] = ("state", "roster", "seating", "rules", "control",
-                                      "standings")
+NIGHT_KINDS: tuple[TopicKind, ...] = ("state", "rules", "control", "standings")
+MAX_PAGE = 99  # pages of the seating (``protocol.SEATING_PAGE_TABLES`` tables each)
 TABLE_KINDS: tuple[TopicKind, ...] = ("events", "ack", "view", "command")
 
 # ``bunco-pi doctor`` times the broker's round trip on a topic of its own, outside ROOT: no
@@ -48,6 +48,7 @@ _NIGHT_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 # Node names double as broker user names ("head", "table-3"): the ACL substitutes them.
 _NODE_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 _TABLE_RE = re.compile(r"^[1-9][0-9]{0,2}$")
+_PAGE_RE = re.compile(r"^[1-9][0-9]?$")
 
 
 class TopicError(ValueError):
@@ -89,6 +90,7 @@ class TopicRef:
     kind: TopicKind
     table: int | None = None
     node: str | None = None
+    page: int | None = None
 
 
 @dataclass(frozen=True)
@@ -107,11 +109,21 @@ class Topics:
     def state(self) -> str:
         return f"{self.prefix}/state"
 
-    def roster(self) -> str:
-        return f"{self.prefix}/roster"
+    def seating(self, page: int) -> str:
+        """One page of the seating (``protocol.seating_page`` says which holds a table)."""
+        if isinstance(page, bool) or not isinstance(page, int) or not 1 <= page <= MAX_PAGE:
+            raise TopicError(f"seating page {page!r}: must be an integer 1..{MAX_PAGE}")
+        return f"{self.prefix}/seating/{page}"
 
-    def seating(self) -> str:
-        return f"{self.prefix}/seating"
+    def part(self, name: str) -> str:
+        """The topic of a part of the state, by its name in ``protocol.split_state``:
+        ``rules`` or ``seating/<page>``."""
+        kind, _, page = name.partition("/")
+        if kind == "seating" and page.isdigit():
+            return self.seating(int(page))
+        if kind == "rules" and not page:
+            return self.rules()
+        raise TopicError(f"no part of the state is called {name!r}")
 
     def rules(self) -> str:
         return f"{self.prefix}/rules"
@@ -159,6 +171,10 @@ def parse_topic(topic: str) -> TopicRef:
     rest = parts[2:]
     if len(rest) == 1 and rest[0] in NIGHT_KINDS:
         return TopicRef(night, rest[0])  # type: ignore[arg-type]
+    if len(rest) == 2 and rest[0] == "seating":
+        if not _PAGE_RE.match(rest[1]):
+            raise TopicError(f"topic {topic!r}: bad seating page {rest[1]!r}")
+        return TopicRef(night, "seating", page=int(rest[1]))
     if len(rest) == 3 and rest[0] == "table" and rest[2] in TABLE_KINDS:
         if not _TABLE_RE.match(rest[1]):
             raise TopicError(f"topic {topic!r}: bad table number {rest[1]!r}")

@@ -403,32 +403,39 @@ class Night:
         elif len(after.rolls) != len(before.rolls):
             last = after.rolls[-1].outcome
             if last.travels or last.wipeout:
-                night = night._track_travelers(index, after)
+                night = night._track_travelers(index, after, appended=True)
         if after.ended_round and not night.bell_rung:
             night.bell_rung = True
             night.phase = FINISHING
             night.clock = None  # the goal came first: the round's clock stops
         return night
 
-    def _track_travelers(self, index: int, table: TableRound) -> Night:
-        """Keep the traveler logs true to the table's rolls, undone ones included."""
+    def _track_travelers(self, index: int, table: TableRound, appended: bool = False) -> Night:
+        """Keep the traveler logs true to the table's rolls, undone ones included.
+
+        ``appended``: the table's newest roll is new (not an undo): nothing of this table's
+        can stand at or past it in the logs, so they are not searched. A search of the whole
+        night's logs at every trigger made a 500-table night's fold grow with its square."""
         count = len(table.rolls)
 
         def kept(log: tuple[tuple[int, int, int, str], ...]) -> tuple:
             return tuple(e for e in log
                          if not (e[0] == self.round_index and e[1] == index and e[2] >= count))
 
-        travel, wipeout = kept(self.travel_log), kept(self.wipeout_log)
+        if appended:
+            travel, wipeout = self.travel_log, self.wipeout_log
+        else:
+            travel, wipeout = kept(self.travel_log), kept(self.wipeout_log)
         if table.rolls:
             last = table.rolls[-1]
             key = (self.round_index, index, count - 1)
-            known = any(e[:3] == key for e in travel)
+            known = not appended and any(e[:3] == key for e in travel)
             if last.outcome.travels and not known:
                 who = credited_player(table.setup, last)
                 if who is not None:
                     travel += (key + (who,),)
             if (last.outcome.wipeout and self.rules.wipeout.traveler and not last.ghost
-                    and not any(e[:3] == key for e in wipeout)):
+                    and (appended or not any(e[:3] == key for e in wipeout))):
                 wipeout += (key + (last.player,),)
         return self._with(travel_log=travel, wipeout_log=wipeout)
 

@@ -7,7 +7,8 @@ the readable parts (players, rounds, cards, prizes) it carries the night's event
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from types import GeneratorType
 from typing import Any
 
 from bunco_pi.rules.entries import (
@@ -160,56 +161,70 @@ _TABLE_EVENTS = ("roll", "tally", "pass", "bell", "undo")
 
 def _build_record(night: Night, log: Sequence[NightEvent], *, seed: int | None,
                   source: str) -> dict[str, Any]:
+    return {key: list(value) if isinstance(value, GeneratorType) else value
+            for key, value in record_items(night, log, seed=seed, source=source)}
+
+
+def record_items(night: Night, log: Sequence[NightEvent], *, seed: int | None = None,
+                 source: str = "sim") -> Iterator[tuple[str, Any]]:
+    """The night record's keys and values in order, for a writer that streams it: the
+    rounds and the log come as generators, each round (each logged event) made only as it
+    is written, so a 500-table night's record never stands whole in memory. ``build_record``
+    is these, gathered."""
     first = _first_seating(night)
     at = _roll_positions(night, first, log)
-    rounds = []
-    for r_index, r in enumerate(night.history):
-        rounds.append({
-            "set": r.set,
-            "round": r.round,
-            "target": r.target,
-            "tables": [
-                {
-                    "table": t.table,
-                    "seats": list(t.seats),
-                    "rolls": [_roll_json(roll, at.get((r_index, t.table), [None] * (i + 1))[i])
-                              for i, roll in enumerate(t.rolls)],
-                    "score": list(t.team_scores),
-                    "seat_scores": list(t.seat_scores),
-                    "winners": list(t.winners),
-                    "losers": list(t.losers),
-                    "rolloffs": t.rolloff_sessions,
-                    "ended_round": t.ended_round,
-                    **({"held": t.held} if t.held else {}),
-                }
-                for t in r.tables
-            ],
-            "moves": [
-                {"player": m.player, "from_table": m.from_table, "to_table": m.to_table,
-                 "to_seat": m.to_seat}
-                for m in r.moves
-            ],
-            **({"seating_notes": list(r.seating_notes)} if r.seating_notes else {}),
-        })
+
+    def rounds() -> Iterator[dict[str, Any]]:
+        for r_index, r in enumerate(night.history):
+            yield _round_json(r_index, r, at)
+
+    yield "format", FORMAT
+    yield "version", VERSION
+    yield "source", source
+    yield "seed", seed
+    yield "rules", night.rules.name
+    yield "complete", night.phase == "ended"
+    yield "players", [{"id": p.id, "name": p.name, "ghost": p.ghost} for p in night.players]
+    yield "first_seating", [list(s) for s in first]
+    yield "rounds", rounds()
+    yield "cards", {pid: card.as_dict() for pid, card in night.cards.items()}
+    yield "traveler", night.traveler
+    yield "wipeout_traveler", night.wipeout_traveler
+    yield "prizes", [
+        {"name": a.name, "player": a.player, "amount": a.amount_cents / 100,
+         "cash": a.cash, "tied": list(a.tied), "tie_break": a.tie_break}
+        for a in night.prizes
+    ]
+    yield "log", (encode_event(e) for e in log)
+
+
+def _round_json(r_index: int, r: Any, at: dict[tuple[int, int], list[int]]) -> dict[str, Any]:
     return {
-        "format": FORMAT,
-        "version": VERSION,
-        "source": source,
-        "seed": seed,
-        "rules": night.rules.name,
-        "complete": night.phase == "ended",
-        "players": [{"id": p.id, "name": p.name, "ghost": p.ghost} for p in night.players],
-        "first_seating": [list(s) for s in first],
-        "rounds": rounds,
-        "cards": {pid: card.as_dict() for pid, card in night.cards.items()},
-        "traveler": night.traveler,
-        "wipeout_traveler": night.wipeout_traveler,
-        "prizes": [
-            {"name": a.name, "player": a.player, "amount": a.amount_cents / 100,
-             "cash": a.cash, "tied": list(a.tied), "tie_break": a.tie_break}
-            for a in night.prizes
+        "set": r.set,
+        "round": r.round,
+        "target": r.target,
+        "tables": [
+            {
+                "table": t.table,
+                "seats": list(t.seats),
+                "rolls": [_roll_json(roll, at.get((r_index, t.table), [None] * (i + 1))[i])
+                          for i, roll in enumerate(t.rolls)],
+                "score": list(t.team_scores),
+                "seat_scores": list(t.seat_scores),
+                "winners": list(t.winners),
+                "losers": list(t.losers),
+                "rolloffs": t.rolloff_sessions,
+                "ended_round": t.ended_round,
+                **({"held": t.held} if t.held else {}),
+            }
+            for t in r.tables
         ],
-        "log": [encode_event(e) for e in log],
+        "moves": [
+            {"player": m.player, "from_table": m.from_table, "to_table": m.to_table,
+             "to_seat": m.to_seat}
+            for m in r.moves
+        ],
+        **({"seating_notes": list(r.seating_notes)} if r.seating_notes else {}),
     }
 
 

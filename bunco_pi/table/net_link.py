@@ -50,8 +50,11 @@ from bunco_pi.protocol import (
     is_older,
     merge_state,
     parts_named,
+    parts_version_problem,
     position_of,
     read_command,
+    seating_page,
+    seats_at,
 )
 from bunco_pi.rules.house import HouseRules, parse_rules
 from bunco_pi.rules.table_round import Bell, Entry, Pass, Roll, Tally, Undo
@@ -142,7 +145,10 @@ class NetTableLink(LinkBase):
         self._core: dict[str, Any] | None = None
         self._parts: dict[str, dict[str, Any]] = {}
         self._part_at: dict[str, NightPosition] = {}
-        self._part_topics = {getattr(topics, part)(): part for part in STATE_PARTS}
+        # The rules and this table's own page of the seating (with the names seated there).
+        self._part_topics = {topics.rules(): "rules",
+                             topics.seating(seating_page(table)): "seating"}
+        self._parts_warned = False
         self._view_at: NightPosition | None = None
         self.round_index: int | None = None  # the round begun at this table
         self._bell_posted: int | None = None  # the round whose bell was passed on
@@ -386,6 +392,12 @@ class NetTableLink(LinkBase):
         core = self._core
         if core is None:
             return
+        problem = parts_version_problem(core)
+        if problem is not None:
+            if not self._parts_warned:
+                self._parts_warned = True
+                log.warning("%s: %s", self.topics.state(), problem)
+            return
         at = position_of(core)
         for part, pos in parts_named(core).items():
             if part not in self._parts:
@@ -477,11 +489,11 @@ class NetTableLink(LinkBase):
             post(event)
 
     def _seat_names(self, s: dict[str, Any]) -> tuple[str, str, str, str] | None:
-        seating = s.get("seating") or []
-        if not 1 <= self.table <= len(seating):
+        seats = seats_at(s, self.table)
+        if seats is None:
             return None
         names = {p["id"]: p["name"] for p in s.get("players", [])}
-        return tuple(names.get(p, p) for p in seating[self.table - 1])  # type: ignore[return-value]
+        return tuple(names.get(p, p) for p in seats)  # type: ignore[return-value]
 
     def _rules_of(self, s: dict[str, Any]) -> HouseRules | None:
         text = s.get("rules_toml")
@@ -514,10 +526,10 @@ class NetTableLink(LinkBase):
 
     def _round_start(self, s: dict[str, Any]) -> RoundStart | None:
         rules = self._rules_of(s)
-        seating = s.get("seating") or []
-        if rules is None or not 1 <= self.table <= len(seating):
+        held = seats_at(s, self.table)
+        if rules is None or held is None:
             return None
-        seats = tuple(seating[self.table - 1])
+        seats = tuple(held)
         players = {p["id"]: p for p in s.get("players", [])}
         ghosts = frozenset(p for p in seats if players.get(p, {}).get("ghost"))
         index = s["round_index"]

@@ -228,10 +228,10 @@ function renderGroups() {
   list.replaceChildren();
   for (const g of groups) {
     const down = g.offline.length;
-    const all = down && down === g.tables.length; // the access point, not its boxes
+    const all = g.down; // the access point, not its boxes (the head's word: groups.presence)
     list.append(el("li", {class: all ? "down" : down ? "some" : ""},
-      el("b", {}, g.name), ` ${g.online} of ${g.tables.length} tables online`,
-      ...(all ? [el("span", {class: "offline-list"}, " · all offline: is the access point down?")] :
+      el("b", {}, g.name), ` ${g.online} of ${g.count} tables online`,
+      ...(all ? [el("span", {class: "offline-list"}, ` · tables ${g.tables} all offline: is the access point down?`)] :
         down ? [el("span", {class: "offline-list"}, ` · offline: ${g.offline.join(", ")}`)] : [])));
   }
 }
