@@ -90,7 +90,7 @@ def dice_look(rng: np.random.Generator) -> dict:
     else:  # any colour, pale to deep
         body = hsv(rng.uniform(0, 1), rng.uniform(0.35, 1.0), rng.uniform(0.15, 0.95))
     brightness = max(body[:3])
-    light_pips = brightness < 0.45 or (brightness < 0.85 and rng.random() < 0.6)
+    light_pips = brightness < 0.45 or (brightness < 0.6 and rng.random() < 0.6)
     if light_pips:
         pip = hsv(rng.uniform(0, 1), rng.uniform(0, 0.15), rng.uniform(0.8, 0.95))
         if rng.random() < 0.1:  # gold or silver paint
