@@ -414,7 +414,7 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
             axis = Vector((math.cos(yaw), math.sin(yaw), 0))
             rotation = Matrix.Rotation(lean, 3, axis) @ rotation
             z = edge / 2 * (math.cos(lean) + math.sin(lean))
-            if rng.random() < 0.5:  # against the wall
+            if rng.random() < 0.5 and half - edge < 0.45 * seen:  # against a wall in view
                 spot = (float(np.sign(spot[0]) * (half - edge * 0.6)), spot[1])
             state = "cocked"
         die.matrix_world = Matrix.Translation((spot[0], spot[1], z)) @ rotation.to_4x4()
@@ -543,8 +543,8 @@ def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], siz
         inside = min(x - w / 2, y - h / 2) >= 0 and max(x + w / 2, y + h / 2) <= 1
         covered = built["hand"] is not None and _under_hand(scene, die, built["hand"])
         readable = upright > 0.97 and inside and die["state"] == "flat" and not covered
-        if not (0 <= x <= 1 and 0 <= y <= 1):
-            continue
+        if not (-w / 2 < x < 1 + w / 2 and -h / 2 < y < 1 + h / 2):
+            continue  # wholly out of the picture
         line = f"{face - 1 if readable else 6} {x:.6f} {y:.6f} {w:.6f} {h:.6f}"
         (labels if readable else unclear).append(line)
         record.append({"face": face, "state": "covered" if covered else die["state"] if inside else "cut",
