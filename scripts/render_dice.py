@@ -383,7 +383,7 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
 
     # how much of the tray the camera will show: the dice are put where it sees them
     seen = 2 * half * float(rng.uniform(0.45, 1.2))
-    reach = min(half - edge, 0.42 * seen)
+    reach = min(half - edge, 0.3 * seen)  # inside the picture however the camera is turned
     # the dice
     count = {"four": 4}.get(kind, int(rng.choice([1, 2, 3, 3, 3, 4, 5])) if kind == "roll" else 3)
     placed: list[tuple[float, float]] = []
