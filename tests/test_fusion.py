@@ -103,26 +103,27 @@ def test_read_both_keeps_the_pip_readers_doubt_for_dice_with_light_pips(monkeypa
     assert [rules.net_over_doubt for rules in seen] == [False, True, True]
 
 
-def test_read_both_gives_the_network_the_colours_and_the_pip_reader_its_grey(monkeypatch):
+def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(monkeypatch):
     from bunco_pi.vision import fusion
     from bunco_pi.vision.look import DiceLook
     from bunco_pi.vision.reader import ReaderSettings
 
-    frames = {}
+    frames = []
 
     def net_sees(frame, *_):
-        frames["net"] = frame
+        frames.append(("net", frame.ndim))
         return []
 
     def pips_see(frame, _settings):
-        frames["pips"] = frame
+        frames.append(("pips", frame.ndim))
         return FrameReading(())
 
     monkeypatch.setattr(fusion, "detect", net_sees)
     monkeypatch.setattr(fusion, "read_pips", pips_see)
     frame = draw_tray([(2, 200, 200, 0)])
+    fusion.read_both(frame, ReaderSettings())
     fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))))
-    assert frames["net"].ndim == 3 and frames["pips"].ndim == 2
+    assert frames == [("pips", 2), ("net", 3), ("pips", 2), ("net", 2)]
 
 
 def test_the_network_does_not_overrule_a_doubtful_count_of_another_face():

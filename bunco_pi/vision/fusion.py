@@ -75,7 +75,7 @@ def both_readings(
     frame: np.ndarray, settings: ReaderSettings, net: DiceNet | None = None, seen: float = 0.5
 ) -> tuple[FrameReading, list[NetDie]]:
     """What each reader makes of the frame: the pip reader its grey picture (``look.to_grey``),
-    the network the colours."""
+    the network the colours (or, for calibrated coloured dice, the same grey picture)."""
     height, width = frame.shape[:2]
     shrink = settings.working_width / width
     if frame.ndim == 3 and shrink < 1 and not (settings.look is None or settings.look.plain_grey):
@@ -88,8 +88,13 @@ def both_readings(
             replace(d, center=(d.center[0] / shrink, d.center[1] / shrink), width=d.width / shrink)
             for d in found
         ]
-    pips = read_pips(to_grey(frame, settings.look), settings)
-    return pips, detect(frame, net, seen, settings.region)
+    grey = to_grey(frame, settings.look)
+    pips = read_pips(grey, settings)
+    # Dice whose colours calibration measured are shown to the network as the pip reader sees
+    # them (faces bright, pips and tray dark): the picture it knows best. Uncalibrated, it
+    # reads the colours itself.
+    calibrated = settings.look is not None and not settings.look.plain_grey
+    return pips, detect(grey if calibrated else frame, net, seen, settings.region)
 
 
 def _scaled(reading: FrameReading, factor: float) -> FrameReading:
