@@ -42,9 +42,9 @@ from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
 @dataclass(frozen=True)
 class FusionSettings:
-    seen: float = 0.4  # a peak of the network's heat map this high is a die
-    sure: float = 0.9  # the network is sure of a face this probable
-    sure_alone: float = 0.95  # ... of a die the pip reader did not find at all
+    seen: float = 0.5  # a peak of the network's heat map this high is a die
+    sure: float = 0.98  # the network is sure of a face this probable
+    sure_alone: float = 0.97  # ... of a die the pip reader did not find at all
     claim: float = 0.25  # a pip count this confident, though doubtful, is still a claim
     objection: float = 0.3  # a network face this probable, though not sure, stands against a count
     unclear: float = 0.5  # the network this sure a die cannot be read: it is not read
