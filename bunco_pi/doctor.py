@@ -378,7 +378,7 @@ def _module_version(name: str, module: ModuleType) -> str:
 
 
 def check_dice_net(path: Path | None = None) -> CheckResult:
-    """The dice network loads and runs once on a blank picture (OpenCV's dnn module)."""
+    """The dice network loads and runs once on a blank picture (onnxruntime)."""
     from bunco_pi.errors import UserError
 
     try:
@@ -391,11 +391,11 @@ def check_dice_net(path: Path | None = None) -> CheckResult:
     path = path or net.MODEL_PATH
     try:
         model = net.load_net(path)
-        out = model.forward(np.zeros((1, 64, 64), np.float32))
+        out = model.forward(np.zeros((net.CHANNELS, 64, 64), np.float32))
     except UserError as exc:
         return CheckResult("dice network", FAIL, f"{exc}: reinstall bunco-pi (the file ships "
                            "with it)")
-    except Exception as exc:  # cv2.error from a file OpenCV parses but cannot run
+    except Exception as exc:  # onnxruntime's error for a file it parses but cannot run
         return CheckResult("dice network", FAIL, f"{path}: loads but does not run "
                            f"({_first_line(exc)}): reinstall bunco-pi")
     size = path.stat().st_size // 1024

@@ -1,20 +1,28 @@
-"""Train the dice network (bunco_pi/vision/net.py) from labelled photos; write it as ONNX.
+"""Train the dice network (bunco_pi/vision/net.py) from labelled photos and renders; write ONNX.
 
-    pip install -e '.[train]'          # PyTorch and onnx, for training only: the box runs OpenCV
-    python3 scripts/train_dice_net.py ../shared/datasets/dice-photos --validate [--epochs 120]
+    pip install -e '.[train]'          # PyTorch and onnx, for training only: the box runs onnxruntime
+    python3 scripts/train_dice_net.py ../shared/datasets/dice-photos ../shared/datasets/dice-photos-mixed \
+        --renders renders/train --validate --init bunco_pi/vision/models/dice_net.onnx
 
-Only the *training* photos are used (``split_of`` in bunco_pi/vision/dataset.py); with
-``--validate``, not the fifth of them that ``set_aside`` names either, which is left for
-``bunco-pi dice eval --split setaside`` (the held-out photos are for measuring alone). Each
-batch draws photos at random, each view new: turned to any angle, scaled, shifted, mirrored,
-made brighter or darker, blurred (as a die still moving or a camera out of focus), noisier and
-more JPEG-damaged than the originals; with a chance of ``--synthetic``, a picture is a drawn
-tray instead, so that the network learns dice, not one desk in one light. Training is seeded.
+Of the real photo folders only the *training* photos are used (``split_of`` in
+bunco_pi/vision/dataset.py); with ``--validate``, not the fifth of them that ``set_aside`` names
+either, which is left for choosing the fusion's thresholds (the held-out photos are for
+measuring alone). Boxes in a folder's ``labels_unclear/`` are masked: neither a face nor "no die".
+Every render in ``--renders`` is used (its held-out renders are another folder, from other
+seeds); a render's unclear dice (cocked, cut, under a hand) are taught as the class
+``unclear``. Each batch draws pictures at random, each view new: turned to any angle, scaled,
+shifted, mirrored, its colours shifted (white balance, hue, the channels swapped, so the
+photos' dice take other colours), made brighter or darker, blurred, noisier and more
+JPEG-damaged; with a chance of ``--synthetic``, a picture is a drawn tray instead. Training is
+seeded. ``--init`` starts from a network already trained (a grey one is widened to colour).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
+import json
 import sys
 import time
 from pathlib import Path
@@ -26,50 +34,92 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bunco_pi.vision.dataset import list_photos, read_labels, set_aside  # noqa: E402
+from bunco_pi.errors import UserError  # noqa: E402
+from bunco_pi.vision.dataset import list_photos, read_labels, read_unclear, set_aside  # noqa: E402
 from bunco_pi.vision.faces import LAYOUTS  # noqa: E402
-from bunco_pi.vision.net import INPUT_WIDTH, MODEL_PATH, STRIDE, normalise  # noqa: E402
+from bunco_pi.vision.net import CHANNELS, INPUT_WIDTH, MODEL_PATH, OUTPUTS, STRIDE, UNCLEAR, normalise  # noqa: E402
 
-# (in, out, stride, dilation): about 0.5 G multiply-adds for a 320x240 frame
-LAYERS = ((1, 16, 1, 1), (16, 24, 2, 1), (24, 32, 1, 1), (32, 48, 2, 1),
+# (in, out, stride, dilation): about 0.6 G multiply-adds for a 320x240 frame
+LAYERS = ((CHANNELS, 16, 1, 1), (16, 24, 2, 1), (24, 32, 1, 1), (32, 48, 2, 1),
           (48, 48, 1, 1), (48, 48, 1, 2), (48, 48, 1, 4))
-OUTPUTS = 8  # presence, six faces, log width
 CROP = (256, 192)  # training crops (width, height) of the 320-wide frame
 
 
-def build() -> nn.Sequential:
+def build(norm: bool = True) -> nn.Sequential:
+    """With batch norm to train from scratch; without (plain biases) to go on from --init."""
     layers: list[nn.Module] = []
     for cin, cout, stride, dilation in LAYERS:
-        layers += [nn.Conv2d(cin, cout, 3, stride, dilation, dilation, bias=False),
-                   nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+        layers.append(nn.Conv2d(cin, cout, 3, stride, dilation, dilation, bias=not norm))
+        if norm:
+            layers.append(nn.BatchNorm2d(cout))
+        layers.append(nn.ReLU(inplace=True))
     head = nn.Conv2d(LAYERS[-1][1], OUTPUTS, 1)
     nn.init.constant_(head.bias[:1], -2.2)  # start out saying "no die" everywhere (p ~ 0.1)
     layers.append(head)
     return nn.Sequential(*layers)
 
 
-def load(root: Path, validate: bool) -> tuple[list, list]:
-    train, val = [], []
-    for photo in list_photos(root, "train"):
-        image = cv2.imread(str(photo.image_path), cv2.IMREAD_GRAYSCALE)
-        h, w = image.shape
-        dice = [(d.center[0], d.center[1], max(d.size), d.face) for d in read_labels(photo.label_path, w, h)]
-        (val if validate and set_aside(photo.name) else train).append((photo.name, image, dice))
-    return train, val
+GREY = (0.114, 0.587, 0.299)  # BGR weights of OpenCV's grey: how a grey network sees colour
 
 
-def augment(image: np.ndarray, dice: list, rng: np.random.Generator) -> tuple[np.ndarray, list]:
-    """A new view of a photo at the network's scale, and its dice moved with it."""
-    h, w = image.shape
+def initialise(model: nn.Sequential, path: Path) -> None:
+    """Copy a written network's (folded) weights into a model built with ``build(norm=False)``."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    weights = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    convs = [m for m in model if isinstance(m, nn.Conv2d)]
+    for i, conv in enumerate(convs):
+        w, b = weights[f"w{i}"], weights[f"b{i}"]
+        if i == 0 and w.shape[1] == 1 and conv.in_channels == 3:
+            w = np.concatenate([w * g for g in GREY], axis=1)
+        if i == len(convs) - 1 and w.shape[0] == OUTPUTS - 1:  # no "unclear" answer yet
+            w = np.concatenate([w[: 1 + UNCLEAR], np.zeros_like(w[:1]), w[1 + UNCLEAR :]])
+            b = np.concatenate([b[: 1 + UNCLEAR], [-2.0], b[1 + UNCLEAR :]]).astype(np.float32)
+        conv.weight.data = torch.from_numpy(np.array(w, np.float32))
+        conv.bias.data = torch.from_numpy(np.array(b, np.float32))
+
+
+def load(roots: list[Path], renders: list[Path], validate: bool) -> tuple[list, list, list]:
+    """(real training photos, renders, set-aside photos); each (name, BGR image, dice, masked).
+
+    A die is (x, y, size, class) with class 0..5 a face, UNCLEAR a die that cannot be read.
+    """
+    real, drawn, val = [], [], []
+    for root in roots:
+        for photo in list_photos(root, "train"):
+            sample = _sample(photo, teach_unclear=False)
+            (val if validate and set_aside(photo.name) else real).append(sample)
+    for root in renders:
+        with contextlib.suppress(UserError):  # none rendered yet (--rescan looks again)
+            drawn += [_sample(photo, teach_unclear=True) for photo in list_photos(root, "all")]
+    return real, drawn, val
+
+
+def _sample(photo, teach_unclear: bool):
+    image = cv2.imread(str(photo.image_path), cv2.IMREAD_COLOR)
+    h, w = image.shape[:2]
+    dice = [(d.center[0], d.center[1], max(d.size), d.face - 1) for d in read_labels(photo.label_path, w, h)]
+    unclear = read_unclear(photo, w, h)
+    if teach_unclear:
+        return photo.name, image, dice + [(x, y, max(bw, bh), UNCLEAR) for x, y, bw, bh in unclear], []
+    return photo.name, image, dice, [(x, y, max(bw, bh)) for x, y, bw, bh in unclear]
+
+
+def augment(image: np.ndarray, dice: list, masked: list, rng: np.random.Generator, real: bool,
+            crop: tuple[int, int] = CROP):
+    """A new view of a picture at the network's scale, and its dice (and masked boxes) with it."""
+    h, w = image.shape[:2]
     base = INPUT_WIDTH / w
     scale = base * float(np.exp(rng.uniform(np.log(0.65), np.log(1.45))))
     angle = float(rng.uniform(0, 360))
-    cw, ch = CROP
+    cw, ch = crop
     # keep a die in view: centre the crop near a random die, or anywhere
     if dice and rng.random() < 0.8:
         fx, fy = dice[rng.integers(len(dice))][:2]
-        fx += rng.uniform(-60, 60)
-        fy += rng.uniform(-60, 60)
+        fx += rng.uniform(-60, 60) / base
+        fy += rng.uniform(-60, 60) / base
     else:
         fx, fy = rng.uniform(0, w), rng.uniform(0, h)
     matrix = cv2.getRotationMatrix2D((fx, fy), angle, scale)
@@ -78,13 +128,23 @@ def augment(image: np.ndarray, dice: list, rng: np.random.Generator) -> tuple[np
     if rng.random() < 0.5:
         matrix[0] = -matrix[0]
         matrix[0, 2] += cw
-    border = cv2.BORDER_REFLECT101
-    view = cv2.warpAffine(image, matrix, (cw, ch), flags=cv2.INTER_AREA, borderMode=border)
-    moved = []
-    for x, y, size, face in dice:
-        px, py = matrix @ np.array([x, y, 1.0])
-        moved.append((px, py, size * scale, face))
-    return _photometric(view, rng), moved
+    view = cv2.warpAffine(image, matrix, (cw, ch), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REFLECT101)
+    moved = [(*(matrix @ np.array([x, y, 1.0])), size * scale, cls) for x, y, size, cls in dice]
+    hidden = [(*(matrix @ np.array([x, y, 1.0])), size * scale) for x, y, size in masked]
+    if real:
+        view = _recolour(view, rng)
+    return _photometric(view, rng), moved, hidden
+
+
+def _recolour(view: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The photos' dice in other colours: channels swapped, hues turned."""
+    if rng.random() < 0.4:
+        view = view[..., rng.permutation(3)]
+    if rng.random() < 0.4:
+        hsv = cv2.cvtColor(np.ascontiguousarray(view), cv2.COLOR_BGR2HSV)
+        hsv[..., 0] = (hsv[..., 0].astype(np.int32) + int(rng.integers(0, 180))) % 180
+        view = cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)
+    return np.ascontiguousarray(view)
 
 
 def _photometric(view: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -92,14 +152,16 @@ def _photometric(view: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     if rng.random() < 0.5:  # a gradient of light across the tray
         gx, gy = rng.uniform(-0.4, 0.4, 2)
         yy, xx = np.mgrid[0 : x.shape[0], 0 : x.shape[1]].astype(np.float32)
-        x *= 1 + gx * (xx / x.shape[1] - 0.5) + gy * (yy / x.shape[0] - 0.5)
+        x *= (1 + gx * (xx / x.shape[1] - 0.5) + gy * (yy / x.shape[0] - 0.5))[..., None]
+    if rng.random() < 0.5:  # white balance
+        x *= rng.uniform(0.8, 1.2, 3).astype(np.float32)
     gamma = float(np.exp(rng.uniform(-0.5, 0.5)))
     x = 255 * (np.clip(x, 0, 255) / 255) ** gamma
     x = x * rng.uniform(0.5, 1.3) + rng.uniform(-40, 30)
     roll = rng.random()
-    if roll < 0.25:
-        x = cv2.GaussianBlur(x, (0, 0), rng.uniform(0.5, 1.6))
-    elif roll < 0.4:
+    if roll < 0.2:
+        x = cv2.GaussianBlur(x, (0, 0), rng.uniform(0.5, 1.4))
+    elif roll < 0.3:
         length = int(rng.integers(3, 8))
         kernel = np.zeros((length, length), np.float32)
         kernel[length // 2] = 1.0 / length
@@ -107,15 +169,15 @@ def _photometric(view: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         kernel = cv2.warpAffine(kernel, rot, (length, length))
         x = cv2.filter2D(x, -1, kernel / max(kernel.sum(), 1e-6))
     if rng.random() < 0.4:
-        x = x + rng.normal(0, rng.uniform(2, 10), x.shape)
+        x = x + rng.normal(0, rng.uniform(2, 8), x.shape)
     x = np.clip(x, 0, 255).astype(np.uint8)
     if rng.random() < 0.3:
-        ok, data = cv2.imencode(".jpg", x, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(20, 70))])
-        x = cv2.imdecode(data, cv2.IMREAD_GRAYSCALE)
+        ok, data = cv2.imencode(".jpg", x, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 80))])
+        x = cv2.imdecode(data, cv2.IMREAD_COLOR)
     return x
 
 
-def synthesise(rng: np.random.Generator) -> tuple[np.ndarray, list]:
+def synthesise(rng: np.random.Generator, crop: tuple[int, int] = CROP) -> tuple[np.ndarray, list]:
     """A drawn tray (extra training data only, never a measure): trays unlike the photos' desk.
 
     The photos show one light desk; drawn trays are dark felt, cork, grey or coloured plastic
@@ -123,7 +185,7 @@ def synthesise(rng: np.random.Generator) -> tuple[np.ndarray, list]:
     Drawn here, not with the tests' ``drawn_dice.py``: the network is tested on drawn trays it
     was not trained on.
     """
-    cw, ch = CROP
+    cw, ch = crop
     level = float(rng.uniform(15, 150))
     texture = cv2.GaussianBlur(rng.normal(0, 1, (ch, cw)).astype(np.float32), (0, 0), rng.uniform(0.7, 3))
     image = level + texture * rng.uniform(2, 14)
@@ -158,17 +220,21 @@ def synthesise(rng: np.random.Generator) -> tuple[np.ndarray, list]:
                        cv2.LINE_AA, shift=2)
         dice.append((x, y, size, face))
     view = np.clip(image, 0, 255).astype(np.uint8)
-    return _photometric(view, rng), dice
+    tint = rng.uniform(0.7, 1.0, 3)  # drawn in grey, seen in a coloured light
+    view = np.clip(view[..., None] * tint, 0, 255).astype(np.uint8)
+    return _photometric(view, rng), [(x, y, size, face - 1) for x, y, size, face in dice]
 
 
-def targets(dice: list, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Heat map (gaussian per die), face class and log width at the centre cells, and a mask."""
+def targets(dice: list, hidden: list, shape: tuple[int, int]):
+    """Heat map (gaussian per die), class and log width at the centre cells, and the cells
+    that count for the heat map (not those of a masked, unclear box)."""
     oh, ow = shape[0] // STRIDE, shape[1] // STRIDE
     heat = np.zeros((oh, ow), np.float32)
-    face = np.full((oh, ow), -1, np.int64)
+    cls = np.full((oh, ow), -1, np.int64)
     width = np.zeros((oh, ow), np.float32)
+    counts = np.ones((oh, ow), np.float32)
     yy, xx = np.mgrid[0:oh, 0:ow].astype(np.float32)
-    for x, y, size, f in dice:
+    for x, y, size, c in dice:
         cx, cy = x / STRIDE - 0.5, y / STRIDE - 0.5
         if not (-1 <= cx <= ow and -1 <= cy <= oh):
             continue
@@ -178,70 +244,75 @@ def targets(dice: list, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray,
         for dy in (-1, 0, 1):
             for dx in (-1, 0, 1):
                 if 0 <= ix + dx < ow and 0 <= iy + dy < oh:
-                    face[iy + dy, ix + dx] = f - 1
+                    cls[iy + dy, ix + dx] = c
                     width[iy + dy, ix + dx] = np.log(max(size, 2.0) / STRIDE)
         if 0 <= ix < ow and 0 <= iy < oh:
             heat[iy, ix] = 1.0
-    return heat, face, width, (face >= 0)
+    for x, y, size in hidden:
+        reach = 0.75 * size / STRIDE + 1
+        counts[(xx - x / STRIDE + 0.5) ** 2 + (yy - y / STRIDE + 0.5) ** 2 <= reach**2] = 0.0
+    return heat, cls, width, counts
 
 
-def loss_of(out: torch.Tensor, heat, face, width, mask) -> torch.Tensor:
+def loss_of(out: torch.Tensor, heat, cls, width, counts) -> torch.Tensor:
     p = torch.sigmoid(out[:, 0]).clamp(1e-4, 1 - 1e-4)
-    pos = heat.eq(1).float()
-    neg = 1 - pos
+    pos = heat.eq(1).float() * counts
+    neg = (1 - heat.eq(1).float()) * counts
     focal = -(pos * (1 - p) ** 2 * torch.log(p) + neg * (1 - heat) ** 4 * p**2 * torch.log(1 - p))
     n = pos.sum().clamp(min=1)
     loss = focal.sum() / n
-    m = mask
+    m = cls >= 0
     if m.any():
-        logits = out[:, 1:7].permute(0, 2, 3, 1)[m]
-        loss = loss + nn.functional.cross_entropy(logits, face[m])
-        loss = loss + nn.functional.l1_loss(out[:, 7][m], width[m])
+        logits = out[:, 1 : 2 + UNCLEAR].permute(0, 2, 3, 1)[m]
+        loss = loss + nn.functional.cross_entropy(logits, cls[m])
+        loss = loss + nn.functional.l1_loss(out[:, -1][m], width[m])
     return loss
 
 
-def batch(samples: list, rng: np.random.Generator, size: int, synthetic: float):
-    images, heats, faces, widths, masks = [], [], [], [], []
-    for i in rng.choice(len(samples), size, replace=False):
-        _, image, dice = samples[i]
-        if rng.random() < synthetic:
-            view, moved = synthesise(rng)
+def batch(real: list, drawn: list, rng: np.random.Generator, size: int, synthetic: float, rendered: float,
+          crop: tuple[int, int] = CROP):
+    images, heats, classes, widths, counts = [], [], [], [], []
+    for _ in range(size):
+        roll = rng.random()
+        if roll < synthetic:
+            view, moved = synthesise(rng, crop)
+            hidden: list = []
         else:
-            view, moved = augment(image, dice, rng)
-        heat, face, width, mask = targets(moved, view.shape)
+            source = drawn if drawn and (roll < synthetic + rendered or not real) else real
+            _, image, dice, masked = source[rng.integers(len(source))]
+            view, moved, hidden = augment(image, dice, masked, rng, real=source is real, crop=crop)
+        heat, cls, width, count = targets(moved, hidden, view.shape[:2])
         images.append(normalise(view))
         heats.append(heat)
-        faces.append(face)
+        classes.append(cls)
         widths.append(width)
-        masks.append(mask)
-    return (torch.from_numpy(np.stack(images)), torch.from_numpy(np.stack(heats)),
-            torch.from_numpy(np.stack(faces)), torch.from_numpy(np.stack(widths)),
-            torch.from_numpy(np.stack(masks)))
+        counts.append(count)
+    return tuple(torch.from_numpy(np.stack(a)) for a in (images, heats, classes, widths, counts))
 
 
 def folded(model: nn.Sequential) -> list[tuple[np.ndarray, np.ndarray, int, int, bool]]:
-    """Each convolution with the batch norm after it folded in: (weight, bias, stride, dilation, relu)."""
+    """Each convolution with any batch norm after it folded in: (weight, bias, stride, dilation, relu)."""
     model.eval()
     modules = list(model)
     layers = []
-    i = 0
-    while i < len(modules):
-        conv = modules[i]
+    for i, conv in enumerate(modules):
+        if not isinstance(conv, nn.Conv2d):
+            continue
         weight = conv.weight.detach().double()
         bias = conv.bias.detach().double() if conv.bias is not None else torch.zeros(weight.shape[0]).double()
-        relu = i + 1 < len(modules) and isinstance(modules[i + 1], nn.BatchNorm2d)
-        if relu:
-            bn = modules[i + 1]
+        after = modules[i + 1 : i + 3]
+        if after and isinstance(after[0], nn.BatchNorm2d):
+            bn = after[0]
             factor = bn.weight.detach().double() / torch.sqrt(bn.running_var.double() + bn.eps)
             weight = weight * factor[:, None, None, None]
             bias = (bias - bn.running_mean.double()) * factor + bn.bias.detach().double()
+        relu = any(isinstance(m, nn.ReLU) for m in after)
         layers.append((weight.float().numpy(), bias.float().numpy(), conv.stride[0], conv.dilation[0], relu))
-        i += 3 if relu else 1
     return layers
 
 
 def export(layers: list, path: Path) -> None:
-    """Write the folded layers as an ONNX graph of plain convolutions, which OpenCV's dnn runs."""
+    """Write the folded layers as an ONNX graph of plain convolutions (onnxruntime runs it)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -262,7 +333,7 @@ def export(layers: list, path: Path) -> None:
     nodes.append(helper.make_node("Identity", [name], ["outputs"]))
     graph = helper.make_graph(
         nodes, "dice_net",
-        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 1, "height", "width"])],
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, CHANNELS, "height", "width"])],
         [helper.make_tensor_value_info("outputs", TensorProto.FLOAT, [1, OUTPUTS, "h4", "w4"])],
         weights,
     )
@@ -275,7 +346,7 @@ def export(layers: list, path: Path) -> None:
 
 @torch.no_grad()
 def check_export(model: nn.Sequential, path: Path, image: np.ndarray) -> None:
-    """OpenCV must run the written network as the trained one runs."""
+    """onnxruntime must run the written network as the trained one runs."""
     from bunco_pi.vision.net import load_net, prepare
 
     x, _ = prepare(image)
@@ -288,42 +359,88 @@ def check_export(model: nn.Sequential, path: Path, image: np.ndarray) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("photos", type=Path)
-    parser.add_argument("--epochs", type=int, default=60)
-    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("photos", type=Path, nargs="*",
+                        help="real photo folders (training split); one named twice is drawn twice as often")
+    parser.add_argument("--renders", type=Path, action="append", default=[], help="a folder of renders (all)")
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--batch", type=int, default=12)
+    parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--synthetic", type=float, default=0.25, help="share of drawn trays in a batch")
+    parser.add_argument("--synthetic", type=float, default=0.1, help="share of drawn trays in a batch")
+    parser.add_argument("--rendered", type=float, default=0.5, help="share of renders in a batch")
     parser.add_argument("--validate", action="store_true", help="keep a fifth of the training photos aside")
+    parser.add_argument("--init", type=Path, help="go on from this written network")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--crop", type=int, nargs=2, default=CROP, metavar=("W", "H"), help="training crop")
+    parser.add_argument("--rescan", type=int, default=0,
+                        help="look for new renders every this many steps (renders still being made)")
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    parser.add_argument("--tuned-on", type=Path, help="write what it learned from (models/tuned_on.json)")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
-    train, val = load(args.photos, args.validate)
-    print(f"training on {len(train)} photos" + (f", {len(val)} set aside" if val else ""), flush=True)
-    model = build()
-    steps_per_epoch = max(1, len(train) // args.batch)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimiser, max_lr=3e-3, total_steps=args.epochs * steps_per_epoch, pct_start=0.15
-    )
+    real, drawn, val = load(args.photos, args.renders, args.validate)
+    print(f"training on {len(real)} photos and {len(drawn)} renders"
+          + (f", {len(val)} photos set aside" if val else ""), flush=True)
+    if not real and not drawn:
+        raise SystemExit("nothing to train on: give photo folders and/or --renders")
+    model = build(norm=args.init is None)
+    if args.init is not None:
+        initialise(model, args.init)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.lr, total_steps=args.steps,
+                                                   pct_start=0.1)
     start = time.monotonic()
-    for epoch in range(1, args.epochs + 1):
+    total = 0.0
+    for step in range(1, args.steps + 1):
+        if args.rescan and step % args.rescan == 0:
+            known = {name for name, *_ in drawn}
+            for root in args.renders:
+                with contextlib.suppress(UserError):  # no render finished yet
+                    drawn += [_sample(p, True) for p in list_photos(root, "all") if p.name not in known]
         model.train()
-        total = 0.0
-        for _ in range(steps_per_epoch):
-            images, heat, face, width, mask = batch(train, rng, args.batch, args.synthetic)
-            loss = loss_of(model(images), heat, face, width, mask)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            schedule.step()
-            total += loss.item()
-        seconds = time.monotonic() - start
-        print(f"epoch {epoch:3d}  loss {total / steps_per_epoch:.3f}  {seconds:.0f} s", flush=True)
-    export(folded(model), args.out)
-    check_export(model, args.out, train[0][1])
+        images, heat, cls, width, counts = batch(real, drawn, rng, args.batch, args.synthetic, args.rendered,
+                                                   tuple(args.crop))
+        loss = loss_of(model(images), heat, cls, width, counts)
+        optimiser.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        optimiser.step()
+        schedule.step()
+        total += loss.item()
+        if step % 50 == 0:
+            print(f"step {step:5d}  loss {total / 50:.3f}  {time.monotonic() - start:.0f} s", flush=True)
+            total = 0.0
+        if step % 100 == 0 or step == args.steps:  # a model to try while training goes on
+            export(folded(model), args.out)
+    sample = (real or drawn)[0][1]
+    check_export(model, args.out, sample)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)")
+    if args.tuned_on:
+        record(args, len(drawn))
     return 0
+
+
+def record(args: argparse.Namespace, renders: int) -> None:
+    """What the network learned from: every training-split photo by content (``dice eval``
+    then reads only the held-out photos of their folders), and the renders' recipe."""
+    hashes = set()
+    folders = {}
+    for root in args.photos:
+        photos = list_photos(root, "train")
+        folders[root.name] = len(photos)
+        hashes |= {hashlib.sha256(p.image_path.read_bytes()).hexdigest()[:16] for p in photos}
+    args.tuned_on.write_text(json.dumps({
+        "about": "SHA-256 (first 16 hex digits) of each training-split photo (the set-aside fifth "
+                 "included: the fusion's thresholds were chosen on it) of the real photo folders "
+                 "the readers were tuned and the dice network trained on. `bunco-pi dice eval` reads "
+                 "only the held-out photos of a folder holding any of these.",
+        "photos": folders,
+        "renders": {"count": renders, "made_by": "scripts/render_dice.py (default seed, kinds and size)",
+                    "held_out": "pictures numbered 900000 and up are never trained on"},
+        "sha256": sorted(hashes),
+    }, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

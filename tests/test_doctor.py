@@ -514,7 +514,7 @@ def test_a_broken_native_library_is_named_by_its_first_line():
 def test_the_shipped_dice_network_loads_and_runs():
     result = _one_line(doctor.check_dice_net())
     assert result.status == OK
-    assert result.message.startswith("dice_net.onnx (") and "loads and runs (8 outputs" in \
+    assert result.message.startswith("dice_net.onnx (") and "loads and runs (9 outputs" in \
         result.message
 
 

@@ -13,7 +13,7 @@ from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
 from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
 
-RULES = FusionSettings(seen=0.5, sure=0.9, sure_alone=0.97, claim=0.25, objection=0.5)
+RULES = FusionSettings(seen=0.5, sure=0.9, sure_alone=0.97, claim=0.25, objection=0.5, pips_need_net=False)
 
 
 def pip(face, confidence=0.9, at=(100.0, 100.0), problem=""):
@@ -54,6 +54,14 @@ def test_a_sure_pip_reading_stands_where_the_network_sees_nothing():
     assert (die.face, die.confidence) == (1, 0.7)
 
 
+def test_a_die_only_the_pip_reader_found_can_be_made_to_need_the_network():
+    strict = replace(RULES, pips_need_net=True)
+    (die,) = combine(FrameReading((pip(1, 0.7),)), [], 0.5, strict).dice
+    assert die.face is None and die.problem == "unsure: one reading"
+    (die,) = combine(FrameReading((pip(1, 0.7),)), [net(1)], 0.5, strict).dice
+    assert die.face == 1
+
+
 def test_the_network_reads_a_die_whose_pips_could_not_be_counted():
     (die,) = one([pip(None, 0.0, problem="unclear pips")], [net(6)])
     assert die.face == 6 and die.confidence >= 0.9
@@ -70,6 +78,17 @@ def test_with_light_pips_the_network_does_not_read_a_die_the_pip_reader_doubts()
     assert die.face == 4 and die.confidence >= 0.9
 
 
+def test_a_die_the_network_finds_unreadable_is_not_sure_whatever_the_pips_say():
+    # Cocked on its neighbour, cut by the tray's rim, half under a hand: its pips may still
+    # look like a face (the side it leans on), so the pip reader alone would score it.
+    (die,) = one([pip(4, 1.0)], [replace(net(4, 0.3), unclear=0.65)])
+    assert die.face is None and die.problem == "cocked or hidden"
+    (die,) = one([], [replace(net(2, 0.2), unclear=0.8)])  # a die only the network found
+    assert die.face is None and die.problem == "cocked or hidden"
+    (die,) = one([pip(4, 1.0)], [replace(net(4, 0.6), unclear=0.35)])  # a doubt, not a refusal
+    assert die.face == 4
+
+
 def test_read_both_keeps_the_pip_readers_doubt_for_dice_with_light_pips(monkeypatch):
     from bunco_pi.vision import fusion
     from bunco_pi.vision.look import DiceLook
@@ -82,6 +101,29 @@ def test_read_both_keeps_the_pip_readers_doubt_for_dice_with_light_pips(monkeypa
     fusion.read_both(frame, ReaderSettings(look=DiceLook((60, 150, 30), (20, 20, 20))))
     fusion.read_both(frame, ReaderSettings())
     assert [rules.net_over_doubt for rules in seen] == [False, True, True]
+
+
+def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(monkeypatch):
+    from bunco_pi.vision import fusion
+    from bunco_pi.vision.look import DiceLook
+    from bunco_pi.vision.reader import ReaderSettings
+
+    frames = []
+
+    def net_sees(frame, *_):
+        frames.append(("net", frame.ndim))
+        return []
+
+    def pips_see(frame, _settings):
+        frames.append(("pips", frame.ndim))
+        return FrameReading(())
+
+    monkeypatch.setattr(fusion, "detect", net_sees)
+    monkeypatch.setattr(fusion, "read_pips", pips_see)
+    frame = draw_tray([(2, 200, 200, 0)])
+    fusion.read_both(frame, ReaderSettings())
+    fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))))
+    assert frames == [("pips", 2), ("net", 3), ("pips", 2), ("net", 2)]
 
 
 def test_the_network_does_not_overrule_a_doubtful_count_of_another_face():

@@ -10,9 +10,13 @@ from drawn_dice import draw_tray
 from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import list_photos, read_labels
 from bunco_pi.vision.net import (
+    CHANNELS,
     INPUT_WIDTH,
     MODEL_PATH,
+    OUTPUTS,
     STRIDE,
+    UNCLEAR,
+    as_reading,
     decode,
     detect,
     load_net,
@@ -25,9 +29,10 @@ from bunco_pi.vision.verdict import SettledRoll, judge
 
 def answers(height=60, width=80):
     """Raw outputs saying 'nothing here' everywhere: presence logit -6, even faces, width 10."""
-    out = np.zeros((8, height, width), np.float32)
+    out = np.zeros((OUTPUTS, height, width), np.float32)
     out[0] = -6.0
-    out[7] = np.log(10 / STRIDE)
+    out[1 + UNCLEAR] = -4.0  # every die readable
+    out[-1] = np.log(10 / STRIDE)
     return out
 
 
@@ -59,7 +64,7 @@ def test_shoulders_of_a_peak_and_weak_peaks_are_not_dice():
 
 def test_a_double_peak_is_one_die_and_touching_dice_are_two():
     out = answers()
-    out[7] = np.log(20 / STRIDE)  # each die 20 px wide at the network's scale: 5 cells
+    out[-1] = np.log(20 / STRIDE)  # each die 20 px wide at the network's scale: 5 cells
     die_at(out, 20, 10, face=2)
     die_at(out, 22, 11, face=2, presence=3.0)  # a second, lower peak 2.2 cells away: the same die
     die_at(out, 40, 30, face=6)
@@ -77,10 +82,29 @@ def test_an_even_spread_over_faces_is_an_unsure_face():
     assert die.face == 3 and die.face_probability < 0.25
 
 
+def test_a_die_the_network_cannot_read_has_no_face():
+    out = answers()
+    die_at(out, 20, 10, face=3, certainty=1.0)
+    out[1 + UNCLEAR, 10, 20] = 5.0  # cocked, cut or hidden, more likely than any face
+    (die,) = decode(out, (1.0, 1.0))
+    assert die.unclear > 0.9 and die.face_probability < 0.1
+    reading = as_reading(die)
+    assert reading.face is None and reading.problem == "cocked or hidden"
+
+
+def test_prepare_makes_a_warm_lamp_and_a_cold_one_alike():
+    frame = draw_tray([(5, 320, 240, 0)])
+    warm = np.clip(frame * np.array([0.7, 0.9, 1.15]), 0, 255).astype(np.uint8)
+    a, _ = prepare(frame)
+    b, _ = prepare(warm)
+    for channel in range(CHANNELS):
+        assert np.corrcoef(a[channel].ravel(), b[channel].ravel())[0, 1] > 0.99
+
+
 def test_prepare_scales_to_the_input_width_in_steps_of_four():
     frame = np.full((481, 641, 3), 120, np.uint8)
     image, (sx, sy) = prepare(frame)
-    assert image.shape == (1, 240, INPUT_WIDTH)
+    assert image.shape == (CHANNELS, 240, INPUT_WIDTH)
     assert sx == pytest.approx(INPUT_WIDTH / 641) and sy == pytest.approx(240 / 481)
     assert image.dtype == np.float32
 
@@ -108,7 +132,7 @@ def test_the_shipped_network_answers_for_every_cell():
     assert MODEL_PATH.is_file()
     image, _ = prepare(np.zeros((480, 640, 3), np.uint8))
     out = shipped_net().forward(image)
-    assert out.shape == (8, 240 // STRIDE, INPUT_WIDTH // STRIDE)
+    assert out.shape == (OUTPUTS, 240 // STRIDE, INPUT_WIDTH // STRIDE)
     assert np.isfinite(out).all()
 
 

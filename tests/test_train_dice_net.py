@@ -1,5 +1,5 @@
-"""The dice network's training script: drawn trays, targets, and a written network that runs
-in OpenCV as it ran in PyTorch. Skipped where PyTorch is not installed (``.[train]``)."""
+"""The dice network's training script: drawn trays, targets, masked boxes, and a written network
+that runs in onnxruntime as it ran in PyTorch. Skipped where PyTorch is not installed (``.[train]``)."""
 
 import importlib.util
 import sys
@@ -27,9 +27,10 @@ def test_drawn_trays_have_their_dice_inside_and_labelled(train):
     rng = np.random.default_rng(5)
     for _ in range(20):
         view, dice = train.synthesise(rng)
-        assert view.shape == (train.CROP[1], train.CROP[0]) and view.dtype == np.uint8
+        assert view.shape == (train.CROP[1], train.CROP[0], 3) and view.dtype == np.uint8
+        view = view.mean(axis=2)
         for x, y, size, face in dice:
-            assert 0 <= x < view.shape[1] and 0 <= y < view.shape[0] and 1 <= face <= 6
+            assert 0 <= x < view.shape[1] and 0 <= y < view.shape[0] and 0 <= face <= 5
             # a die's face is brighter than the tray (the pips are too small to change that)
             r = max(2, int(size / 3))
             patch = view[max(0, int(y) - r) : int(y) + r, max(0, int(x) - r) : int(x) + r]
@@ -37,25 +38,69 @@ def test_drawn_trays_have_their_dice_inside_and_labelled(train):
 
 
 def test_targets_mark_each_die_centre_with_its_face_and_width(train):
-    dice = [(42.0, 30.0, 24.0, 5), (130.0, 90.0, 36.0, 2)]
-    heat, face, width, mask = train.targets(dice, (192, 256))
+    dice = [(42.0, 30.0, 24.0, 4), (130.0, 90.0, 36.0, 1), (200.0, 40.0, 30.0, train.UNCLEAR)]
+    heat, cls, width, counts = train.targets(dice, [], (192, 256))
     assert heat.shape == (48, 64)
-    for x, y, size, f in dice:
+    for x, y, size, c in dice:
         cx, cy = round(x / 4 - 0.5), round(y / 4 - 0.5)
-        assert heat[cy, cx] == 1.0 and face[cy, cx] == f - 1 and mask[cy, cx]
+        assert heat[cy, cx] == 1.0 and cls[cy, cx] == c
         assert np.exp(width[cy, cx]) * 4 == pytest.approx(size)
-    assert (heat == 1.0).sum() == 2 and mask.sum() == 18
+    assert (heat == 1.0).sum() == 3 and (cls >= 0).sum() == 27 and counts.all()
 
 
-def test_the_written_network_runs_in_opencv_as_in_pytorch(train, tmp_path):
+def test_an_unclear_box_is_neither_a_die_nor_no_die(train):
+    """The photos' labels_unclear boxes: no heat-map loss around them, no face taught."""
+    heat, cls, _, counts = train.targets([(42.0, 30.0, 24.0, 4)], [(150.0, 100.0, 32.0)], (192, 256))
+    cx, cy = round(150 / 4 - 0.5), round(100 / 4 - 0.5)
+    assert counts[cy, cx] == 0 and heat[cy, cx] == 0 and cls[cy, cx] == -1
+    assert counts[round(30 / 4 - 0.5), round(42 / 4 - 0.5)] == 1 and counts[0, 63] == 1
+    out = torch.zeros(1, train.OUTPUTS, 48, 64)
+    out[0, 0] = -5.0  # "no die" everywhere
+    wanted = [torch.from_numpy(a[None]) for a in (heat, cls, np.zeros_like(heat), counts)]
+    masked = train.loss_of(out, *wanted)
+    out[0, 0, cy, cx] = 5.0  # a die said to be there: no cost, the box is masked
+    also = train.loss_of(out, *wanted)
+    assert float(also) == pytest.approx(float(masked), rel=1e-4)
+
+
+def test_a_grey_network_is_widened_to_colour_and_reads_grey_as_before(train, tmp_path):
+    torch.manual_seed(0)
+    grey = train.build(norm=False)
+    first = grey[0]
+    grey[0] = torch.nn.Conv2d(1, first.out_channels, 3, 1, 1, bias=True)
+    head = grey[-1]
+    grey[-1] = torch.nn.Conv2d(head.in_channels, train.OUTPUTS - 1, 1)
+    path = tmp_path / "grey.onnx"
+    _write_grey(train.folded(grey), path)
+    colour = train.build(norm=False)
+    train.initialise(colour, path)
+    picture = torch.rand(1, 1, 32, 48)
+    want = grey.eval()(picture)
+    got = colour.eval()(picture.repeat(1, 3, 1, 1))  # a grey picture: every channel alike
+    faces = [i for i in range(train.OUTPUTS) if i != 1 + train.UNCLEAR]
+    assert torch.allclose(got[0, faces], want[0], atol=1e-4)
+
+
+def _write_grey(layers, path):
+    """Only the weights, named as ``export`` names them: all ``initialise`` reads."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.helper.make_graph([], "grey", [], [], [
+        t for i, (w, b, *_rest) in enumerate(layers)
+        for t in (numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}"))])
+    onnx.save(onnx.helper.make_model(graph), str(path))
+
+
+def test_the_written_network_runs_in_onnxruntime_as_in_pytorch(train, tmp_path):
     torch.manual_seed(0)
     model = train.build()
     model.train()
     for _ in range(3):  # move batch norm's running figures off their defaults
-        model(torch.randn(2, 1, 64, 96))
+        model(torch.randn(2, 3, 64, 96))
     path = tmp_path / "net.onnx"
     train.export(train.folded(model), path)
-    image = np.random.default_rng(1).integers(0, 255, (120, 160), dtype=np.uint8)
+    image = np.random.default_rng(1).integers(0, 255, (120, 160, 3), dtype=np.uint8)
     train.check_export(model, path, image)  # raises SystemExit if they differ
     broken = train.folded(model)
     weight, bias, stride, dilation, relu = broken[2]

@@ -2,6 +2,23 @@
 
 The layout is ``images/NAME.jpg`` beside ``labels/NAME.txt``; each label line is
 ``class x_center y_center width height`` (normalised 0..1), class 0..5 meaning faces 1..6.
+A folder may also hold ``labels_unclear/NAME.txt``: boxes (class 6) round dice nobody can read
+(cut by the frame, on an edge, cocked, blurred), which training neither teaches as a face nor
+as "no die here" (``read_unclear``).
+
+The split is the same for every folder and fixed by each photo's name alone (``split_of``):
+about 30% held out, never trained or tuned on; of the rest, a fifth set aside (``set_aside``)
+to check training and choose the fusion's thresholds. For the two real photo sets this gives:
+
+=====================  ======  ========  =====  ==========
+folder                 photos  held out  train  set aside
+=====================  ======  ========  =====  ==========
+dice-photos               310        84    226         38
+dice-photos-mixed         289       105    184         47
+=====================  ======  ========  =====  ==========
+
+Rendered trays (``scripts/render_dice.py``) are split by picture number instead: the training
+renders and the held-out renders are made from seeds that never meet.
 """
 
 from __future__ import annotations
@@ -134,6 +151,24 @@ def read_labels(path: Path, width: int, height: int) -> list[LabelledDie]:
     except OSError as exc:
         raise UserError(f"{path}: cannot read label file ({exc.strerror})") from None
     return parse_labels(text, width, height, source=str(path))
+
+
+def read_unclear(photo: LabelledPhoto, width: int, height: int) -> list[tuple[float, float, float, float]]:
+    """The unclear boxes (x, y, w, h in pixels) beside a photo's labels, if its folder has any."""
+    path = photo.label_path.parent.parent / "labels_unclear" / photo.label_path.name
+    if not path.is_file():
+        return []
+    boxes = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        try:
+            x, y, w, h = (float(p) for p in parts[1:5])
+        except ValueError:
+            raise UserError(f"{path}:{number}: expected 'class x y w h', got {line.strip()!r}") from None
+        boxes.append((x * width, y * height, w * width, h * height))
+    return boxes
 
 
 def match_dice(

@@ -1,13 +1,15 @@
-"""A small convolutional network that finds dice and reads their top faces.
+"""A small convolutional network that finds dice and reads their top faces, in colour.
 
-It is trained here from the labelled photos (``scripts/train_dice_net.py``) and shipped as an
-ONNX file (``models/dice_net.onnx``, about 350 KB) that OpenCV's dnn module runs; nothing is
-downloaded, and PyTorch is needed only to train it. The network sees the frame in grey at 320
-pixels wide and answers, for every 4x4 block of pixels, how likely a die's top face is
-centred there, which face it is, and how wide its labelled box is (CenterNet's scheme: a die
-is a peak in a heat map, so a die with blurred pips is found even where no pip can be made
-out). It was never shown touching dice and often sees two as one; the pip reader keeps those
-apart (``fusion.py``).
+It is trained here (``scripts/train_dice_net.py``) on rendered trays (``scripts/render_dice.py``:
+dice of every colour, marbled and translucent, on felt, wood, cardboard, plastic and paper, in
+all kinds of light) and on the training split of two sets of real photos, and shipped as an
+ONNX file (``models/dice_net.onnx``) that ``onnxruntime`` runs; nothing is downloaded, and
+PyTorch is needed only to train it. The network sees the frame in colour at 320 pixels wide
+and answers, for every 4x4 block of pixels, how likely a die's top face is centred there,
+which face it is, or that the die there cannot be read (cocked, cut by the frame or the tray's
+rim, under a hand: ``unclear``), and how wide its labelled box is (CenterNet's scheme: a die is
+a peak in a heat map, so a die with blurred pips is found even where no pip can be made out).
+The pip reader is its second opinion (``fusion.py``).
 
 Batch norm is folded into the convolutions when the network is written, so it is nothing
 but seven 3x3 convolutions with ReLUs and a 1x1 convolution for the answers.
@@ -25,35 +27,44 @@ import cv2
 import numpy as np
 
 from bunco_pi.errors import UserError
-from bunco_pi.vision.look import DiceLook, to_grey
 from bunco_pi.vision.reader import region_pixels
 from bunco_pi.vision.reading import DieReading, FrameReading
 
 MODEL_PATH = Path(__file__).with_name("models") / "dice_net.onnx"
 INPUT_WIDTH = 320  # the network's working width; frames are scaled to it
 STRIDE = 4  # one output cell per 4x4 input pixels
+CHANNELS = 3  # blue, green, red
+UNCLEAR = 6  # the class after the six faces: a die that cannot be read
+OUTPUTS = 9  # presence, six faces, unclear, log width
+THREADS = 2  # a Pi 4 has four cores; the camera loop and the box's other work keep the rest
 
 
 class DiceNet:
-    """The network, run by OpenCV's dnn module (no other library at run time).
+    """The network, run by onnxruntime (OpenCV does the image work around it)."""
 
-    OpenCV's network object keeps its input and buffers between calls, so two threads using
-    it at once would read each other's frames: ``forward`` holds a lock.
-    """
-
-    def __init__(self, path: Path = MODEL_PATH) -> None:
+    def __init__(self, path: Path = MODEL_PATH, threads: int = THREADS) -> None:
         try:
-            self._net = cv2.dnn.readNetFromONNX(str(path))
-        except cv2.error as exc:
+            import onnxruntime as ort
+        except ImportError:
+            raise UserError("the dice network needs onnxruntime: pip install 'bunco-pi[camera]'") from None
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
             raise UserError(f"{path}: cannot load the dice network ({_first_line(exc)})") from None
+        shape = self._session.get_inputs()[0].shape
+        if len(shape) != 4 or shape[1] != CHANNELS:
+            raise UserError(f"{path}: not a colour dice network (input {shape})")
         self.path = path
-        self._lock = threading.Lock()
+        self._input = self._session.get_inputs()[0].name
+        self._lock = threading.Lock()  # a session may run from several threads; kept simple
 
     def forward(self, image: np.ndarray) -> np.ndarray:
-        """(1, H, W) float32 input, H and W multiples of 4 -> (8, H/4, W/4) raw outputs."""
+        """(3, H, W) float32 input, H and W multiples of 4 -> (9, H/4, W/4) raw outputs."""
         with self._lock:
-            self._net.setInput(image[None])
-            return self._net.forward()[0].copy()
+            return self._session.run(None, {self._input: image[None].astype(np.float32)})[0][0]
 
 
 def _first_line(exc: Exception) -> str:
@@ -73,28 +84,32 @@ def shipped_net() -> DiceNet:
     return load_net(MODEL_PATH)
 
 
-def prepare(
-    frame: np.ndarray, scale: float | None = None, look: DiceLook | None = None
-) -> tuple[np.ndarray, tuple[float, float]]:
-    """Grey (faces bright: ``look.to_grey``), scaled (by default to the input width) to a
-    multiple of 4 pixels each way.
+def prepare(frame: np.ndarray, scale: float | None = None) -> tuple[np.ndarray, tuple[float, float]]:
+    """Colour (a grey frame is made three grey channels), scaled (by default to the input
+    width) to a multiple of 4 pixels each way.
 
     ``scale`` is for a crop of a frame: the crop is scaled as the whole frame would be, so a
     die is the size the network learned. Returns the image and the (x, y) scales used.
     """
-    gray = to_grey(frame, look)
-    height, width = gray.shape
+    if frame.ndim == 2:
+        frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    height, width = frame.shape[:2]
     scale = scale or INPUT_WIDTH / width
     out_w = max(STRIDE, int(round(width * scale / STRIDE)) * STRIDE)
     out_h = max(STRIDE, int(round(height * scale / STRIDE)) * STRIDE)
-    small = cv2.resize(gray, (out_w, out_h), interpolation=cv2.INTER_AREA)
+    small = cv2.resize(frame, (out_w, out_h), interpolation=cv2.INTER_AREA)
     return normalise(small), (out_w / width, out_h / height)
 
 
-def normalise(gray: np.ndarray) -> np.ndarray:
-    """By the picture's own mean and spread: a dim room and a bright one look alike."""
-    x = gray.astype(np.float32) / 255.0
-    return ((x - x.mean()) / (x.std() + 0.05))[None]
+def normalise(image: np.ndarray) -> np.ndarray:
+    """(H, W, 3) uint8 -> (3, H, W): each channel less its mean, over the picture's spread.
+
+    A dim room and a bright one look alike, and so do a warm lamp and a cold one (a channel's
+    mean is the white balance); what is left is how the dice stand out from the tray.
+    """
+    x = image.astype(np.float32) / 255.0
+    x = x - x.mean(axis=(0, 1), dtype=np.float64).astype(np.float32)
+    return (x / (x.std() + 0.05)).transpose(2, 0, 1).copy()
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,7 @@ class NetDie:
     presence: float  # 0..1: how sure it is a die's top face is centred here
     face: int  # 1..6, the likeliest
     face_probability: float  # 0..1
+    unclear: float = 0.0  # 0..1: how likely this die cannot be read (cocked, cut, hidden)
 
 
 def decode(
@@ -121,15 +137,16 @@ def decode(
     dice: list[NetDie] = []
     for i in np.argsort(-heat[ys, xs], kind="stable"):
         y, x = ys[i], xs[i]
-        logits = outputs[1:7, y, x]
+        logits = outputs[1 : 2 + UNCLEAR, y, x]
         probs = np.exp(logits - logits.max())
         probs /= probs.sum()
-        face = int(np.argmax(probs))
-        width = float(np.exp(outputs[7, y, x])) * STRIDE / scale[0]
+        face = int(np.argmax(probs[:UNCLEAR]))
+        width = float(np.exp(outputs[-1, y, x])) * STRIDE / scale[0]
         centre = ((x + 0.5) * STRIDE / scale[0], (y + 0.5) * STRIDE / scale[1])
         if any(math.dist(centre, d.center) < 0.7 * max(width, d.width) for d in dice):
             continue
-        dice.append(NetDie(centre, width, float(heat[y, x]), face + 1, float(probs[face])))
+        dice.append(NetDie(centre, width, float(heat[y, x]), face + 1, float(probs[face]),
+                           float(probs[UNCLEAR])))
     return dice
 
 
@@ -142,31 +159,33 @@ def detect(
     net: DiceNet | None = None,
     min_presence: float = 0.5,
     region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
-    look: DiceLook | None = None,
 ) -> list[NetDie]:
     """The dice the network finds in the tray ``region`` (x, y, w, h in 0..1) of a frame."""
     net = net or shipped_net()
     height, width = frame.shape[:2]
     x0, y0, x1, y1 = region_pixels(region, width, height)
     # The crop at the scale the whole frame would have: a die is the size the network learned.
-    image, scale = prepare(frame[y0:y1, x0:x1], INPUT_WIDTH / width, look)
+    image, scale = prepare(frame[y0:y1, x0:x1], INPUT_WIDTH / width)
     return [
         replace(d, center=(d.center[0] + x0, d.center[1] + y0))
         for d in decode(net.forward(image), scale, min_presence)
     ]
 
 
+def as_reading(die: NetDie) -> DieReading:
+    """A die the network alone read: its confidence is the lesser of its two answers."""
+    if die.unclear >= die.face_probability:
+        return DieReading(None, 0.0, die.center, die.width / 2, "cocked or hidden")
+    return DieReading(die.face, min(die.presence, die.face_probability), die.center, die.width / 2)
+
+
 def read_net(
     frame: np.ndarray,
     net: DiceNet | None = None,
     region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
-    look: DiceLook | None = None,
+    look: object = None,
 ) -> FrameReading:
-    """The network alone, as a reader: a die's confidence is the lesser of its two answers."""
-    dice = detect(frame, net, region=region, look=look)
-    return FrameReading(
-        tuple(
-            DieReading(d.face, min(d.presence, d.face_probability), d.center, d.width / 2)
-            for d in sorted(dice, key=lambda d: (d.center[1], d.center[0]))
-        )
-    )
+    """The network alone, as a reader. It reads colour itself: ``look`` is not needed."""
+    del look
+    dice = detect(frame, net, region=region)
+    return FrameReading(tuple(as_reading(d) for d in sorted(dice, key=lambda d: (d.center[1], d.center[0]))))

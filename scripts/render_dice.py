@@ -1,0 +1,607 @@
+"""Render photorealistic dice trays with Blender (Cycles, CPU), labelled from the scene itself.
+
+    pip install -e '.[render]'            # Blender as a Python module (bpy), for rendering only
+    nice -n 19 python3 scripts/render_dice.py renders/ --start 0 --count 200
+
+Each picture N is made from its own seed (``--seed`` + N), so any picture can be made again
+alone, batches can run side by side (``--start``), and a batch stopped half way is resumed by
+running it again (pictures already written are skipped). What varies, every picture afresh:
+
+- dice: rounded corners, any body colour, dark or light pips, painted (flat) or drilled (a
+  hollow with paint in it); opaque, marbled or translucent plastic, glossy or matte; size;
+- the tray: felt, wood, cardboard, plastic or paper, in many colours, with walls;
+- light: one to three lamps, small (hard shadows, glare on glossy dice) or large (soft), of
+  warm or cold colour (the camera's white balance is not corrected), and the room's light;
+- the camera: height and tilt as a tray mount gives, lens; after rendering, motion blur (a die
+  or the camera still moving), noise and JPEG at a random quality.
+
+Labels come from the scene: each die's top face, its centre and the box round its corners
+projected into the picture, written as ``labels/NAME.txt`` (YOLO: ``face-1 x y w h``, 0..1),
+the layout of ``../shared/datasets/dice-photos``. A die that cannot be read (cocked, leaning on
+a wall or on another die; partly out of the picture; mostly under a hand) is written to
+``labels_unclear/NAME.txt`` with class 6 instead. ``scenes/NAME.json`` says what was drawn.
+
+Scene kinds (``--kinds``; by default mostly plain rolls): ``roll`` (one to five dice lying
+flat), ``cocked`` (one die leaning), ``hand`` (a hand over the tray), ``four`` (four dice),
+``out`` (a die partly out of the picture or on the tray's rim).
+
+A 320x320 picture at 12 samples with the denoiser takes about 3 s on one core of a 2020s PC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import colorsys
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+KINDS = ("roll", "cocked", "hand", "four", "out")
+DEFAULT_MIX = "roll:0.7,cocked:0.1,hand:0.07,four:0.06,out:0.07"
+
+# Pip positions on a face, in units of the corner pips' offset from the centre (as faces.py).
+LAYOUTS = {
+    1: [(0, 0)],
+    2: [(-1, -1), (1, 1)],
+    3: [(-1, -1), (0, 0), (1, 1)],
+    4: [(-1, -1), (-1, 1), (1, -1), (1, 1)],
+    5: [(-1, -1), (-1, 1), (1, -1), (1, 1), (0, 0)],
+    6: [(-1, -1), (-1, 0), (-1, 1), (1, -1), (1, 0), (1, 1)],
+}
+# The face on each side of the die as built (opposite faces add up to seven).
+SIDES = {1: (0, 0, 1), 6: (0, 0, -1), 2: (1, 0, 0), 5: (-1, 0, 0), 3: (0, 1, 0), 4: (0, -1, 0)}
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    mix = {}
+    for part in text.split(","):
+        name, _, share = part.partition(":")
+        if name not in KINDS:
+            raise SystemExit(f"--kinds: unknown kind {name!r} (use {', '.join(KINDS)})")
+        try:
+            mix[name] = float(share or 1)
+        except ValueError:
+            raise SystemExit(f"--kinds: {part!r} is not kind:share") from None
+    total = sum(mix.values())
+    if total <= 0:
+        raise SystemExit("--kinds: the shares add up to nothing")
+    return {k: v / total for k, v in mix.items()}
+
+
+# ---------------------------------------------------------------- random looks (no Blender here)
+
+
+def hsv(h: float, s: float, v: float) -> tuple[float, float, float, float]:
+    r, g, b = colorsys.hsv_to_rgb(h % 1.0, s, v)
+    return (r, g, b, 1.0)
+
+
+def dice_look(rng: np.random.Generator) -> dict:
+    """One set of dice: every die of a roll looks alike, as a table's set does."""
+    roll = rng.random()
+    if roll < 0.25:  # white or ivory
+        body = hsv(rng.uniform(0.08, 0.16), rng.uniform(0, 0.15), rng.uniform(0.75, 0.95))
+    elif roll < 0.35:  # black or grey
+        body = hsv(rng.uniform(0, 1), rng.uniform(0, 0.2), rng.uniform(0.01, 0.35))
+    else:  # any colour, pale to deep
+        body = hsv(rng.uniform(0, 1), rng.uniform(0.35, 1.0), rng.uniform(0.15, 0.95))
+    brightness = max(body[:3])
+    light_pips = brightness < 0.45 or (brightness < 0.6 and rng.random() < 0.6)
+    if light_pips:
+        pip = hsv(rng.uniform(0, 1), rng.uniform(0, 0.15), rng.uniform(0.8, 0.95))
+        if rng.random() < 0.1:  # gold or silver paint
+            pip = hsv(rng.uniform(0.1, 0.15), rng.uniform(0.4, 0.7), rng.uniform(0.7, 0.9))
+    else:
+        pip = hsv(rng.uniform(0, 1), rng.uniform(0, 0.6), rng.uniform(0.0, 0.15))
+    material = rng.choice(["opaque", "marbled", "translucent"], p=[0.6, 0.2, 0.2])
+    return {
+        "body": body,
+        "pip": pip,
+        "vein": hsv(rng.uniform(0, 1), rng.uniform(0, 1), rng.uniform(0.1, 0.95)),
+        "material": str(material),
+        "roughness": float(rng.choice([rng.uniform(0.05, 0.25), rng.uniform(0.35, 0.7)])),
+        "drilled": bool(rng.random() < 0.6),
+        "pip_size": float(rng.uniform(0.08, 0.11)),  # radius, of the die's edge
+        "spread": float(rng.uniform(0.22, 0.27)),  # corner pip offset, of the die's edge
+        "bevel": float(rng.uniform(0.05, 0.1)),  # of the die's edge: the face is flat within
+    }
+
+
+def tray_look(rng: np.random.Generator) -> dict:
+    kind = str(rng.choice(["felt", "wood", "cardboard", "plastic", "paper"]))
+    if kind == "felt":
+        colour = hsv(rng.uniform(0, 1), rng.uniform(0.3, 0.9), rng.uniform(0.05, 0.6))
+    elif kind == "wood":
+        colour = hsv(rng.uniform(0.05, 0.1), rng.uniform(0.4, 0.8), rng.uniform(0.15, 0.8))
+    elif kind == "cardboard":
+        colour = hsv(rng.uniform(0.07, 0.11), rng.uniform(0.0, 0.55), rng.uniform(0.3, 0.75))
+    elif kind == "plastic":
+        colour = hsv(rng.uniform(0, 1), rng.uniform(0, 0.95), rng.uniform(0.05, 0.95))
+    else:
+        colour = hsv(rng.uniform(0, 1), rng.uniform(0, 0.3), rng.uniform(0.6, 0.95))
+    return {"kind": kind, "colour": colour, "wall": float(rng.uniform(0.015, 0.05))}
+
+
+# ---------------------------------------------------------------- Blender
+
+
+def _bpy():
+    try:
+        import bpy  # noqa: PLC0415
+    except ImportError:
+        raise SystemExit("bpy is not installed: pip install -e '.[render]'") from None
+    return bpy
+
+
+def _material(bpy, name: str):
+    mat = bpy.data.materials.new(name)
+    mat.use_nodes = True
+    return mat, mat.node_tree.nodes, mat.node_tree.links, mat.node_tree.nodes["Principled BSDF"]
+
+
+def _set(bsdf, name: str, value) -> None:
+    if name in bsdf.inputs:
+        bsdf.inputs[name].default_value = value
+
+
+def body_material(bpy, look: dict, rng: np.random.Generator):
+    mat, nodes, links, bsdf = _material(bpy, "body")
+    _set(bsdf, "Base Color", look["body"])
+    _set(bsdf, "Roughness", look["roughness"])
+    _set(bsdf, "Coat Weight", float(rng.uniform(0, 0.6)) if look["roughness"] < 0.3 else 0.0)
+    if look["material"] == "marbled":
+        noise = nodes.new("ShaderNodeTexNoise")
+        noise.inputs["Scale"].default_value = float(rng.uniform(2, 8))
+        noise.inputs["Detail"].default_value = 6.0
+        noise.inputs["Distortion"].default_value = float(rng.uniform(0.5, 3))
+        ramp = nodes.new("ShaderNodeValToRGB")
+        ramp.color_ramp.elements[0].position = float(rng.uniform(0.4, 0.5))
+        ramp.color_ramp.elements[0].color = look["body"]
+        ramp.color_ramp.elements[1].position = float(rng.uniform(0.55, 0.7))
+        ramp.color_ramp.elements[1].color = look["vein"]
+        coords = nodes.new("ShaderNodeTexCoord")
+        links.new(coords.outputs["Object"], noise.inputs["Vector"])
+        links.new(noise.outputs["Fac"], ramp.inputs["Fac"])
+        links.new(ramp.outputs["Color"], bsdf.inputs["Base Color"])
+    elif look["material"] == "translucent":
+        _set(bsdf, "Transmission Weight", float(rng.uniform(0.5, 0.95)))
+        _set(bsdf, "IOR", 1.49)
+        _set(bsdf, "Roughness", float(min(look["roughness"], 0.3)))
+    return mat
+
+
+def plain_material(bpy, name: str, colour, roughness: float, rng: np.random.Generator, kind: str = ""):
+    mat, nodes, links, bsdf = _material(bpy, name)
+    _set(bsdf, "Base Color", colour)
+    _set(bsdf, "Roughness", roughness)
+    if kind in ("felt", "cardboard", "paper", "wood"):
+        coords = nodes.new("ShaderNodeTexCoord")
+        if kind == "wood":
+            tex = nodes.new("ShaderNodeTexWave")
+            tex.inputs["Scale"].default_value = float(rng.uniform(1, 4))
+            tex.inputs["Distortion"].default_value = float(rng.uniform(2, 10))
+            tex.inputs["Detail"].default_value = 4.0
+        else:
+            tex = nodes.new("ShaderNodeTexNoise")
+            fine = rng.uniform(80, 400) if kind == "felt" else rng.uniform(5, 60)
+            tex.inputs["Scale"].default_value = float(fine)
+            tex.inputs["Detail"].default_value = 8.0
+        links.new(coords.outputs["Object"], tex.inputs["Vector"])
+        mix = nodes.new("ShaderNodeMix")
+        mix.data_type = "RGBA"
+        mix.inputs["Factor"].default_value = float(rng.uniform(0.1, 0.35))
+        mix.inputs["A"].default_value = colour
+        darker = tuple(c * float(rng.uniform(0.4, 0.8)) for c in colour[:3]) + (1.0,)
+        mix.inputs["B"].default_value = darker
+        links.new(tex.outputs["Fac"], mix.inputs["Factor"])
+        links.new(mix.outputs["Result"], bsdf.inputs["Base Color"])
+        bump = nodes.new("ShaderNodeBump")
+        bump.inputs["Strength"].default_value = float(rng.uniform(0.05, 0.3))
+        links.new(tex.outputs["Fac"], bump.inputs["Height"])
+        links.new(bump.outputs["Normal"], bsdf.inputs["Normal"])
+    return mat
+
+
+def make_die(bpy, edge: float, look: dict, body, pip_mat):
+    """A die of ``edge`` metres, face 1 up, at the origin; returns the object."""
+    bpy.ops.mesh.primitive_cube_add(size=edge)
+    die = bpy.context.active_object
+    bevel = die.modifiers.new("round", "BEVEL")
+    bevel.width = look["bevel"] * edge
+    bevel.segments = 4
+    die.data.materials.append(body)
+    for poly in die.data.polygons:
+        poly.use_smooth = True
+    radius = look["pip_size"] * edge
+    spread = look["spread"] * edge
+    cutters = []
+    paints = []
+    for face, normal in SIDES.items():
+        n = np.array(normal, float)
+        # two axes across the face
+        u = np.array((0, 1, 0) if abs(n[0]) > 0.5 else (1, 0, 0), float)
+        v = np.cross(n, u)
+        for a, b in LAYOUTS[face]:
+            centre = n * edge / 2 + spread * (a * u + b * v)
+            if look["drilled"]:
+                depth = radius * 0.5
+                bpy.ops.mesh.primitive_uv_sphere_add(radius=radius * 1.1, segments=12, ring_count=6,
+                                                     location=tuple(centre + n * (radius * 1.1 - depth)))
+                cutters.append(bpy.context.active_object)
+                # paint in the hollow's bottom: a disc where the hollow is 0.63 of the pip wide
+                bpy.ops.mesh.primitive_cylinder_add(vertices=16, radius=radius * 0.65, depth=edge * 0.005,
+                                                    location=tuple(centre - n * radius * 0.3))
+                paints.append(bpy.context.active_object)
+                paints[-1].rotation_euler = _euler_to(n)
+            else:
+                bpy.ops.mesh.primitive_cylinder_add(vertices=20, radius=radius, depth=edge * 0.01,
+                                                    location=tuple(centre))
+                disc = bpy.context.active_object
+                disc.rotation_euler = _euler_to(n)
+                paints.append(disc)
+    if cutters:
+        bpy.ops.object.select_all(action="DESELECT")
+        for c in cutters:
+            c.select_set(True)
+        bpy.context.view_layer.objects.active = cutters[0]
+        bpy.ops.object.join()
+        cutter = bpy.context.active_object
+        boolean = die.modifiers.new("pips", "BOOLEAN")
+        boolean.operation = "DIFFERENCE"
+        if "EXACT" in type(boolean).bl_rna.properties["solver"].enum_items:
+            boolean.solver = "EXACT"
+        boolean.object = cutter
+        bpy.context.view_layer.objects.active = die
+        bpy.ops.object.modifier_apply(modifier="round")
+        bpy.ops.object.modifier_apply(modifier="pips")
+        bpy.data.objects.remove(cutter, do_unlink=True)
+    for p in paints:
+        p.data.materials.append(pip_mat)
+    # one object (body and pips), so the other dice of the roll are copies sharing its mesh
+    bpy.ops.object.select_all(action="DESELECT")
+    for p in paints:
+        p.select_set(True)
+    die.select_set(True)
+    bpy.context.view_layer.objects.active = die
+    bpy.ops.object.join()
+    return die
+
+
+def copy_die(bpy, die):
+    twin = die.copy()
+    bpy.context.scene.collection.objects.link(twin)
+    return twin
+
+
+def _euler_to(normal):
+    from mathutils import Vector  # noqa: PLC0415
+
+    return Vector((0, 0, 1)).rotation_difference(Vector(tuple(float(c) for c in normal))).to_euler()
+
+
+def up_rotation(face: int, yaw: float):
+    """The rotation that turns ``face`` to +Z, then turns the die ``yaw`` about the vertical."""
+    from mathutils import Matrix, Vector  # noqa: PLC0415
+
+    tilt = Vector(SIDES[face]).rotation_difference(Vector((0, 0, 1))).to_matrix()
+    return Matrix.Rotation(yaw, 3, "Z") @ tilt
+
+
+def make_hand(bpy, rng: np.random.Generator, at, height: float):
+    """A rough hand (palm and four fingers and a thumb) in skin colours, reaching in."""
+    from mathutils import Euler  # noqa: PLC0415
+
+    skin = plain_material(bpy, "skin", hsv(rng.uniform(0.02, 0.09), rng.uniform(0.25, 0.6),
+                                           rng.uniform(0.25, 0.95)), 0.5, rng)
+    _set(skin.node_tree.nodes["Principled BSDF"], "Subsurface Weight", 0.3)
+    parts = []
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.045, location=(0, 0, 0))
+    palm = bpy.context.active_object
+    palm.scale = (1.0, 1.2, 0.35)
+    parts.append(palm)
+    for i in range(4):
+        bpy.ops.mesh.primitive_cylinder_add(radius=0.009, depth=0.075,
+                                            location=(-0.03 + 0.02 * i, 0.085, 0.0))
+        finger = bpy.context.active_object
+        finger.rotation_euler = (math.pi / 2 + float(rng.uniform(-0.3, 0.2)), 0, 0)
+        parts.append(finger)
+    bpy.ops.mesh.primitive_cylinder_add(radius=0.011, depth=0.06, location=(-0.055, 0.03, 0.0))
+    thumb = bpy.context.active_object
+    thumb.rotation_euler = (math.pi / 2, 0, 0.8)
+    parts.append(thumb)
+    bpy.ops.mesh.primitive_cylinder_add(radius=0.03, depth=0.25, location=(0, -0.16, 0.01))
+    arm = bpy.context.active_object
+    arm.rotation_euler = (math.pi / 2, 0, 0)
+    parts.append(arm)
+    for p in parts:
+        p.data.materials.append(skin)
+    bpy.ops.object.select_all(action="DESELECT")
+    for p in parts:
+        p.select_set(True)
+    bpy.context.view_layer.objects.active = palm
+    bpy.ops.object.join()
+    hand = bpy.context.active_object
+    hand.location = (at[0], at[1], height)
+    hand.rotation_euler = Euler((float(rng.uniform(-0.2, 0.2)), 0, float(rng.uniform(0, 2 * math.pi))))
+    return hand
+
+
+def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
+    """Everything in one picture, chosen by ``seed``; returns what is needed to label it."""
+    from mathutils import Matrix, Vector  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.engine = "CYCLES"
+    scene.cycles.device = "CPU"
+    scene.cycles.samples = samples
+    scene.cycles.use_denoising = True
+    scene.cycles.max_bounces = 4
+    scene.cycles.transmission_bounces = 4
+    scene.cycles.diffuse_bounces = 2
+    scene.cycles.glossy_bounces = 2
+    scene.cycles.seed = seed
+    scene.render.resolution_x = size
+    scene.render.resolution_y = size
+    scene.render.resolution_percentage = 100
+    scene.render.threads_mode = "FIXED"
+    scene.render.threads = 1
+    scene.view_settings.view_transform = "Standard"
+    scene.view_settings.exposure = float(rng.uniform(-0.8, 0.6))
+    scene.render.image_settings.file_format = "PNG"
+
+    look = dice_look(rng)
+    tray = tray_look(rng)
+    edge = float(rng.uniform(0.014, 0.019))  # metres: Bunco dice are 14-19 mm
+    body = body_material(bpy, look, rng)
+    pip_mat = plain_material(bpy, "pip", look["pip"], float(rng.uniform(0.2, 0.6)), rng)
+
+    # the tray: a floor and four low walls, half-width ``half`` metres
+    half = float(rng.uniform(0.07, 0.14))
+    floor_mat = plain_material(bpy, "tray", tray["colour"], float(
+        rng.uniform(0.15, 0.4) if tray["kind"] == "plastic" else rng.uniform(0.6, 1.0)), rng, tray["kind"])
+    bpy.ops.mesh.primitive_plane_add(size=2 * half, location=(0, 0, 0))
+    bpy.context.active_object.data.materials.append(floor_mat)
+    wall_h = tray["wall"]
+    for sx, sy, w, d in ((1, 0, 0.01, 2 * half), (-1, 0, 0.01, 2 * half),
+                         (0, 1, 2 * half, 0.01), (0, -1, 2 * half, 0.01)):
+        bpy.ops.mesh.primitive_cube_add(
+            size=1, location=(sx * (half + 0.005), sy * (half + 0.005), wall_h / 2))
+        wall = bpy.context.active_object
+        wall.scale = (w + 0.02 * abs(sy), d + 0.02 * abs(sx), wall_h)
+        wall.data.materials.append(floor_mat)
+    # the table around the tray
+    table = plain_material(bpy, "table", hsv(rng.uniform(0, 1), rng.uniform(0, 0.6), rng.uniform(0.05, 0.8)),
+                           float(rng.uniform(0.3, 0.9)), rng, str(rng.choice(["wood", "paper", "felt", ""])))
+    bpy.ops.mesh.primitive_plane_add(size=4, location=(0, 0, -0.001))
+    bpy.context.active_object.data.materials.append(table)
+
+    # how much of the tray the camera will show: the dice are put where it sees them
+    seen = 2 * half * float(rng.uniform(0.45, 1.2))
+    reach = min(half - edge, 0.3 * seen)  # inside the picture however the camera is turned
+    # the dice
+    count = {"four": 4}.get(kind, int(rng.choice([1, 2, 3, 3, 3, 4, 5])) if kind == "roll" else 3)
+    placed: list[tuple[float, float]] = []
+    dice = []
+    model = None
+    cocked_index = 0 if kind == "cocked" else -1
+    for i in range(count):
+        face = int(rng.integers(1, 7))
+        yaw = float(rng.uniform(0, 2 * math.pi))
+        spot = None
+        for _attempt in range(50):
+            x, y = rng.uniform(-reach, reach, 2)
+            if all(math.hypot(x - a, y - b) > 1.6 * edge for a, b in placed):
+                spot = (float(x), float(y))
+                break
+        if spot is None:
+            continue
+        if model is None:
+            die = model = make_die(bpy, edge, look, body, pip_mat)
+        else:
+            die = copy_die(bpy, model)
+        rotation = up_rotation(face, yaw)
+        z = edge / 2
+        state = "flat"
+        if i == cocked_index:
+            # leaning: turned 15-40 degrees about a horizontal axis, resting on an edge
+            lean = math.radians(float(rng.uniform(15, 40)))
+            axis = Vector((math.cos(yaw), math.sin(yaw), 0))
+            rotation = Matrix.Rotation(lean, 3, axis) @ rotation
+            z = edge / 2 * (math.cos(lean) + math.sin(lean))
+            if rng.random() < 0.5 and half - edge < 0.45 * seen:  # against a wall in view
+                spot = (float(np.sign(spot[0]) * (half - edge * 0.6)), spot[1])
+            state = "cocked"
+        die.matrix_world = Matrix.Translation((spot[0], spot[1], z)) @ rotation.to_4x4()
+        placed.append(spot)
+        dice.append({"object": die, "face": face, "state": state, "edge": edge})
+    if kind == "cocked" and len(dice) > 1 and rng.random() < 0.4:
+        # the leaning die rests on its neighbour instead of the wall
+        lean_on = dice[1]["object"].matrix_world.translation
+        die = dice[0]["object"]
+        x, y = lean_on.x + edge * 0.95, lean_on.y
+        die.matrix_world = Matrix.Translation((x, y, die.matrix_world.translation.z + edge * 0.3)) @ \
+            die.matrix_world.to_3x3().to_4x4()
+
+    # the camera: over the tray, as a mount holds it
+    height = float(rng.uniform(0.28, 0.5))
+    tilt = math.radians(float(rng.uniform(0, 22)))
+    heading = float(rng.uniform(0, 2 * math.pi))
+    cam_data = bpy.data.cameras.new("camera")
+    cam_data.sensor_width = 3.6
+    cam = bpy.data.objects.new("camera", cam_data)
+    scene.collection.objects.link(cam)
+    scene.camera = cam
+    offset = height * math.tan(tilt)
+    cam.location = (offset * math.sin(heading), -offset * math.cos(heading), height)
+    target = Vector((0, 0, 0))
+    direction = target - cam.location
+    cam.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
+    cam.rotation_euler.rotate_axis("Z", float(rng.uniform(0, 2 * math.pi)))
+    # a lens that shows the tray (and a little around it), sometimes a little cut
+    distance = direction.length
+    cam_data.lens = cam_data.sensor_width * distance / seen
+
+    if kind == "out" and dice:
+        # move one die so the picture's edge or the tray's rim cuts it
+        die = dice[0]
+        die["object"].location.x = float(np.sign(rng.uniform(-1, 1)) * (half + 0.004))
+        die["object"].location.z = wall_h + edge / 2 if rng.random() < 0.5 else edge / 2
+        die["state"] = "out"
+
+    hand = None
+    if kind == "hand":
+        at = dice[int(rng.integers(len(dice)))]["object"].location if dice else Vector((0, 0, 0))
+        hand = make_hand(bpy, rng, (at.x + float(rng.uniform(-0.02, 0.02)), at.y - 0.02),
+                         float(rng.uniform(0.03, 0.09)))
+
+    # light: the room (world) and one to three lamps
+    world = bpy.data.worlds.new("room")
+    world.use_nodes = True
+    warm = float(rng.uniform(-1, 1))  # white balance: - cold (blue), + warm (orange)
+    room = (1.0 + 0.25 * warm, 1.0, 1.0 - 0.25 * warm, 1.0)
+    world.node_tree.nodes["Background"].inputs["Color"].default_value = room
+    world.node_tree.nodes["Background"].inputs["Strength"].default_value = float(rng.uniform(0.05, 0.8))
+    scene.world = world
+    for _ in range(int(rng.choice([1, 1, 2, 2, 3]))):
+        lamp = bpy.data.lights.new("lamp", "AREA")
+        lamp.size = float(np.exp(rng.uniform(np.log(0.005), np.log(0.6))))  # small: hard shadows
+        tint = warm + float(rng.uniform(-0.3, 0.3))
+        lamp.color = (1.0 + 0.2 * tint, 1.0, 1.0 - 0.2 * tint)
+        lamp.energy = float(rng.uniform(2, 14))
+        obj = bpy.data.objects.new("lamp", lamp)
+        scene.collection.objects.link(obj)
+        r = float(rng.uniform(0.1, 0.7))
+        a = float(rng.uniform(0, 2 * math.pi))
+        obj.location = (r * math.cos(a), r * math.sin(a), float(rng.uniform(0.3, 1.0)))
+        obj.rotation_euler = (Vector((0, 0, 0)) - obj.location).to_track_quat("-Z", "Y").to_euler()
+
+    bpy.context.view_layer.update()
+    return {"scene": scene, "camera": cam, "dice": dice, "hand": hand, "look": look, "tray": tray,
+            "kind": kind, "height": height, "tilt_degrees": math.degrees(tilt)}
+
+
+def top_face_box(scene, cam, die: dict) -> tuple[float, float, float, float, float, int]:
+    """The top face's centre and box in picture fractions (x right, y down), how upright the
+    face is (1 = facing straight up), and its number."""
+    from bpy_extras.object_utils import world_to_camera_view  # noqa: PLC0415
+    from mathutils import Vector  # noqa: PLC0415
+
+    obj = die["object"]
+    half = die["edge"] / 2
+    world = obj.matrix_world
+    # the local side facing most nearly up is the top face
+    best = max(SIDES.items(), key=lambda kv: (world.to_3x3() @ Vector(kv[1])).z)
+    n = Vector(best[1])
+    u = Vector((0, 1, 0)) if abs(n.x) > 0.5 else Vector((1, 0, 0))
+    v = n.cross(u)
+    corners = [world @ (n * half + (a * u + b * v) * half) for a in (-1, 1) for b in (-1, 1)]
+    centre = world @ (n * half)
+    points = [world_to_camera_view(scene, cam, p) for p in corners]
+    c = world_to_camera_view(scene, cam, centre)
+    xs = [p.x for p in points]
+    ys = [1 - p.y for p in points]
+    upright = float((world.to_3x3() @ n).normalized().z)
+    return c.x, 1 - c.y, max(xs) - min(xs), max(ys) - min(ys), upright, best[0]
+
+
+def finish(path: Path, out: Path, rng: np.random.Generator) -> None:
+    """Motion blur, sensor noise and JPEG, as a camera adds them (Pillow: no OpenCV needed)."""
+    from PIL import Image  # noqa: PLC0415
+
+    image = np.asarray(Image.open(path).convert("RGB"), np.float32)
+    if rng.random() < 0.3:  # a die or the camera still moving: the average of shifted copies
+        length = int(rng.integers(3, 10))
+        angle = float(rng.uniform(0, math.pi))
+        steps = np.linspace(-(length - 1) / 2, (length - 1) / 2, length)
+        image = np.mean([np.roll(image, (int(round(t * math.sin(angle))), int(round(t * math.cos(angle)))),
+                                 axis=(0, 1)) for t in steps], axis=0)
+    if rng.random() < 0.6:
+        image += rng.normal(0, rng.uniform(1, 6), image.shape)
+    picture = Image.fromarray(np.clip(image, 0, 255).astype(np.uint8))
+    picture.save(out, "JPEG", quality=int(rng.integers(35, 95)))
+
+
+def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], size: int, samples: int) -> str:
+    name = f"r{index:06d}"
+    image = out / "images" / f"{name}.jpg"
+    if image.exists():
+        return name
+    picture_seed = seed + index
+    rng = np.random.default_rng([picture_seed, 7])
+    kind = str(rng.choice(list(mix), p=list(mix.values())))
+    built = build_scene(bpy, picture_seed, kind, size, samples)
+    scene, cam = built["scene"], built["camera"]
+    labels, unclear, record = [], [], []
+    for die in built["dice"]:
+        x, y, w, h, upright, face = top_face_box(scene, cam, die)
+        inside = min(x - w / 2, y - h / 2) >= 0 and max(x + w / 2, y + h / 2) <= 1
+        covered = built["hand"] is not None and _under_hand(scene, die, built["hand"])
+        readable = upright > 0.97 and inside and die["state"] == "flat" and not covered
+        if not (-w / 2 < x < 1 + w / 2 and -h / 2 < y < 1 + h / 2):
+            continue  # wholly out of the picture
+        line = f"{face - 1 if readable else 6} {x:.6f} {y:.6f} {w:.6f} {h:.6f}"
+        (labels if readable else unclear).append(line)
+        record.append({"face": face, "state": "covered" if covered else die["state"] if inside else "cut",
+                       "x": round(x, 4), "y": round(y, 4)})
+    raw = out / "raw" / f"{name}.png"
+    scene.render.filepath = str(raw)
+    bpy.ops.render.render(write_still=True)
+    for folder in ("labels", "labels_unclear", "scenes"):
+        (out / folder).mkdir(parents=True, exist_ok=True)
+    (out / "labels" / f"{name}.txt").write_text("".join(line + "\n" for line in labels))
+    (out / "labels_unclear" / f"{name}.txt").write_text("".join(line + "\n" for line in unclear))
+    (out / "scenes" / f"{name}.json").write_text(json.dumps({
+        "seed": picture_seed, "kind": kind, "dice": record, "hand": built["hand"] is not None,
+        "dice_look": built["look"], "tray": built["tray"], "camera_height": round(built["height"], 3),
+        "camera_tilt_degrees": round(built["tilt_degrees"], 1)}, indent=1))
+    finish(raw, image, np.random.default_rng([picture_seed, 11]))
+    raw.unlink()
+    return name
+
+
+def _under_hand(scene, die: dict, hand) -> bool:
+    """Whether the hand hides the die's top from the camera (a ray from the face to the camera)."""
+    from mathutils import Vector  # noqa: PLC0415
+
+    start = die["object"].matrix_world.translation + Vector((0, 0, die["edge"] * 0.6))
+    towards = (scene.camera.location - start).normalized()
+    depsgraph = scene.view_layers[0].depsgraph if hasattr(scene.view_layers[0], "depsgraph") else None
+    hit, _loc, _n, _i, obj, _m = scene.ray_cast(depsgraph or _depsgraph(), start, towards)
+    return bool(hit and obj is not None and obj.name == hand.name)
+
+
+def _depsgraph():
+    import bpy  # noqa: PLC0415
+
+    return bpy.context.evaluated_depsgraph_get()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="folder for images/, labels/, labels_unclear/, scenes/")
+    parser.add_argument("--start", type=int, default=0, help="number of the first picture")
+    parser.add_argument("--count", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=240000, help="picture N is made from seed + N")
+    parser.add_argument("--size", type=int, default=320, help="pixels, square")
+    parser.add_argument("--samples", type=int, default=12, help="Cycles samples a pixel (denoised)")
+    parser.add_argument("--kinds", default=DEFAULT_MIX, help=f"kind:share,... of {', '.join(KINDS)}")
+    args = parser.parse_args(argv)
+    mix = parse_mix(args.kinds)
+    bpy = _bpy()
+    (args.out / "images").mkdir(parents=True, exist_ok=True)
+    (args.out / "raw").mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    for n, index in enumerate(range(args.start, args.start + args.count), start=1):
+        name = render_one(bpy, args.out, index, args.seed, mix, args.size, args.samples)
+        print(f"{name}  {n}/{args.count}  {time.monotonic() - start:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

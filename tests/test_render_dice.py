@@ -1,0 +1,70 @@
+"""The training renderer (scripts/render_dice.py): its choices are seeded, its labels come from
+the scene. Rendering itself needs Blender's Python module (the `render` extra): without it
+that test skips."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "render_dice.py"
+
+
+@pytest.fixture(scope="module")
+def render():
+    spec = importlib.util.spec_from_file_location("render_dice", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["render_dice"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_kinds_mix_is_read_and_bad_ones_are_named(render):
+    assert render.parse_mix("roll:3,cocked:1") == {"roll": 0.75, "cocked": 0.25}
+    with pytest.raises(SystemExit, match="unknown kind 'dragon'"):
+        render.parse_mix("roll:1,dragon:1")
+    with pytest.raises(SystemExit, match="not kind:share"):
+        render.parse_mix("roll:lots")
+
+
+def test_a_seed_makes_the_same_dice_and_tray_and_another_seed_others(render):
+    def looks(seed):
+        rng = np.random.default_rng(seed)
+        return render.dice_look(rng), render.tray_look(rng)
+
+    assert looks(5) == looks(5)
+    assert len({json.dumps(looks(seed)) for seed in range(20)}) == 20
+
+
+def test_pips_contrast_with_the_body(render):
+    """Dark dice get light pips and white dice dark ones, as real sets are made."""
+    for seed in range(200):
+        look = render.dice_look(np.random.default_rng(seed))
+        body, pip = max(look["body"][:3]), max(look["pip"][:3])
+        assert abs(body - pip) > 0.2 or look["material"] != "opaque" and abs(body - pip) > 0.1, look
+
+
+def test_opposite_faces_add_up_to_seven(render):
+    for face, side in render.SIDES.items():
+        opposite = tuple(-c for c in side)
+        assert {f for f, s in render.SIDES.items() if s == opposite} == {7 - face}
+
+
+def test_a_tiny_render_is_labelled_from_its_scene(render, tmp_path):
+    pytest.importorskip("bpy", reason="Blender's Python module (the render extra) is not installed")
+    from bunco_pi.vision.dataset import list_photos, read_labels
+
+    assert render.main([str(tmp_path), "--count", "1", "--size", "96", "--samples", "1",
+                        "--kinds", "roll:1"]) == 0
+    (photo,) = list_photos(tmp_path)
+    scene = json.loads((tmp_path / "scenes" / f"{photo.name}.json").read_text())
+    dice = read_labels(photo.label_path, 96, 96)
+    flat = [d for d in scene["dice"] if d["state"] == "flat"]
+    assert sorted(d.face for d in dice) == sorted(d["face"] for d in flat)
+    for die in dice:  # every labelled top face lies in the picture, its box the size of a die
+        assert 0 <= die.center[0] <= 96 and 0 <= die.center[1] <= 96
+        assert 2 < die.size[0] < 48
+    assert not (tmp_path / "raw" / f"{photo.name}.png").exists()
