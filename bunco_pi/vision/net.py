@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from bunco_pi.errors import UserError
+from bunco_pi.vision.look import DiceLook, to_grey
 from bunco_pi.vision.reader import region_pixels
 from bunco_pi.vision.reading import DieReading, FrameReading
 
@@ -185,7 +186,10 @@ def read_net(
     region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
     look: object = None,
 ) -> FrameReading:
-    """The network alone, as a reader. It reads colour itself: ``look`` is not needed."""
-    del look
+    """The network alone, as a reader. It reads colour itself; for dice whose colours are
+    known (``look``, calibrated or learned), it is shown the picture the pip reader sees
+    (faces bright, pips and tray dark), as ``fusion.read_both`` shows it."""
+    if isinstance(look, DiceLook) and not look.plain_grey:
+        frame = to_grey(frame, look)
     dice = detect(frame, net, region=region)
     return FrameReading(tuple(as_reading(d) for d in sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
