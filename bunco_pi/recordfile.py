@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import GeneratorType
 from typing import Any
 
+from bunco_pi.atomic_file import write_atomically
 from bunco_pi.errors import UserError
 from bunco_pi.rules.record import FORMAT, VERSION
 
@@ -54,29 +54,12 @@ def write_record(path: str | Path,
     """Write ``record`` (a dict, or its items as ``rules.record.record_items`` gives them) as
     JSON atomically: a temp file, fsync, then rename over ``path``."""
     path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot write the night record: {exc.strerror}") from None
     try:
         # dumps of a few items at a time, not dump: only the one-shot encoder is C; dump's
         # chunks are pure Python, 7x slower for a 100-table night's 12 MB record
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for piece in record_chunks(record):
-                handle.write(piece)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_atomically(path, itertools.chain(record_chunks(record), ["\n"]))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write the night record: {exc.strerror}") from None
 
 
 def read_record(path: str | Path) -> dict[str, Any]:

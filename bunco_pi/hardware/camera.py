@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import queue
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +30,7 @@ from typing import Protocol
 import cv2
 import numpy as np
 
+from bunco_pi.atomic_file import write_atomically
 from bunco_pi.errors import UserError
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
@@ -167,24 +166,8 @@ def load_learned(path: Path) -> LearnedSetup:
 
 
 def save_learned(setup: LearnedSetup, path: Path) -> None:
-    """Write atomically (a temporary file, fsync, rename): a power cut leaves the old file or
-    the new one, never half of one."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(to_data(setup), indent=2) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write atomically: a power cut leaves the old file or the new one, never half of one."""
+    write_atomically(path, [json.dumps(to_data(setup), indent=2) + "\n"])
 
 
 @dataclass(frozen=True)
