@@ -88,48 +88,58 @@ def simulate_night(rules: HouseRules, players: int, seed: int,
         return _simulate(rules, players, seed, on_event)
 
 
-def _simulate(rules: HouseRules, players: int, seed: int,
-              on_event: Callable[[Night, NightEvent], None] | None) -> SimulatedNight:
-    rng = random.Random(seed)
-    roster = make_players(players)
-    seating = initial_seating([p.id for p in roster], rng.sample(range(len(roster)), len(roster)))
-    night = Night.start(rules, roster, seating)
-    log: list[NightEvent] = []
+class _Playing:
+    """A simulated night as it is played: its seeded randomness, the night so far, and every
+    event applied to it and logged (and told to ``on_event``)."""
 
-    def play(event: NightEvent) -> None:
-        nonlocal night
-        night = night.apply(event)
-        log.append(event)
-        if on_event is not None:
-            on_event(night, event)
+    def __init__(self, rules: HouseRules, players: int, seed: int,
+                 on_event: Callable[[Night, NightEvent], None] | None) -> None:
+        self.rng = random.Random(seed)
+        roster = make_players(players)
+        seating = initial_seating([p.id for p in roster],
+                                  self.rng.sample(range(len(roster)), len(roster)))
+        self.night = Night.start(rules, roster, seating)
+        self.log: list[NightEvent] = []
+        self.on_event = on_event
 
-    def dice() -> tuple[int, int, int]:
+    def play(self, event: NightEvent) -> None:
+        self.night = self.night.apply(event)
+        self.log.append(event)
+        if self.on_event is not None:
+            self.on_event(self.night, event)
+
+    def dice(self) -> tuple[int, int, int]:
         # one draw for all three dice: 216 equally likely rolls
-        n = int(rng.random() * 216)
+        n = int(self.rng.random() * 216)
         return (n // 36 + 1, n // 6 % 6 + 1, n % 6 + 1)
 
-    while night.phase != PRIZES:
+
+def _simulate(rules: HouseRules, players: int, seed: int,
+              on_event: Callable[[Night, NightEvent], None] | None) -> SimulatedNight:
+    game = _Playing(rules, players, seed, on_event)
+    rng, play, dice = game.rng, game.play, game.dice
+    while game.night.phase != PRIZES:
         play(StartRound())
-        playing = [t.setup.table for t in night.tables]
+        playing = [t.setup.table for t in game.night.tables]
         bell_heard = False
         while playing:
             pick = int(rng.random() * len(playing))
             table = playing[pick]
             play(TableEntry(table, Roll(dice())))
-            if night.tables[table - 1].done:
+            if game.night.tables[table - 1].done:
                 playing.pop(pick)
-            if night.bell_rung and not bell_heard:
+            if game.night.bell_rung and not bell_heard:
                 bell_heard = True
-                for t in night.tables:
+                for t in game.night.tables:
                     if not t.bell and not t.done:
                         play(TableEntry(t.setup.table, Bell()))
-                playing = [t.setup.table for t in night.tables if not t.done]
+                playing = [t.setup.table for t in game.night.tables if not t.done]
         play(CloseRound())
         play(NextRound())
-        if night.phase == BREAK:
+        if game.night.phase == BREAK:
             play(EndBreak())
     play(SettlePrizes(rng.getrandbits(32)))
-    return SimulatedNight(night, log, seed)
+    return SimulatedNight(game.night, game.log, seed)
 
 
 # --- timed rounds: the players' time, a seeded model ---------------------------------------------
@@ -149,30 +159,16 @@ def _simulate_timed(rules: HouseRules, players: int, seed: int,
     """A night of timed rounds on a simulated clock (seconds from the night's start, a number
     in the events like the head's wall clock): each table rolls when its last roll is done, the
     horn sounds at the deadline and every table hears it then, as it would in a hall."""
-    rng = random.Random(seed)
-    roster = make_players(players)
-    seating = initial_seating([p.id for p in roster], rng.sample(range(len(roster)), len(roster)))
-    night = Night.start(rules, roster, seating)
-    log: list[NightEvent] = []
+    game = _Playing(rules, players, seed, on_event)
+    rng, play, dice = game.rng, game.play, game.dice
     timing = rules.round
     lo, hi = ROLL_SECONDS
     now = 0.0
 
-    def play(event: NightEvent) -> None:
-        nonlocal night
-        night = night.apply(event)
-        log.append(event)
-        if on_event is not None:
-            on_event(night, event)
-
-    def dice() -> tuple[int, int, int]:
-        n = int(rng.random() * 216)
-        return (n // 36 + 1, n // 6 % 6 + 1, n % 6 + 1)
-
     def roll_time() -> float:
         return round(lo + rng.random() * (hi - lo), 3)
 
-    while night.phase != PRIZES:
+    while game.night.phase != PRIZES:
         play(StartRound())
         play(StartClock("round", now, now + timing.minutes * 60))
         pause = None
@@ -181,12 +177,12 @@ def _simulate_timed(rules: HouseRules, players: int, seed: int,
             pause = (at, round(PAUSE_SECONDS[0] + rng.random()
                                * (PAUSE_SECONDS[1] - PAUSE_SECONDS[0]), 3))
         # (when the table's next roll lands, table): the earliest first
-        due = [(now + roll_time(), t.setup.table) for t in night.tables]
+        due = [(now + roll_time(), t.setup.table) for t in game.night.tables]
         heapq.heapify(due)
         bell_heard = False
         while due:
             when, table = due[0]
-            clock = night.clock
+            clock = game.night.clock
             if pause is not None and clock is not None and when >= pause[0]:
                 at, length = pause
                 pause = None
@@ -195,32 +191,32 @@ def _simulate_timed(rules: HouseRules, players: int, seed: int,
                 due = [(w + length if w >= at else w, t) for w, t in due]
                 heapq.heapify(due)
                 continue
-            if clock is not None and night.phase == PLAYING and when >= clock.deadline:
+            if clock is not None and game.night.phase == PLAYING and when >= clock.deadline:
                 now = clock.deadline
                 play(TimeUp(now))
             else:
                 heapq.heappop(due)
                 now = when
                 play(TableEntry(table, Roll(dice())))
-                if not night.tables[table - 1].done:
+                if not game.night.tables[table - 1].done:
                     heapq.heappush(due, (now + roll_time(), table))
-            if night.bell_rung and not bell_heard:
+            if game.night.bell_rung and not bell_heard:
                 bell_heard = True
-                for t in night.tables:
+                for t in game.night.tables:
                     if not t.bell and not t.done:
                         play(TableEntry(t.setup.table, Bell()))
-                due = [(w, t) for w, t in due if not night.tables[t - 1].done]
+                due = [(w, t) for w, t in due if not game.night.tables[t - 1].done]
                 heapq.heapify(due)
         play(CloseRound())
-        last = night.round_index + 1 == rules.rounds_per_night
+        last = game.night.round_index + 1 == rules.rounds_per_night
         if timing.move_seconds and not last:
             play(StartClock("move", now, now + timing.move_seconds))
             now += timing.move_seconds
         else:
             now += HOST_SECONDS
         play(NextRound())
-        if night.phase == BREAK:
+        if game.night.phase == BREAK:
             now += HOST_SECONDS
             play(EndBreak())
     play(SettlePrizes(rng.getrandbits(32)))
-    return SimulatedNight(night, log, seed)
+    return SimulatedNight(game.night, game.log, seed)
