@@ -22,7 +22,6 @@ from bunco_pi.head.coordinator import Coordinator
 from bunco_pi.head.eventlog import EventLog, IncomingEvent
 from bunco_pi.head.groups import TableGroup
 from bunco_pi.head.service import HEAD_NAME, HeadService, HeadTask, make_players
-from bunco_pi.net import envelope
 from bunco_pi.net.inproc import InprocBroker, InprocLink
 from bunco_pi.net.topics import Topics, table_node
 from bunco_pi.protocol import TableEvent, encode_entry
@@ -88,11 +87,6 @@ class Hall:
             self.log.close()
 
     def start(self) -> Hall:
-        # The head's whole state of a 500-table night is over one MQTT message's limit: how the
-        # head splits it for the tables is the network's part, not the console's; this head's
-        # link is in-process, so here the one limit is lifted while the hall runs.
-        self._limit = envelope.MAX_BYTES
-        envelope.MAX_BYTES = max(envelope.MAX_BYTES, 4 << 20)
         self.server.start()
         self._thread.start()
         self._ready.wait(20)
@@ -102,7 +96,6 @@ class Hall:
         self._stop.set()
         self._thread.join(10)
         self.server.stop()
-        envelope.MAX_BYTES = self._limit
 
     def do(self, work) -> Any:
         """``work(service)`` on the head's owner thread; its result."""
