@@ -358,8 +358,7 @@ class TableNode:
         """The round's time ran out by this box's count, TIME_UP_GRACE ago, and the head's
         horn has not come: the head is down or its word is late. (The grace is the horn's way
         here; the head sounds it on time within a second.)"""
-        self.countdown_label()
-        c = self._countdown
+        c = self._countdown_now()
         return c is not None and c.phase in ("round", "warn") and \
             self.clock() >= c.received + c.left + TIME_UP_GRACE
 
@@ -410,11 +409,17 @@ class TableNode:
     def countdown_label(self) -> str:
         """A timed round's minutes left as the screen shows them ("" when no clock runs):
         the head's timer, counted down from when this box received it by its own clock."""
+        c = self._countdown_now()
+        return c.label(self.clock()) if c is not None else ""
+
+    def _countdown_now(self) -> Countdown | None:
+        """The head's timer as this box counts it down, read afresh when the head said a new
+        one (it is counted from when this box received it)."""
         timer = getattr(self.link, "timer", None)
         if timer is not self._timer:
             self._timer = timer
             self._countdown = read_countdown(timer, self.clock())
-        return self._countdown.label(self.clock()) if self._countdown is not None else ""
+        return self._countdown
 
     def _draw(self, view: screens.View) -> None:
         view = self._with_qr(view)
