@@ -9,12 +9,21 @@ from bunco_pi.rules.night import (
     CloseRound,
     EndBreak,
     NextRound,
+    Night,
     RingBell,
     SettlePrizes,
     StartRound,
     TableEntry,
 )
-from bunco_pi.rules.record import FORMAT, VERSION, build_record, decode_event, encode_event, replay
+from bunco_pi.rules.record import (
+    FORMAT,
+    VERSION,
+    build_record,
+    decode_event,
+    encode_event,
+    first_players,
+    replay,
+)
 from bunco_pi.rules.table_round import Bell, Pass, Roll, RuleViolation, Tally, Undo
 from bunco_pi.sim.players import simulate_night
 
@@ -112,3 +121,65 @@ def test_a_broken_record_does_not_replay() -> None:
     with pytest.raises(RuleViolation):
         replay({"players": [{"id": "a", "name": "A", "ghost": False}], "first_seating": [["a"]],
                 "log": [["dance"]]}, preset("classic"))
+
+
+def _with_undos(rules, sim) -> list:
+    """The simulated night's log with undone entries woven in at tables that cannot end the
+    round: a pass taken back, a tally taken back, a roll taken back and rolled again (the
+    same dice, so the night goes on as it was, but the roll's log position moves)."""
+    night, log = Night.start(rules, first_players(sim.night.players, sim.log),
+                             build_record(sim.night, sim.log)["first_seating"]), []
+
+    def play(event) -> None:
+        nonlocal night
+        night = night.apply(event)
+        log.append(event)
+
+    for i, event in enumerate(sim.log):
+        play(event)
+        if not (isinstance(event, TableEntry) and isinstance(event.entry, Roll)
+                and event.table != 1 and night.phase == "playing"):
+            continue
+        weave = [[Pass(), Undo()], [Tally("point"), Undo()], [Undo(), event.entry]][i % 3]
+        try:
+            trial = night
+            for entry in weave:
+                trial = trial.apply(TableEntry(event.table, entry))
+        except RuleViolation:
+            continue
+        for entry in weave:
+            play(TableEntry(event.table, entry))
+    # what was taken back changed nothing: the same night, played with more entries
+    assert night.phase == "ended" and night.cards == sim.night.cards
+    assert night.prizes == sim.night.prizes
+    return log
+
+
+def test_roll_positions_follow_undos() -> None:
+    """Each roll's ``at`` is the log position of the entry that made it, undone ones left
+    out: checked against the night folded entry by entry."""
+    rules = preset("classic")
+    sim = simulate_night(rules, 12, seed=3)
+    log = _with_undos(rules, sim)
+    assert sum(isinstance(e, TableEntry) and isinstance(e.entry, Undo) for e in log) > 20
+    first = build_record(sim.night, sim.log)["first_seating"]
+    night = Night.replay(rules, first_players(sim.night.players, log), first, log)
+    record = build_record(night, log)
+    # the oracle: fold the night and note when a table's rolls grow or shrink
+    state, made = Night.start(rules, first_players(night.players, log), first), {}
+    for position, event in enumerate(log):
+        after = state.apply(event)
+        if isinstance(event, TableEntry):
+            count = len(after.tables[event.table - 1].rolls)
+            mine = made.setdefault((state.round_index, event.table), [])
+            del mine[count:]
+            if count > len(mine):
+                mine.append(position)
+        state = after
+    for r_index, rnd in enumerate(record["rounds"]):
+        for t in rnd["tables"]:
+            assert [r["at"] for r in t["rolls"]] == made.get((r_index, t["table"]), [])
+            for r in t["rolls"]:
+                assert record["log"][r["at"]][:2] == ["tally" if r.get("tally") else "roll",
+                                                      t["table"]]
+    assert replay(record, rules) == night

@@ -39,7 +39,7 @@ from bunco_pi.rules.night import (
     TableEntry,
     TimeUp,
 )
-from bunco_pi.rules.table_round import RollRecord, RuleViolation
+from bunco_pi.rules.table_round import SCORED, UNDOABLE, RollRecord, RuleViolation, Undo
 
 FORMAT = "bunco-pi night record"
 VERSION = 1
@@ -172,11 +172,10 @@ def record_items(night: Night, log: Sequence[NightEvent], *, seed: int | None = 
     is written, so a 500-table night's record never stands whole in memory. ``build_record``
     is these, gathered."""
     first = _first_seating(night)
-    at = _roll_positions(night, first, log)
 
     def rounds() -> Iterator[dict[str, Any]]:
-        for r_index, r in enumerate(night.history):
-            yield _round_json(r_index, r, at)
+        for r, at in zip(night.history, _roll_positions(log), strict=False):
+            yield _round_json(r, at)
 
     yield "format", FORMAT
     yield "version", VERSION
@@ -198,7 +197,7 @@ def record_items(night: Night, log: Sequence[NightEvent], *, seed: int | None = 
     yield "log", (encode_event(e) for e in log)
 
 
-def _round_json(r_index: int, r: Any, at: dict[tuple[int, int], list[int]]) -> dict[str, Any]:
+def _round_json(r: Any, at: dict[int, list[int]]) -> dict[str, Any]:
     return {
         "set": r.set,
         "round": r.round,
@@ -207,7 +206,7 @@ def _round_json(r_index: int, r: Any, at: dict[tuple[int, int], list[int]]) -> d
             {
                 "table": t.table,
                 "seats": list(t.seats),
-                "rolls": [_roll_json(roll, at.get((r_index, t.table), [None] * (i + 1))[i])
+                "rolls": [_roll_json(roll, at.get(t.table, [None] * (i + 1))[i])
                           for i, roll in enumerate(t.rolls)],
                 "score": list(t.team_scores),
                 "seat_scores": list(t.seat_scores),
@@ -236,22 +235,33 @@ def _first_seating(night: Night) -> tuple:
     return night.seating
 
 
-def _roll_positions(night: Night, first_seating: tuple, log: Sequence[NightEvent]
-                    ) -> dict[tuple[int, int], list[int]]:
-    """(round index, table) -> the log position of each of that table's rolls: the one order
-    that holds across tables (the traveler goes to whoever triggered it last in the log)."""
-    state = Night.start(night.rules, first_players(night.players, log), first_seating)
-    positions: dict[tuple[int, int], list[int]] = {}
+def _roll_positions(log: Sequence[NightEvent]) -> Iterator[dict[int, list[int]]]:
+    """For each round in turn (round 0 first), table -> the log position of each of its
+    rolls: the one order that holds across tables (the traveler goes to whoever triggered it
+    last in the log). Read from the log's entries alone, not by folding the night again: each
+    roll or tally made one roll, an undo took back the last roll, tally or pass
+    (``table_round.UNDOABLE``), and a round's number moves on only at ``NextRound``. A fold
+    of the night here held a second copy of it while a 500-table head wrote its record, and
+    took as long as the night's own fold. Only one round's positions stand at a time."""
+    positions: dict[int, list[int]] = {}
+    taken_back: dict[int, list[bool]] = {}  # per table, its undoable entries: a roll or not
     for i, event in enumerate(log):
-        after = state.apply(event)
-        if isinstance(event, TableEntry):
-            count = len(after.tables[event.table - 1].rolls)
-            made = positions.setdefault((state.round_index, event.table), [])
-            del made[count:]  # an undo takes rolls back
-            if count > len(made):
-                made.append(i)
-        state = after
-    return positions
+        kind = type(event)
+        if kind is TableEntry:
+            entry = type(event.entry)
+            if entry is Undo:
+                undoable = taken_back.get(event.table)
+                if undoable and undoable.pop():
+                    positions[event.table].pop()
+            elif entry in UNDOABLE:
+                scored = entry in SCORED
+                taken_back.setdefault(event.table, []).append(scored)
+                if scored:
+                    positions.setdefault(event.table, []).append(i)
+        elif kind is NextRound:
+            yield positions
+            positions, taken_back = {}, {}
+    yield positions
 
 
 def first_players(players: Sequence[Player], log: Sequence[NightEvent]) -> list[Player]:

@@ -57,7 +57,10 @@ class Undo:
 
 
 Entry = Roll | Tally | Pass | Bell | Undo
-_UNDOABLE = (Roll, Tally, Pass)
+# What an Undo takes back (the last of these), and which of them make a roll of the round's
+# ``rolls`` (each one exactly one): the record finds each roll's log position by these.
+UNDOABLE = (Roll, Tally, Pass)
+SCORED = (Roll, Tally)
 # Each entry by its name in the codec (rules/entries.py) and in rules/legality.py.
 ENTRY_KIND: dict[type, str] = {Roll: "roll", Tally: "tally", Pass: "pass", Bell: "bell",
                                Undo: "undo"}
@@ -228,7 +231,7 @@ class TableRound:
 
     @property
     def can_undo(self) -> bool:
-        return any(isinstance(e, _UNDOABLE) for e in self.entries)
+        return any(isinstance(e, UNDOABLE) for e in self.entries)
 
     def player_score(self, player: str) -> int:
         return self.seat_points[self.setup.seats.index(player)]
@@ -269,7 +272,7 @@ class TableRound:
     def _undo(self) -> TableRound:
         entries = list(self.entries)
         for index in range(len(entries) - 1, -1, -1):
-            if isinstance(entries[index], _UNDOABLE):
+            if isinstance(entries[index], UNDOABLE):
                 del entries[index]
                 return TableRound.replay(self.setup, entries)
         raise RuleViolation(f"table {self.setup.table}: nothing to undo")
