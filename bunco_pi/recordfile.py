@@ -13,8 +13,9 @@ from bunco_pi.atomic_file import write_atomically
 from bunco_pi.errors import UserError
 from bunco_pi.rules.record import FORMAT, VERSION
 
-# Items of a list written in one piece: big enough that the C encoder does the work, small
-# enough that no more than a few hundred KB of JSON text stands in memory at once.
+# Small items of a list (the log's events, the players) written in one piece: enough that the
+# C encoder does the work, few enough that no more than a few hundred KB of JSON text stands in
+# memory at once. A dict (a round of the night) is written on its own.
 CHUNK_ITEMS = 200
 
 
@@ -34,7 +35,9 @@ def record_chunks(record: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Iter
             first = True
             for item in value:
                 chunk.append(item)
-                if len(chunk) == CHUNK_ITEMS:
+                # A round (a dict) goes alone: 200 rounds were a whole night's rolls as
+                # dicts at once, some 100 MB at 500 tables; one round is a few MB.
+                if len(chunk) == CHUNK_ITEMS or isinstance(item, Mapping):
                     yield ("" if first else ",") + _dumps(chunk)[1:-1]
                     chunk, first = [], False
             if chunk:
