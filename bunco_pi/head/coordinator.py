@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bunco_pi.head.night_log import NightLog
 from bunco_pi.head.views import night_state, player_names, table_view, table_views
 from bunco_pi.protocol import TableEvent, read_table_event
 from bunco_pi.rules.house import HouseRules
@@ -138,7 +139,7 @@ class Coordinator:
     table_count: int
     entropy: random.Random = field(default_factory=random.SystemRandom)
     night: Night | None = None
-    log: list[NightEvent] = field(default_factory=list)
+    log: NightLog = field(default_factory=NightLog)  # every event applied, in order
     seen: dict[int, int] = field(default_factory=dict)  # table -> highest seq handled
     online: set[int] = field(default_factory=set)
     # The wall clock a timed round's deadline is read from (seconds since the epoch): what it
@@ -171,7 +172,7 @@ class Coordinator:
     def _setup(self, record: dict[str, Any]) -> None:
         players = [Player(p["id"], p["name"], p["ghost"]) for p in record["players"]]
         self.night = Night.start(self.rules, players, [tuple(s) for s in record["seating"]])
-        self.log = []
+        self.log = NightLog()
 
     # --- restoring from the log -----------------------------------------------------------
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bunco_pi.errors import UserError
+from bunco_pi.head.night_log import as_log
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.night import Night, NightEvent
 from bunco_pi.rules.record import record_items
@@ -43,7 +44,7 @@ class RecordWriter:
 
     def request(self, night: Night, events: Sequence[NightEvent]) -> None:
         """Write the record of ``night`` (the fold of ``events``) soon; returns at once."""
-        snapshot = (night, tuple(events))  # the caller's log keeps growing; this copy does not
+        snapshot = (night, as_log(events))  # the caller's log keeps growing; this copy does not
         with self._lock:
             self._pending = snapshot
             self._lock.notify_all()
