@@ -66,16 +66,51 @@ ENTRY_KIND: dict[type, str] = {Roll: "roll", Tally: "tally", Pass: "pass", Bell:
                                Undo: "undo"}
 
 
-class RollRecord(NamedTuple):
+class Roller(NamedTuple):
+    """Who rolls from a seat of one table's round: one for each seat, shared by her rolls."""
+
     player: str
-    seat: int
-    dice: Dice | None
-    tally: str | None
-    points: int  # what it added to the roller's score: ghost rules applied, negative for a wipeout
-    rolloff: bool
-    outcome: RollOutcome
+    seat: int  # 1..4
     ghost: bool
+
+
+class RollRecord(NamedTuple):
+    """One roll of a round, as the night keeps it for the cards and the record.
+
+    A night keeps every roll it was played with (a 500-table night some 600,000), so a roll
+    holds five fields, not nine: who rolled is the seat's shared ``Roller``, the dice or the
+    tally is one field (``thrown``), and ``rolloff`` is ``session > 0``. The old fields are
+    read as before."""
+
+    roller: Roller
+    thrown: Dice | str  # the dice, or a scorekeeper's tally ("point", "three", ...)
+    points: int  # what it added to the roller's score: ghost rules applied, negative for a wipeout
+    outcome: RollOutcome
     session: int = 0  # the roll-off session (1, 2, ...) of a roll-off roll, 0 in the round
+
+    @property
+    def player(self) -> str:
+        return self.roller.player
+
+    @property
+    def seat(self) -> int:
+        return self.roller.seat
+
+    @property
+    def ghost(self) -> bool:
+        return self.roller.ghost
+
+    @property
+    def dice(self) -> Dice | None:
+        return None if isinstance(self.thrown, str) else self.thrown
+
+    @property
+    def tally(self) -> str | None:
+        return self.thrown if isinstance(self.thrown, str) else None
+
+    @property
+    def rolloff(self) -> bool:
+        return self.session > 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +125,7 @@ class TableSetup:
     ghosts: frozenset[str] = frozenset()
 
     outcomes: Mapping[Dice, RollOutcome] = field(init=False, repr=False, compare=False)
+    rollers: tuple[Roller, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.seats) != 4 or len(set(self.seats)) != 4:
@@ -97,6 +133,8 @@ class TableSetup:
         if not 1 <= self.target <= 6:
             raise RuleViolation(f"table {self.table}: a target is 1 to 6, got {self.target}")
         object.__setattr__(self, "outcomes", outcome_table(self.rules, self.target))
+        object.__setattr__(self, "rollers", tuple(
+            Roller(p, seat, p in self.ghosts) for seat, p in enumerate(self.seats, start=1)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,8 +351,8 @@ class TableRound:
         else:
             points = outcome.points
         new_pool = pool[:seat] + (pool[seat] + points,) + pool[seat + 1 :]
-        record = RollRecord(player, seat + 1, dice, tally, points, rolloff, outcome, ghost,
-                            self.rolloff_sessions if rolloff else 0)
+        record = RollRecord(self.setup.rollers[seat], dice if tally is None else tally, points,
+                            outcome, self.rolloff_sessions if rolloff else 0)
         state = self._copy()
         state.entries = self.entries + (entry,)
         state.rolls = self.rolls + (record,)
