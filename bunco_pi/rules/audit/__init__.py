@@ -131,17 +131,18 @@ class _Audit(RoundsCheck, SeatingCheck, CardsCheck, PrizesCheck):
         """The seating the round's moves give: one move for each player, from her table."""
         seats: list[list[str | None]] = [[None] * 4 for _ in tables]
         at = {p: table.number for table in tables for p in table.seats}
+        place = {number: i for i, number in enumerate(self.numbers)}  # a table's by its number
         moved = set()
         for m in moves:
             p, to, seat = m.get("player"), m.get("to_table"), m.get("to_seat")
             if p not in at or m.get("from_table") != at[p] or p in moved or \
-                    to not in self.numbers or seat not in (1, 2, 3, 4) or \
-                    seats[self.numbers.index(to)][seat - 1] is not None:
+                    isinstance(to, list | dict) or to not in place or seat not in (1, 2, 3, 4) or \
+                    seats[place[to]][seat - 1] is not None:
                 self.say(f"{where}: the move {m} is not one move of a player from her table to "
                          "a free seat")
                 return None
             moved.add(p)
-            seats[self.numbers.index(to)][seat - 1] = p
+            seats[place[to]][seat - 1] = p
         if moved != set(at):
             self.say(f"{where}: no move for {', '.join(sorted(set(at) - moved))}")
             return None
