@@ -108,16 +108,19 @@ class _Playing:
         if self.on_event is not None:
             self.on_event(self.night, event)
 
-    def dice(self) -> tuple[int, int, int]:
-        # one draw for all three dice: 216 equally likely rolls
-        n = int(self.rng.random() * 216)
-        return (n // 36 + 1, n // 6 % 6 + 1, n % 6 + 1)
+    def roll(self) -> Roll:
+        # one draw for all three dice: 216 equally likely rolls, each one shared Roll (an
+        # entry is immutable; a 2,000-player night keeps some 450,000 of them)
+        return _ROLLS[int(self.rng.random() * 216)]
+
+
+_ROLLS = tuple(Roll((n // 36 + 1, n // 6 % 6 + 1, n % 6 + 1)) for n in range(216))
 
 
 def _simulate(rules: HouseRules, players: int, seed: int,
               on_event: Callable[[Night, NightEvent], None] | None) -> SimulatedNight:
     game = _Playing(rules, players, seed, on_event)
-    rng, play, dice = game.rng, game.play, game.dice
+    rng, play, roll = game.rng, game.play, game.roll
     while game.night.phase != PRIZES:
         play(StartRound())
         playing = [t.setup.table for t in game.night.tables]
@@ -125,7 +128,7 @@ def _simulate(rules: HouseRules, players: int, seed: int,
         while playing:
             pick = int(rng.random() * len(playing))
             table = playing[pick]
-            play(TableEntry(table, Roll(dice())))
+            play(TableEntry(table, roll()))
             if game.night.tables[table - 1].done:
                 playing.pop(pick)
             if game.night.bell_rung and not bell_heard:
@@ -160,7 +163,7 @@ def _simulate_timed(rules: HouseRules, players: int, seed: int,
     in the events like the head's wall clock): each table rolls when its last roll is done, the
     horn sounds at the deadline and every table hears it then, as it would in a hall."""
     game = _Playing(rules, players, seed, on_event)
-    rng, play, dice = game.rng, game.play, game.dice
+    rng, play, roll = game.rng, game.play, game.roll
     timing = rules.round
     lo, hi = ROLL_SECONDS
     now = 0.0
@@ -197,7 +200,7 @@ def _simulate_timed(rules: HouseRules, players: int, seed: int,
             else:
                 heapq.heappop(due)
                 now = when
-                play(TableEntry(table, Roll(dice())))
+                play(TableEntry(table, roll()))
                 if not game.night.tables[table - 1].done:
                     heapq.heappush(due, (now + roll_time(), table))
             if game.night.bell_rung and not bell_heard:
