@@ -3,11 +3,15 @@ round by round, and its CPU, each process apart as on the night.
 
 Run from the repository root:
     python3 benchmarks/bench_night.py [--tables 200 500] [--sets 1] [--pace 2.5] [--whole-night]
+    python3 benchmarks/bench_night.py --tables 200 500 --whole-night-only
 
 ``--pace S``: each table rolls once every S seconds on average (a human pace: a roll, a look,
 the dice passed); without it the tables roll as fast as they can (flat out), which is what the
 head can take. ``--whole-night``: also the head's memory over a whole night (4 sets, 24 rounds)
-at each size, from its event log of a simulated night replayed by the real ``bunco-pi head``.
+at each size, from its event log of a simulated night replayed by the real ``bunco-pi head``,
+and round by round: the head's coordinator fed that log record by record in a process of its
+own, its record written by the head's ``RecordWriter`` at each round's end as on the night, and
+the RSS read then. ``--whole-night-only``: that alone, without the networked nights.
 
 Three kinds of process over one private mosquitto on loopback: the real ``bunco-pi head``
 (its event log, ``--record``, the host's bell pressed by ``--auto-host``); one process of
@@ -371,6 +375,11 @@ def whole_night(tables: int, tmp: Path) -> dict:
         if batch:
             log.commit(batch)
     assert isinstance(night, Night) and night.phase == "ended"
+    per_round = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--rounds-of",
+         str(tmp / f"night-{name}.sqlite"), "--tables", str(tables)],
+        cwd=ROOT, capture_output=True, text=True, timeout=1800, check=True)
+    by_round = json.loads(per_round.stdout.strip().splitlines()[-1])
     with Broker(tmp / "broker", tables=tables) as broker:
         t0 = time.monotonic()
         head = subprocess.Popen(
@@ -392,7 +401,40 @@ def whole_night(tables: int, tmp: Path) -> dict:
             time.sleep(0.05)
         head.wait(60)
     return {"peak": peak, "replayed": replayed, "seconds": time.monotonic() - t0,
-            "rounds": rounds, "entries": entries}
+            "rounds": rounds, "entries": entries, **by_round}
+
+
+def rounds_of(path: Path, tables: int) -> dict:
+    """In a process of its own: the head's coordinator fed its event log record by record,
+    as the head's fold took them on the night, and at each round's end the night record
+    written by the head's ``RecordWriter`` (waited for) and the RSS read: the head's memory
+    round by round over a whole night, without playing it over the network."""
+    from bunco_pi.head.coordinator import Coordinator
+    from bunco_pi.head.eventlog import EventLog
+    from bunco_pi.head.records import RecordWriter
+    from bunco_pi.head.service import records_from, settle_memory
+    from bunco_pi.rules.house import preset
+
+    coordinator = Coordinator(preset("classic"), preset_text("classic"), "w", tables)
+    writer = RecordWriter(str(path.with_suffix(".json")))
+    rss: list[float] = []
+    t0 = time.monotonic()
+
+    def records(log: EventLog):
+        for record in records_from(log.replay()):
+            yield record
+            if record.get("kind") == "night" and record["event"] in (["close"], ["next"]):
+                settle_memory()  # the head's own step at each change of phase
+            if record.get("kind") == "night" and record["event"] == ["close"]:
+                writer.request(coordinator.night, coordinator.log)
+                writer.flush()
+                rss.append(vm(os.getpid(), "VmRSS"))
+
+    with EventLog(path) as log:
+        coordinator.restore(records(log))
+    writer.close()
+    return {"by_round": rss, "round_peak": vm(os.getpid(), "VmHWM"),
+            "round_seconds": time.monotonic() - t0}
 
 
 def raw_relay(broker: Broker, tables: int, count: int, size: int, tmp: Path) -> list[float]:
@@ -475,6 +517,9 @@ def main() -> int:
     parser.add_argument("--whole-night", action="store_true",
                         help="also the head's memory over a whole night (24 rounds) at each "
                              "size, replayed from a simulated night's event log")
+    parser.add_argument("--whole-night-only", action="store_true",
+                        help="only the head's memory over a whole night (no networked night)")
+    parser.add_argument("--rounds-of", type=Path, help=argparse.SUPPRESS)  # an event log
     parser.add_argument("--sets", type=int, default=1, help="sets of 6 rounds (default 1)")
     parser.add_argument("--target", type=int, default=21,
                         help="the head table's target score (lower: shorter rounds; default 21)")
@@ -491,6 +536,9 @@ def main() -> int:
     parser.add_argument("--play-limit", type=float, default=900, help=argparse.SUPPRESS)
     parser.add_argument("--play-pace", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rounds_of:
+        print(json.dumps(rounds_of(args.rounds_of, args.tables[0])))
+        return 0
     if args.play:
         return play_tables(args)
     if args.observe:
@@ -499,6 +547,8 @@ def main() -> int:
         parser.error(f"--keep {args.keep}: it already holds a night of these sizes; "
                      "name an empty folder")
     for tables in args.tables:  # each size's figures as soon as its night is over
+        if args.whole_night_only:
+            break
         if args.keep:
             kept = args.keep / f"n{tables}"
             kept.mkdir(parents=True)
@@ -507,7 +557,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             report(tables, night(tables, args.sets, args.target, Path(tmp), args.limit,
                                  args.pace))
-    if args.whole_night:
+    if args.whole_night or args.whole_night_only:
         print()
         for tables in args.tables:
             with tempfile.TemporaryDirectory() as tmp:
@@ -515,6 +565,12 @@ def main() -> int:
             print(f"{tables} tables, a whole night ({w['rounds']} rounds, {w['entries']} "
                   f"entries) replayed by the head: peak RSS {w['peak']:.1f} MiB, RSS once "
                   f"replayed {w['replayed']:.1f} MiB, replay and record {w['seconds']:.1f} s")
+            line = " ".join(f"{mib:.1f}" for mib in w["by_round"])
+            print(f"{tables} tables, the head's fold round by round, its record written at each "
+                  f"round's end: RSS after rounds 1..{len(w['by_round'])} (MiB): {line}; "
+                  f"peak {w['round_peak']:.1f} MiB ({w['round_seconds']:.1f} s)", flush=True)
+        if args.whole_night_only:
+            return 0
     print(f"\ntables {'flat out' if not args.pace else f'at a pace of one roll in {args.pace} s'}")
     print("\nbaseline: a bare paho relay process committing each message to SQLite (WAL, FULL) "
           "and publishing\nthe head's state size to as many bare subscribers, the sender "
