@@ -22,12 +22,13 @@ from bunco_pi.table.sender import TableSender
 
 
 class ScriptedTable:
-    def __init__(self, number: int, broker: Broker, topics: Topics, data: Path) -> None:
+    def __init__(self, number: int, broker: Broker, topics: Topics, data: Path, *,
+                 keepalive: int = 10) -> None:
         self.number = number
         name = table_node(number)
         self.link = MqttLink(name, broker.host, broker.port, username=name,
                              password=broker.credentials.password(name),
-                             status_topic=topics.status(name))
+                             status_topic=topics.status(name), keepalive=keepalive)
         self.outbox = Outbox(data / f"outbox-{number}.sqlite")
         self.sender = TableSender(self.link, topics, number, self.outbox, resend_after=0.5)
         self.parts_topics = {topics.seating(seating_page(number)): "seating",
