@@ -60,6 +60,9 @@ class Link(Protocol):
 
     name: str
     inbox: queue.Queue[LinkEvent]
+    # QoS 1 messages the link's own thread has received, counted there before its owner
+    # takes them from the inbox: a busy owner is not a link that receives nothing.
+    received: int
 
     @property
     def connected(self) -> bool: ...
