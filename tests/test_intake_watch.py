@@ -120,10 +120,15 @@ def test_a_link_still_receiving_is_behind_not_stuck_and_is_not_reconnected():
     assert "behind, not cut off" in verdict.line and "table 2 waits with 5 entries" in verdict.line
     assert watch.check(arrived=clock.now) is None  # said once a gap, not every step
     assert watch.recoveries == 0
-    clock.now += 5  # the link too has received nothing since: now it is stuck
-    watch.heartbeat(2, Heartbeat(1, holds=20, acked=15, waiting=10), committed=15)
-    verdict = watch.check(arrived=clock.now - 5)
-    assert verdict is not None and verdict.reconnect and "for 5.0 s" in verdict.line
+    clock.now += 11  # nothing at all reached the link since, not even a heartbeat:
+    watch.heartbeat(2, Heartbeat(1, holds=20, acked=15, waiting=16), committed=15)
+    verdict = watch.check(arrived=clock.now - 5, heard=clock.now - 5)
+    assert verdict is not None and not verdict.reconnect  # it is not reading: starved
+    assert "received nothing at all for 5.0 s" in verdict.line
+    clock.now += 1  # the link reads its heartbeats but no QoS 1 message: now it is stuck
+    watch.heartbeat(2, Heartbeat(1, holds=20, acked=15, waiting=17), committed=15)
+    verdict = watch.check(arrived=clock.now - 6, heard=clock.now - 0.2)
+    assert verdict is not None and verdict.reconnect and "for 6.0 s" in verdict.line
     assert watch.recoveries == 1
 
 
