@@ -281,8 +281,10 @@ def play_tables(args: argparse.Namespace) -> int:
 
     tables = []
     for n in range(first, last + 1):
+        # a box's own wait before it resends (3 s, doubling): the tests' half second would
+        # have a head behind at 500 tables checking every table's entries again
         table = ScriptedTable(n, broker, topics, data,  # type: ignore[arg-type]
-                              keepalive=args.play_keepalive)
+                              keepalive=args.play_keepalive, resend_after=3.0)
         table.link._sink = stamped(table)  # the bench's only look inside the link
         table.link.subscribe(args.play_relayed)
         tables.append(table.start())

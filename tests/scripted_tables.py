@@ -23,14 +23,15 @@ from bunco_pi.table.sender import TableSender
 
 class ScriptedTable:
     def __init__(self, number: int, broker: Broker, topics: Topics, data: Path, *,
-                 keepalive: int = 10) -> None:
+                 keepalive: int = 10, resend_after: float = 0.5) -> None:
         self.number = number
         name = table_node(number)
         self.link = MqttLink(name, broker.host, broker.port, username=name,
                              password=broker.credentials.password(name),
                              status_topic=topics.status(name), keepalive=keepalive)
         self.outbox = Outbox(data / f"outbox-{number}.sqlite")
-        self.sender = TableSender(self.link, topics, number, self.outbox, resend_after=0.5)
+        self.sender = TableSender(self.link, topics, number, self.outbox,
+                                  resend_after=resend_after)
         self.parts_topics = {topics.seating(seating_page(number)): "seating",
                              topics.rules(): "rules"}
         for topic in self.parts_topics:
