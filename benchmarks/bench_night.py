@@ -321,8 +321,6 @@ def play_tables(args: argparse.Namespace) -> int:
             pinger.ping(at_bell=False)
         if not live:
             time.sleep(0.005 if not pace else 0.02)
-    for t in tables:
-        t.stop()
     if pinger is not None:
         pinger.close()
     received = []
@@ -337,6 +335,8 @@ def play_tables(args: argparse.Namespace) -> int:
     Path(args.play_out).write_text(json.dumps({
         "sends": sends, "states": received, "pings": pinger.sent if pinger else [],
         "pinged": pinged}))
+    for t in tables:  # after the figures are out: a hundred goodbyes take a while
+        t.stop(timeout=0.2)
     return 0
 
 

@@ -49,8 +49,8 @@ class ScriptedTable:
         self.link.start()
         return self
 
-    def stop(self) -> None:
-        self.link.stop()
+    def stop(self, timeout: float = 2.0) -> None:
+        self.link.stop(timeout)
         self.outbox.close()
 
     def pump(self) -> None:
