@@ -111,18 +111,17 @@ RELAY_SIZE = 600  # bytes the relay says: the head's bell state is held to that 
 def raw_topics(tables: int) -> tuple[str, str]:
     """The relay's two topics, under a night of its own ("raw"): the pings in (written by the
     spare user ``table-<tables+1>``) and the relayed state out (``table-<tables+2>``). The
-    broker lets a table user write its own events topic in any night, and every observer
-    reads them all."""
+    broker lets a table user write its own events topic in any night, and every table's
+    client reads them all."""
     return f"bunco/raw/table/{tables + 1}/events", f"bunco/raw/table/{tables + 2}/events"
 
 
 class Observers:
-    """One bare paho client per table, each a read-only user of its own (``observer-n``: the
-    broker binds a client id to its user, so one logged in as the table's user would knock
-    the table off): notes when each state arrives. They run in processes of their own,
-    ``OBSERVERS_A_PROCESS`` a process, and say each arrival on a line (the monotonic clock is
-    the machine's, so the times compare across processes). Each observer listens to the
-    head's state and to the relay's, so both reach the same clients under the same load."""
+    """Bare read-only paho clients (``observer-n``, a user each: the broker binds a client id
+    to its user), ``OBSERVERS_A_PROCESS`` a process, each saying every arrival on a line (the
+    monotonic clock is the machine's, so the times compare across processes). The night uses
+    one, to follow the head's state for the round starts; the figures are taken at the
+    tables' own clients."""
 
     def __init__(self, broker: Broker, tables: int, topics: list[str], tag: str) -> None:
         self.arrivals: queue.Queue[tuple[int, float, str, dict]] = queue.Queue()
