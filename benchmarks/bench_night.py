@@ -6,26 +6,36 @@ Run from the repository root:
     python3 benchmarks/bench_night.py --tables 200 500 --whole-night-only
 
 ``--pace S``: each table rolls once every S seconds on average (a human pace: a roll, a look,
-the dice passed); without it the tables roll as fast as they can (flat out), which is what the
-head can take. ``--whole-night``: also the head's memory over a whole night (4 sets, 24 rounds)
-at each size, from its event log of a simulated night replayed by the real ``bunco-pi head``,
-and round by round: the head's coordinator fed that log record by record in a process of its
-own, its record written by the head's ``RecordWriter`` at each round's end as on the night, and
-the RSS read then. ``--whole-night-only``: that alone, without the networked nights.
+the dice passed); without it the tables roll flat out: each table rolls again as soon as the
+head's ack of its last entry is back, so the entries a second are what the head can take.
+``--whole-night``: also the head's memory over a whole night (4 sets, 24 rounds) at each size,
+from its event log of a simulated night replayed by the real ``bunco-pi head``, and round by
+round: the head's coordinator fed that log record by record in a process of its own, its
+record written by the head's ``RecordWriter`` at each round's end as on the night, and the
+RSS read then. ``--whole-night-only``: that alone, without the networked nights.
 
-Three kinds of process over one private mosquitto on loopback: the real ``bunco-pi head``
-(its event log, ``--record``, the host's bell pressed by ``--auto-host``); one process of
-scripted tables (each its own MQTT client and durable outbox, rolling seeded dice, entering
-the bell when it hears it: ``tests/scripted_tables.py``); and this process, with one bare
-paho subscriber per table that only notes when the head's state reaches it.
+Over one private mosquitto on loopback: the real ``bunco-pi head`` (its event log,
+``--record``, the host's bell pressed by ``--auto-host``, a few clocks read on its bell path);
+processes of ``TABLES_A_PROCESS`` scripted tables (each its own MQTT client, login and durable
+outbox, rolling seeded dice, entering the bell when it hears it: ``tests/scripted_tables.py``),
+each table's client noting in paho's thread when each state reaches it; and a bare relay.
 
 - bell: from table 1 sending the roll that reaches its target (outbox fsync included) to the
-  last table holding the head's ``bell: true`` state;
+  last table's client holding the head's ``bell: true`` state;
 - results: from the entry that finished the last table to the last table holding the results;
-- baseline of both, in the same run and timed the same way: a bare paho relay in its own
-  process that commits each incoming message to SQLite (WAL, synchronous=FULL, one commit per
-  message) and publishes a payload of the head's state size to as many bare subscribers, the
-  sender committing to its own SQLite file first, with a gap between messages as between rounds;
+- the baseline, timed the same way through the same broker to the same tables' clients,
+  during the same night: a bare paho relay process commits each ping to SQLite (WAL,
+  synchronous=FULL, one commit per message) and publishes it, padded to the size of the
+  head's bell state, to a topic every table's client also listens to; the pings are sent
+  from the tables' process that holds table 1, committed to their own SQLite file first,
+  once at the very moment table 1's roll rings the bell ("at the same moment") and once a
+  second in between ("during the night"). Earlier versions timed the relay after the night,
+  on an idle broker and machine, against the bell under a full night's load: at 200 tables
+  that made the head look three to four times slower than a relay that, sent at the bell's
+  moment, was as slow as the bell itself;
+- where the bell's time goes, from clocks in the head's process: table 1's roll reaching
+  the head's paho thread, the owner thread taking the batch, its commit, its fold, the bell
+  handed to paho, then the broker's fan-out to the tables' clients;
 - the head's RSS at the start of every round (read from /proc), and its CPU over the night.
 """
 
@@ -56,22 +66,21 @@ from bunco_pi.rules.house import preset_text  # noqa: E402
 RELAY = r"""
 import sqlite3, sys, paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
-host, port, password, db, size = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
+host, port, user, password, db, size, inbound, outbound = sys.argv[1:9]
+size = int(size)
 con = sqlite3.connect(db, isolation_level=None)
 con.execute("PRAGMA journal_mode=WAL"); con.execute("PRAGMA synchronous=FULL")
 con.execute("CREATE TABLE IF NOT EXISTS ev (seq INTEGER PRIMARY KEY, payload BLOB)")
-state = b"s" * size
 def on_message(c, u, m):
     con.execute("BEGIN"); con.execute("INSERT INTO ev (payload) VALUES (?)", (m.payload,))
     con.execute("COMMIT")
-    c.publish("bunco/raw/state", state, qos=1)
-c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="raw-relay", protocol=mqtt.MQTTv5)
-c.username_pw_set("head", password)
+    c.publish(outbound, m.payload + b" " * max(0, size - len(m.payload)), qos=1)
+c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=user, protocol=mqtt.MQTTv5)
+c.username_pw_set(user, password)
 c.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
-c.on_connect = lambda cl, u, f, rc, p: (cl.subscribe("bunco/raw/table/1/events", qos=1),
-                                        print("ready", flush=True))
+c.on_connect = lambda cl, u, f, rc, p: (cl.subscribe(inbound, qos=1), print("ready", flush=True))
 c.on_message = on_message
-c.connect(host, port)
+c.connect(host, int(port), keepalive=60)
 c.loop_forever()
 """
 
@@ -99,17 +108,27 @@ def cpu_seconds(pid: int) -> float:
 # holds at most this many clients (a table's also holds its outbox's three SQLite files).
 OBSERVERS_A_PROCESS = 200
 TABLES_A_PROCESS = 100
+PING_EVERY_S = 1.0  # the relay's pings during the night, besides one at each bell
+RELAY_SIZE = 600  # bytes the relay says: the head's bell state is held to that much
+
+
+def raw_topics(tables: int) -> tuple[str, str]:
+    """The relay's two topics, under a night of its own ("raw"): the pings in (written by the
+    spare user ``table-<tables+1>``) and the relayed state out (``table-<tables+2>``). The
+    broker lets a table user write its own events topic in any night, and every table's
+    client reads them all."""
+    return f"bunco/raw/table/{tables + 1}/events", f"bunco/raw/table/{tables + 2}/events"
 
 
 class Observers:
-    """One bare paho client per table, each a read-only user of its own (``observer-n``: the
-    broker binds a client id to its user, so one logged in as the table's user would knock
-    the table off): notes when each state arrives. They run in processes of their own,
-    ``OBSERVERS_A_PROCESS`` a process, and say each arrival on a line (the monotonic clock is
-    the machine's, so the times compare across processes)."""
+    """Bare read-only paho clients (``observer-n``, a user each: the broker binds a client id
+    to its user), ``OBSERVERS_A_PROCESS`` a process, each saying every arrival on a line (the
+    monotonic clock is the machine's, so the times compare across processes). The night uses
+    one, to follow the head's state for the round starts; the figures are taken at the
+    tables' own clients."""
 
-    def __init__(self, broker: Broker, tables: int, topic: str, tag: str) -> None:
-        self.arrivals: queue.Queue[tuple[int, float, dict]] = queue.Queue()
+    def __init__(self, broker: Broker, tables: int, topics: list[str], tag: str) -> None:
+        self.arrivals: queue.Queue[tuple[int, float, str, dict]] = queue.Queue()
         self.procs = []
         creds = broker.workdir / "credentials.json"
         for first in range(1, tables + 1, OBSERVERS_A_PROCESS):
@@ -117,7 +136,7 @@ class Observers:
             proc = subprocess.Popen(
                 [sys.executable, __file__, "--observe", f"{first}-{last}",
                  "--observe-broker", f"{broker.host}:{broker.port}",
-                 "--observe-credentials", str(creds), "--observe-topic", topic,
+                 "--observe-credentials", str(creds), "--observe-topic", ",".join(topics),
                  "--observe-tag", tag], stdout=subprocess.PIPE, text=True, cwd=ROOT)
             assert proc.stdout is not None
             line = proc.stdout.readline().strip()
@@ -128,8 +147,8 @@ class Observers:
     def _read(self, proc: subprocess.Popen) -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
-            n, t, state = line.split(" ", 2)
-            self.arrivals.put((int(n), float(t), json.loads(state)))
+            n, t, topic, state = line.split(" ", 3)
+            self.arrivals.put((int(n), float(t), topic, json.loads(state)))
 
     def close(self) -> None:
         for proc in self.procs:
@@ -143,6 +162,7 @@ def observe(args: argparse.Namespace) -> int:
     first, last = (int(x) for x in args.observe.split("-"))
     host, port = args.observe_broker.rsplit(":", 1)
     users = json.loads(Path(args.observe_credentials).read_text())["users"]
+    topics = args.observe_topic.split(",")
     out = queue.Queue()
     clients = []
     subscribed = threading.Semaphore(0)
@@ -154,26 +174,31 @@ def observe(args: argparse.Namespace) -> int:
         c.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
 
         def on_message(client, userdata, msg, n=n):  # paho's thread: note the time only
-            out.put((n, time.monotonic(), msg.payload))
+            out.put((n, time.monotonic(), msg.topic, msg.payload))
         c.on_message = on_message
         c.on_subscribe = lambda *a: subscribed.release()
-        c.connect(host, int(port))
-        c.subscribe(args.observe_topic, qos=1)
+        c.connect(host, int(port), keepalive=60)
+        c.subscribe([(topic, 1) for topic in topics])
         c.loop_start()
         clients.append(c)
+        time.sleep(0.005)  # a hall's boxes do not all connect in the same millisecond
     for _ in clients:
         subscribed.acquire(timeout=60)
     print("ready", flush=True)
     try:
         while True:
-            n, t, payload = out.get()
+            n, t, topic, payload = out.get()
             try:
-                state = json.loads(payload)["payload"]
-                small = {k: state.get(k) for k in ("round_index", "phase", "bell")}
+                state = json.loads(payload)
+                if "payload" in state:  # the head's envelope
+                    state = state["payload"]
+                    small = {k: state.get(k) for k in ("round_index", "phase", "bell")}
+                else:  # the relay's ping
+                    small = {"ping": state["ping"]}
             except (ValueError, KeyError, TypeError):
                 small = {}
             small["size"] = len(payload)
-            print(n, t, json.dumps(small), flush=True)
+            print(n, t, topic, json.dumps(small), flush=True)
     except (KeyboardInterrupt, BrokenPipeError):
         return 0
 
@@ -181,8 +206,51 @@ def observe(args: argparse.Namespace) -> int:
 # --- the tables' process ---------------------------------------------------------------------
 
 
+class Pinger:
+    """The relay's sender, in the tables' process that holds table 1: commits each ping to
+    its own SQLite file (as a box's outbox does) and publishes it, at the moment table 1's
+    roll rings the bell and every ``PING_EVERY_S`` between, so the relay is timed through
+    the same broker, the same processes and the same load as the bell, at the same moment."""
+
+    def __init__(self, host: str, port: int, user: str, password: str, topic: str,
+                 db: Path) -> None:
+        import sqlite3
+
+        self.topic = topic
+        self.con = sqlite3.connect(db, isolation_level=None)
+        self.con.execute("PRAGMA journal_mode=WAL")
+        self.con.execute("PRAGMA synchronous=FULL")
+        self.con.execute("CREATE TABLE IF NOT EXISTS out (seq INTEGER PRIMARY KEY, payload BLOB)")
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=user,
+                                  protocol=mqtt.MQTTv5)
+        self.client.username_pw_set(user, password)
+        self.client.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
+        self.client.connect(host, port, keepalive=60)
+        self.client.loop_start()
+        self.sent: list[tuple[int, float, bool]] = []  # (ping, monotonic time, at a bell)
+        self.last = 0.0
+
+    def ping(self, at_bell: bool) -> None:
+        k = len(self.sent)
+        payload = json.dumps({"ping": k}).encode()
+        t0 = time.monotonic()
+        self.con.execute("BEGIN")
+        self.con.execute("INSERT INTO out (payload) VALUES (?)", (payload,))
+        self.con.execute("COMMIT")
+        self.client.publish(self.topic, payload, qos=1)
+        self.sent.append((k, t0, at_bell))
+        self.last = t0
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+        self.con.close()
+
+
 def play_tables(args: argparse.Namespace) -> int:
-    """Run as its own process: scripted tables play the night; write each send's time."""
+    """Run as its own process: scripted tables play the night; write each send's time, when
+    each table's client received each state (in paho's thread), and the relay's pings."""
+    from bunco_pi.net.link import Message
     from tests.scripted_tables import ScriptedTable
 
     host, port = args.play_broker.rsplit(":", 1)
@@ -194,13 +262,40 @@ def play_tables(args: argparse.Namespace) -> int:
         def password(self, user: str) -> str:
             return self.users[user]
 
-    broker = argparse.Namespace(host=host, port=int(port), credentials=Creds(
-        json.loads(Path(args.play_credentials).read_text())["users"]))
+    users = json.loads(Path(args.play_credentials).read_text())["users"]
+    broker = argparse.Namespace(host=host, port=int(port), credentials=Creds(users))
     topics = Topics(args.play_night)
     data = Path(args.play_data)
     first, last = (int(x) for x in args.play.split("-"))
-    tables = [ScriptedTable(n, broker, topics, data).start()  # type: ignore[arg-type]
-              for n in range(first, last + 1)]
+    states: list[tuple[int, float, bytes]] = []  # (table, arrival, payload), paho's threads
+    relayed: list[tuple[int, float, bytes]] = []  # the relay's pings, as they arrive
+
+    def stamped(table: ScriptedTable):
+        put, topic = table.link.inbox.put, topics.state()
+
+        def sink(event, n=table.number) -> None:
+            if isinstance(event, Message) and event.topic == topic:
+                states.append((n, time.monotonic(), event.payload))
+            elif isinstance(event, Message) and event.topic == args.play_relayed:
+                relayed.append((n, time.monotonic(), event.payload))
+                return  # the table has nothing to do with it
+            put(event)
+        return sink
+
+    tables = []
+    for n in range(first, last + 1):
+        # a box's own wait before it resends (3 s, doubling): the tests' half second would
+        # have a head behind at 500 tables checking every table's entries again
+        table = ScriptedTable(n, broker, topics, data,  # type: ignore[arg-type]
+                              keepalive=args.play_keepalive, resend_after=3.0)
+        table.link._sink = stamped(table)  # the bench's only look inside the link
+        table.link.subscribe(args.play_relayed)
+        tables.append(table.start())
+        time.sleep(args.play_stagger)  # a hall's boxes come on over a minute, not at once
+    pinger = None
+    if args.play_ping:
+        user, topic = args.play_ping.split(",")
+        pinger = Pinger(host, int(port), user, users[user], topic, data / "pinger.sqlite")
     rng = random.Random(7 + first)
     sends: list[tuple[int, int, float]] = []  # (round index, table, monotonic time)
     deadline = time.monotonic() + args.play_limit
@@ -209,41 +304,137 @@ def play_tables(args: argparse.Namespace) -> int:
     while time.monotonic() < deadline:
         for t in tables:
             t.pump()
-        states = [t.state for t in tables]
-        if all(s is not None and s.get("phase") == "ended" for s in states):
+        if all(t.state is not None and t.state.get("phase") == "ended" for t in tables):
             break
         now = time.monotonic()
-        live = [t for t in tables if t.playing and due[t.number] <= now]
+        if pace:
+            live = [t for t in tables if t.playing and due[t.number] <= now]
+        else:  # flat out: a table rolls again as soon as the head has its last entry
+            live = [t for t in tables if t.playing and t.outbox.acked >= t.outbox.last_seq]
         for t in live:  # every live table rolls once a step, as tables do at once
+            before = (t.round.done, t.round.bell) if t.round is not None else None
             sends.append((t.round_index, t.number, time.monotonic()))
             t.roll(rng)
+            if pinger is not None and t.number == 1 and t.round is not None \
+                    and (t.round.done, t.round.bell) != before:
+                pinger.ping(at_bell=True)  # this roll rings the bell: the relay goes with it
             if pace:
                 due[t.number] = now + pace * rng.uniform(0.5, 1.5)
+        if pinger is not None and time.monotonic() - pinger.last >= PING_EVERY_S:
+            pinger.ping(at_bell=False)
         if not live:
             time.sleep(0.005 if not pace else 0.02)
-    for t in tables:
-        t.stop()
-    Path(args.play_out).write_text(json.dumps(sends))
+    if pinger is not None:
+        pinger.close()
+    received = []
+    for n, t, payload in list(states):
+        try:
+            state = json.loads(payload)["payload"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        received.append((n, t, state.get("round_index"), state.get("phase"),
+                         bool(state.get("bell"))))
+    pinged = [(n, t, json.loads(payload)["ping"]) for n, t, payload in list(relayed)]
+    Path(args.play_out).write_text(json.dumps({
+        "sends": sends, "states": received, "pings": pinger.sent if pinger else [],
+        "pinged": pinged}))
+    for t in tables:  # after the figures are out: a hundred goodbyes take a while
+        t.stop(timeout=0.2)
     return 0
+
+
+# --- the head, traced ------------------------------------------------------------------------
+
+
+def traced_head(trace: Path, argv: list[str]) -> int:
+    """Run as its own process: the real ``bunco-pi head`` with a few clocks read on its bell
+    path, one line per bell: when table 1's last event reached paho's thread (``rx``), when
+    the owner thread took the batch (``handle``, of ``batch`` items), when the batch was
+    committed and folded, and when the bell's state was handed to paho (``published``)."""
+    from bunco_pi import cli
+    from bunco_pi.head.coordinator import Coordinator
+    from bunco_pi.head.ingest import HeadIngest
+    from bunco_pi.head.service import HeadService
+    from bunco_pi.net.mqtt import MqttLink
+
+    out = trace.open("w", buffering=1)
+    marks: dict[str, float] = {}
+    events_1 = Topics(argv[argv.index("--night") + 1]).events(1)
+    on_message, handle_many = MqttLink._on_message, HeadIngest.handle_many
+    accept, publish_state = Coordinator.accept, HeadService._publish_state
+    rung = [False]
+
+    def traced_on_message(self, client, userdata, msg):  # type: ignore[no-untyped-def]
+        if msg.topic == events_1:
+            marks["rx"] = time.monotonic()
+        return on_message(self, client, userdata, msg)
+
+    def traced_handle_many(self, events):  # type: ignore[no-untyped-def]
+        events = list(events)
+        marks["handle"], marks["batch"] = time.monotonic(), len(events)
+        try:
+            return handle_many(self, events)
+        finally:
+            marks["committed"] = time.monotonic()
+
+    def traced_accept(self, events):  # type: ignore[no-untyped-def]
+        try:
+            return accept(self, events)
+        finally:
+            marks["accepted"] = time.monotonic()
+
+    def traced_publish_state(self, state):  # type: ignore[no-untyped-def]
+        publish_state(self, state)
+        bell = bool(state.get("bell")) and state.get("phase") in ("playing", "finishing")
+        if bell and not rung[0]:
+            out.write(json.dumps({"round": state.get("round_index"),
+                                  "published": time.monotonic(), **marks}) + "\n")
+        rung[0] = bell
+
+    MqttLink._on_message = traced_on_message  # type: ignore[method-assign]
+    HeadIngest.handle_many = traced_handle_many  # type: ignore[method-assign]
+    Coordinator.accept = traced_accept  # type: ignore[method-assign]
+    HeadService._publish_state = traced_publish_state  # type: ignore[method-assign]
+    return cli.main(argv)
 
 
 # --- the night ---------------------------------------------------------------------------------
 
 
+def first_arrivals(rows, want) -> dict:
+    """round -> table -> the first arrival that ``want(phase, bell)`` takes."""
+    at: dict = {}
+    for n, t, r, phase, bell in rows:
+        if want(phase, bell):
+            at.setdefault(r, {}).setdefault(n, t)
+    return at
+
+
 def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
-          pace: float = 0.0) -> dict:
+          pace: float = 0.0, stagger: float = 0.01, keepalive: int = 10) -> dict:
     rules = tmp / "rules.toml"
     rules.write_text(preset_text("classic").replace("sets = 4", f"sets = {sets}")
                      .replace("break_after_sets = [2]", "break_after_sets = []")
                      .replace("target_score = 21", f"target_score = {target}"))
-    with Broker(tmp / "broker", tables=tables,
-                readers=[f"observer-{n}" for n in range(1, tables + 1)]) as broker:
+    # two spare table users: the relay's sender and the relay itself
+    with Broker(tmp / "broker", tables=tables + 2, readers=["observer-1"]) as broker:
         topics = Topics(f"n{tables}")
         creds = broker.workdir / "credentials.json"
-        obs = Observers(broker, tables, topics.state(), f"n{tables}")
+        ping_topic, relayed_topic = raw_topics(tables)
+        relay_user = f"table-{tables + 2}"
+        relay = subprocess.Popen(
+            [sys.executable, "-c", RELAY, broker.host, str(broker.port), relay_user,
+             broker.credentials.password(relay_user), str(tmp / "relay.sqlite"),
+             str(RELAY_SIZE), ping_topic, relayed_topic], stdout=subprocess.PIPE, text=True)
+        assert relay.stdout is not None and relay.stdout.readline().strip() == "ready"
+        # one bare client follows the head's state, for the round starts (the head's RSS);
+        # the figures are taken at the tables' own clients
+        obs = Observers(broker, 1, [topics.state()], f"n{tables}")
         record = tmp / "night.json"
+        trace = tmp / "head-trace.jsonl"
         head = subprocess.Popen(
-            [sys.executable, "-m", "bunco_pi.cli", "head", "--night", topics.night,
+            [sys.executable, __file__, "--head-trace", str(trace), "--",
+             "head", "--night", topics.night,
              "--tables", str(tables), "--rules", str(rules),
              "--broker", f"{broker.host}:{broker.port}", "--credentials", str(creds),
              "--data-dir", str(tmp), "--record", str(record), "--no-gpio",
@@ -251,43 +442,39 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
              "--console-port", str(free_port())],  # the console too, on a port of its own
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp / "head.log").open("w"))
         (tmp / "outboxes").mkdir()
-        sends_files = []
+        outs = []
         procs = []
         for first in range(1, tables + 1, TABLES_A_PROCESS):
             last = min(tables, first + TABLES_A_PROCESS - 1)
-            sends_files.append(tmp / f"sends-{first}.json")
+            outs.append(tmp / f"tables-{first}.json")
+            ping = ["--play-ping", f"table-{tables + 1},{ping_topic}"] if first == 1 else []
             procs.append(subprocess.Popen(
                 [sys.executable, __file__, "--play", f"{first}-{last}",
                  "--play-broker", f"{broker.host}:{broker.port}", "--play-credentials",
                  str(creds), "--play-night", topics.night, "--play-data", str(tmp / "outboxes"),
-                 "--play-out", str(sends_files[-1]), "--play-limit", str(limit),
-                 "--play-pace", str(pace)],
+                 "--play-out", str(outs[-1]), "--play-limit", str(limit),
+                 "--play-pace", str(pace), "--play-stagger", str(stagger),
+                 "--play-keepalive", str(keepalive), "--play-relayed", relayed_topic, *ping],
                 cwd=ROOT, stdout=subprocess.DEVNULL,
                 stderr=(tmp / f"tables-{first}.log").open("w")))
         t_start = time.monotonic()
         cpu: list[tuple[float, float]] = []  # (head's CPU seconds, wall) at each round start
         rss: list[tuple[int, float]] = []
-        bell_at: dict[int, dict[int, float]] = {}     # round -> table -> first bell arrival
-        results_at: dict[int, dict[int, float]] = {}
         seen_round = -1
         size = 0
         deadline = t_start + limit
         while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
             try:
-                n, t, state = obs.arrivals.get(timeout=0.5)
+                n, t, topic, state = obs.arrivals.get(timeout=0.5)
             except queue.Empty:
                 continue
-            size = max(size, state["size"])  # the baseline relays the largest state seen
+            size = max(size, state["size"])
             r, phase = state.get("round_index"), state.get("phase")
             if phase == "playing" and r is not None and r > seen_round:
                 seen_round = r
                 if head.poll() is None:
                     rss.append((r + 1, rss_mib(head.pid)))
                     cpu.append((cpu_seconds(head.pid), time.monotonic()))
-            if state.get("bell") and phase in ("playing", "finishing"):
-                bell_at.setdefault(r, {}).setdefault(n, t)
-            if phase == "results":
-                results_at.setdefault(r, {}).setdefault(n, t)
         busy = (cpu[-1][0] - cpu[0][0]) / (cpu[-1][1] - cpu[0][1]) if len(cpu) > 1 \
             else float("nan")
         for proc in [*procs, head]:  # bounded: a process past the night's limit is ended
@@ -297,28 +484,63 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
                 proc.kill()
                 proc.wait(10)
         obs.close()
-        sends = sorted((x for f in sends_files if f.exists()
-                        for x in json.loads(f.read_text())), key=lambda x: x[2])
-        bells, results = [], []
-        for r, arrivals in sorted(bell_at.items()):
-            if len(arrivals) < tables:
-                continue
-            first = min(arrivals.values())
-            trigger = [t for rr, tab, t in sends if rr == r and tab == 1 and t <= first]
-            if trigger:
-                bells.append((max(arrivals.values()) - max(trigger)) * 1000)
-        for r, arrivals in sorted(results_at.items()):
-            if len(arrivals) < tables:
-                continue
-            first = min(arrivals.values())
-            last_entry = [t for rr, _tab, t in sends if rr == r and t <= first]
-            if last_entry:
-                results.append((max(arrivals.values()) - max(last_entry)) * 1000)
+        relay.terminate()
+        relay.wait(10)
+        played = [json.loads(f.read_text()) for f in outs if f.exists()]
+        sends = sorted((x for p in played for x in p["sends"]), key=lambda x: x[2])
+        pings = [x for p in played for x in p["pings"]]
+        at_tables = [tuple(x) for p in played for x in p["states"]]
+        pinged: dict[int, dict[int, float]] = {}  # ping -> table -> first arrival
+        for n, t, k in (x for p in played for x in p["pinged"]):
+            pinged.setdefault(k, {}).setdefault(n, t)
+        ringing = lambda phase, bell: bell and phase in ("playing", "finishing")  # noqa: E731
+        finished = lambda phase, bell: phase == "results"  # noqa: E731
+        traces = {}
+        if trace.exists():
+            for line in trace.read_text().splitlines():
+                x = json.loads(line)
+                traces[x["round"]] = x
+        figures: dict[str, list[float]] = {"bells": [], "results": []}
+        stages: list[dict[str, float]] = []
+        for key, rows, want in (("bells", at_tables, ringing),):
+            for r, arrivals in sorted(first_arrivals(rows, want).items()):
+                if len(arrivals) < tables:
+                    continue
+                first = min(arrivals.values())
+                trigger = [t for rr, tab, t in sends if rr == r and tab == 1 and t <= first]
+                if trigger:
+                    figures[key].append((max(arrivals.values()) - max(trigger)) * 1000)
+                    if key == "bells" and r in traces:
+                        x, t0 = traces[r], max(trigger)
+                        stages.append({
+                            "to the head's paho thread": x.get("rx", t0) - t0,
+                            "waiting for the owner thread": x.get("handle", t0) - x.get("rx", t0),
+                            "commit (batch of n)": x.get("committed", t0) - x.get("handle", t0),
+                            "fold": x.get("accepted", t0) - x.get("committed", t0),
+                            "bell handed to paho": x["published"] - x.get("accepted", t0),
+                            "to the first table's client": first - x["published"],
+                            "first to last table's client": max(arrivals.values()) - first,
+                            "items in the head's batch": x.get("batch", 0) / 1000})
+        for key, rows in (("results", at_tables),):
+            for r, arrivals in sorted(first_arrivals(rows, finished).items()):
+                if len(arrivals) < tables:
+                    continue
+                first = min(arrivals.values())
+                last_entry = [t for rr, _tab, t in sends if rr == r and t <= first]
+                if last_entry:
+                    figures[key].append((max(arrivals.values()) - max(last_entry)) * 1000)
+        relay_at_bell, relay_between = [], []
+        for k, t0, at_bell in pings:
+            arrivals = pinged.get(k, {})
+            if len(arrivals) == tables:
+                (relay_at_bell if at_bell else relay_between).append(
+                    (max(arrivals.values()) - t0) * 1000)
         complete = record.exists() and json.loads(record.read_text()).get("complete")
-        base = raw_relay(broker, tables, max(len(bells), 5), size, tmp)
-        return {"bells": bells, "results": results, "base": base, "rss": rss, "cpu": busy,
+        return {**figures, "stages": stages, "relay_at_bell": relay_at_bell,
+                "relay_between": relay_between, "pings": len(pings), "rss": rss, "cpu": busy,
                 "complete": complete, "entries": len(sends), "size": size,
-                "seconds": sends[-1][2] - sends[0][2] if sends else 0.0}
+                "seconds": sends[-1][2] - sends[0][2] if sends else 0.0,
+                "head_log": (tmp / "head.log").read_text(errors="replace")}
 
 
 def vm(pid: int, key: str) -> float:
@@ -437,76 +659,49 @@ def rounds_of(path: Path, tables: int) -> dict:
             "round_seconds": time.monotonic() - t0}
 
 
-def raw_relay(broker: Broker, tables: int, count: int, size: int, tmp: Path) -> list[float]:
-    relay = subprocess.Popen(
-        [sys.executable, "-c", RELAY, broker.host, str(broker.port),
-         broker.credentials.password("head"), str(tmp / "relay.sqlite"), str(size)],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert relay.stdout is not None and relay.stdout.readline().strip() == "ready"
-        obs = Observers(broker, tables, "bunco/raw/state", f"raw{tables}")
-        import sqlite3
-        con = sqlite3.connect(tmp / "sender.sqlite", isolation_level=None)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=FULL")
-        con.execute("CREATE TABLE IF NOT EXISTS out (seq INTEGER PRIMARY KEY, payload BLOB)")
-        pub = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="raw-sender", protocol=mqtt.MQTTv5)
-        pub.username_pw_set("table-1", broker.credentials.password("table-1"))
-        pub.on_socket_open = lambda cl, u, sock: sock.setsockopt(6, 1, 1)
-        pub.connect(broker.host, broker.port)
-        pub.loop_start()
-        time.sleep(1.0)
-        entry = b'{"round":0,"entry":["roll",[6,6,6]]}'
-        out = []
-        for _ in range(count):
-            time.sleep(0.3)  # a gap, as between rounds
-            while not obs.arrivals.empty():
-                obs.arrivals.get()
-            t0 = time.monotonic()
-            con.execute("BEGIN")
-            con.execute("INSERT INTO out (payload) VALUES (?)", (entry,))
-            con.execute("COMMIT")
-            pub.publish("bunco/raw/table/1/events", entry, qos=1)
-            last, got = t0, 0
-            deadline = time.monotonic() + 10
-            while got < tables and time.monotonic() < deadline:
-                try:
-                    _, t, _ = obs.arrivals.get(timeout=1)
-                except queue.Empty:
-                    continue
-                last, got = max(last, t), got + 1
-            out.append((last - t0) * 1000)
-        pub.loop_stop()
-        pub.disconnect()
-        obs.close()
-        con.close()
-        return out
-    finally:
-        relay.terminate()
-        relay.wait(10)
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def report(tables: int, f: dict) -> None:
-    print(f"{'figure':50} {'bunco-pi':>10} {'raw':>10} {'ratio':>7}")
-    print("-" * 80)
-    base = f["base"]
-    for label, ours in (("bell", f["bells"]), ("results", f["results"])):
-        if not ours:
-            print(f"{tables} tables: no complete {label} measured")
+    print(f"{'figure':72} {'bunco-pi':>9} {'relay':>9} {'ratio':>6}")
+    print("-" * 100)
+    rows = (
+        ("bell -> last table", f["bells"], f["relay_at_bell"], "relay at the same moment"),
+        ("bell -> last table", f["bells"], f["relay_between"], "relay during the night"),
+        ("results -> last table", f["results"], f["relay_between"], "relay during the night"),
+    )
+    for label, ours, base, against in rows:
+        if not ours or not base:
+            print(f"{tables} tables: no complete {label} measured against the {against}")
             continue
         for q, name in ((0.5, "p50"), (0.99, "p99")):
             a, b = pct(ours, q), pct(base, q)
-            print(f"{f'{label} -> last of {tables} tables, {name} (ms)':50} {a:10.1f} "
-                  f"{b:10.1f} {a / b:7.2f}")
+            print(f"{f'{label}, {name} (ms), vs {against}':72} {a:9.1f} {b:9.1f} "
+                  f"{a / b:6.2f}")
+    if f["stages"]:
+        print(f"{tables} tables: where the bell's time goes (ms; median and worst of "
+              f"{len(f['stages'])} bells):")
+        for key in f["stages"][0]:
+            values = [s[key] * 1000 for s in f["stages"]]
+            print(f"  {key:32} {pct(values, 0.5):8.1f} {max(values):8.1f}")
     line = " ".join(f"{mib:.1f}" for _, mib in f["rss"])
     grow = (f["rss"][-1][1] - f["rss"][0][1]) / max(1, len(f["rss"]) - 1) if f["rss"] else 0
     print(f"{tables} tables: {len(f['bells'])} bells and {len(f['results'])} results measured; "
+          f"{len(f['relay_at_bell'])} + {len(f['relay_between'])} relay pings in the night; "
           f"the head's state is up to {f['size']} bytes")
     print(f"{tables} tables: head RSS at the start of rounds 1..{len(f['rss'])} (MiB): {line}")
     print(f"  {grow:+.2f} MiB a round; head CPU from round 1 to the last {100 * f['cpu']:.0f}% "
           f"of one core; {f['entries']} entries in {f['seconds']:.0f} s "
           f"({f['entries'] / max(f['seconds'], 1e-9):.0f} a second); record complete: "
-          f"{bool(f['complete'])}\n", flush=True)
+          f"{bool(f['complete'])}; load average {load_average()}")
+    lines = f["head_log"].splitlines()
+    again = [line for line in lines if "connecting to the broker again" in line]
+    lost = [line for line in lines if "lost the broker" in line]
+    behind = [line for line in lines if "behind, not" in line]
+    print(f"  the head's intake watch reconnected it {len(again)} time(s), found it behind "
+          f"{len(behind)} time(s); it lost the broker {len(lost)} time(s)")
+    print(flush=True)
 
 
 def main() -> int:
@@ -524,6 +719,10 @@ def main() -> int:
     parser.add_argument("--target", type=int, default=21,
                         help="the head table's target score (lower: shorter rounds; default 21)")
     parser.add_argument("--limit", type=float, default=900, help="seconds per night at most")
+    parser.add_argument("--stagger", type=float, default=0.01,
+                        help="seconds between two tables' connects (default 0.01)")
+    parser.add_argument("--keepalive", type=int, default=10,
+                        help="the tables' MQTT keepalive in seconds (default 10, as a box's)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep each night's files (the head's and tables' logs, the record, "
                              "the event log) in DIR/n<tables> to look into a slow figure")
@@ -535,6 +734,15 @@ def main() -> int:
         parser.add_argument(f"--play-{name}", help=argparse.SUPPRESS)
     parser.add_argument("--play-limit", type=float, default=900, help=argparse.SUPPRESS)
     parser.add_argument("--play-pace", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument("--play-stagger", type=float, default=0.01, help=argparse.SUPPRESS)
+    parser.add_argument("--play-keepalive", type=int, default=10, help=argparse.SUPPRESS)
+    parser.add_argument("--play-ping", help=argparse.SUPPRESS)  # "user,topic"
+    parser.add_argument("--play-relayed", help=argparse.SUPPRESS)
+    parser.add_argument("--head-trace", type=Path, help=argparse.SUPPRESS)
+    argv = sys.argv[1:]
+    if "--head-trace" in argv:  # the traced head: its own arguments follow "--"
+        split = argv.index("--")
+        return traced_head(Path(argv[argv.index("--head-trace") + 1]), argv[split + 1:])
     args = parser.parse_args()
     if args.rounds_of:
         print(json.dumps(rounds_of(args.rounds_of, args.tables[0])))
@@ -552,11 +760,12 @@ def main() -> int:
         if args.keep:
             kept = args.keep / f"n{tables}"
             kept.mkdir(parents=True)
-            report(tables, night(tables, args.sets, args.target, kept, args.limit, args.pace))
+            report(tables, night(tables, args.sets, args.target, kept, args.limit, args.pace,
+                                 args.stagger, args.keepalive))
             continue
         with tempfile.TemporaryDirectory() as tmp:
             report(tables, night(tables, args.sets, args.target, Path(tmp), args.limit,
-                                 args.pace))
+                                 args.pace, args.stagger, args.keepalive))
     if args.whole_night or args.whole_night_only:
         print()
         for tables in args.tables:
@@ -572,9 +781,9 @@ def main() -> int:
         if args.whole_night_only:
             return 0
     print(f"\ntables {'flat out' if not args.pace else f'at a pace of one roll in {args.pace} s'}")
-    print("\nbaseline: a bare paho relay process committing each message to SQLite (WAL, FULL) "
-          "and publishing\nthe head's state size to as many bare subscribers, the sender "
-          "committing first; 0.3 s between messages.")
+    print("\nbaseline: a bare paho relay process committing each ping to SQLite (WAL, FULL) "
+          f"and publishing it\n({RELAY_SIZE} bytes) to every table's client, the sender "
+          "committing first; pinged at each bell\nand once a second during the same night.")
     return 0
 
 

@@ -22,14 +22,16 @@ from bunco_pi.table.sender import TableSender
 
 
 class ScriptedTable:
-    def __init__(self, number: int, broker: Broker, topics: Topics, data: Path) -> None:
+    def __init__(self, number: int, broker: Broker, topics: Topics, data: Path, *,
+                 keepalive: int = 10, resend_after: float = 0.5) -> None:
         self.number = number
         name = table_node(number)
         self.link = MqttLink(name, broker.host, broker.port, username=name,
                              password=broker.credentials.password(name),
-                             status_topic=topics.status(name))
+                             status_topic=topics.status(name), keepalive=keepalive)
         self.outbox = Outbox(data / f"outbox-{number}.sqlite")
-        self.sender = TableSender(self.link, topics, number, self.outbox, resend_after=0.5)
+        self.sender = TableSender(self.link, topics, number, self.outbox,
+                                  resend_after=resend_after)
         self.parts_topics = {topics.seating(seating_page(number)): "seating",
                              topics.rules(): "rules"}
         for topic in self.parts_topics:
@@ -47,8 +49,8 @@ class ScriptedTable:
         self.link.start()
         return self
 
-    def stop(self) -> None:
-        self.link.stop()
+    def stop(self, timeout: float = 2.0) -> None:
+        self.link.stop(timeout)
         self.outbox.close()
 
     def pump(self) -> None:

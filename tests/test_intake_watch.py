@@ -12,10 +12,11 @@ import time
 
 import pytest
 
-from bunco_pi.head.coordinator import Coordinator
+from bunco_pi.head.coordinator import Coordinator, PublishView, Refused
 from bunco_pi.head.eventlog import EventLog
 from bunco_pi.head.intake_watch import IntakeWatch
 from bunco_pi.head.service import HeadService, make_players
+from bunco_pi.net.link import Message
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import Topics
 from bunco_pi.protocol import (
@@ -109,6 +110,28 @@ def test_recoveries_that_bring_nothing_come_less_and_less_often():
     assert watch.stalled() is not None
 
 
+def test_a_link_still_receiving_is_behind_not_stuck_and_is_not_reconnected():
+    clock = Clock()
+    watch = IntakeWatch(clock, gap=10)
+    clock.now += 6  # the head's own thread has taken no event for 6 s ...
+    watch.heartbeat(2, Heartbeat(1, holds=20, acked=15, waiting=5), committed=15)
+    verdict = watch.check(arrived=clock.now - 0.5)  # ... but its link received one 0.5 s ago
+    assert verdict is not None and not verdict.reconnect
+    assert "behind, not cut off" in verdict.line and "table 2 waits with 5 entries" in verdict.line
+    assert watch.check(arrived=clock.now) is None  # said once a gap, not every step
+    assert watch.recoveries == 0
+    clock.now += 11  # nothing at all reached the link since, not even a heartbeat:
+    watch.heartbeat(2, Heartbeat(1, holds=20, acked=15, waiting=16), committed=15)
+    verdict = watch.check(arrived=clock.now - 5, heard=clock.now - 5)
+    assert verdict is not None and not verdict.reconnect  # it is not reading: starved
+    assert "received nothing at all for 5.0 s" in verdict.line
+    clock.now += 1  # the link reads its heartbeats but no QoS 1 message: now it is stuck
+    watch.heartbeat(2, Heartbeat(1, holds=20, acked=15, waiting=17), committed=15)
+    verdict = watch.check(arrived=clock.now - 6, heard=clock.now - 0.2)
+    assert verdict is not None and verdict.reconnect and "for 6.0 s" in verdict.line
+    assert watch.recoveries == 1
+
+
 # --- a real stall, with the real broker --------------------------------------------------------
 
 
@@ -176,3 +199,91 @@ def test_a_head_whose_intake_is_stuck_recovers_by_itself_within_seconds(private_
             link.stop()
         sender.outbox.close()
     assert highest == [5]  # in the head's log, each once
+
+
+@pytest.mark.slow
+def test_a_head_merely_behind_does_not_reconnect_itself(private_broker, tmp_path, caplog):
+    """An overloaded head still receives, only late: its network thread gets too little of
+    the processor to take the tables' events as fast as they come (the broker holds the rest
+    behind the head's 20 in-flight slots, while the tables' heartbeats, QoS 0, overtake
+    them), and each of its own batches takes longer than the watch's patience. It is
+    behind, not cut off: connecting again would have the broker send everything in flight
+    again and the head say every table's view again, more work for a head already behind.
+    Before, the watch counted an event only once the head's own thread had taken it, and
+    this head reconnected itself at a slow batch."""
+    caplog.set_level(logging.INFO)
+    broker, topics = private_broker, Topics(f"busy{int(time.time() * 1000) % 10**6}")
+    coord = Coordinator(preset("classic"), preset_text("classic"), topics.night, 2,
+                        entropy=random.Random(1))
+
+    def starved(event: object) -> None:  # the head's network thread takes 0.4 s an event
+        if isinstance(event, Message) and event.qos and "/events" in event.topic:
+            time.sleep(0.4)
+        head_link.inbox.put(event)  # type: ignore[arg-type]
+
+    head_link = MqttLink("head", broker.host, broker.port, username="head",
+                         password=broker.credentials.password("head"), keepalive=5,
+                         reconnect_delay=(0.05, 0.5), status_topic=topics.status("head"),
+                         sink=starved)
+    stop = threading.Event()
+    highest: list[int] = []
+    slow_batches: list[float] = []
+
+    def slow(effects: list) -> None:  # each batch of entries costs the head 4 s
+        if any(isinstance(e, PublishView | Refused) for e in effects):
+            slow_batches.append(time.monotonic())
+            time.sleep(4.0)
+
+    def serve() -> None:  # the head's owner thread, as `bunco-pi head` runs it
+        with EventLog(tmp_path / "head.sqlite") as log:
+            service = HeadService(coord, head_link, log, topics, make_players(None, 8, 2),
+                                  on_effects=slow)
+            service.watch = IntakeWatch(service.clock, stall_after=2.0, heartbeat_every=0.5,
+                                        gap=1.0)
+            service.start()
+            while not stop.is_set():
+                service.step(timeout=0.05)
+            highest.append(log.highest(1))
+
+    table_link = MqttLink("table-1", broker.host, broker.port, username="table-1",
+                          password=broker.credentials.password("table-1"), keepalive=5,
+                          reconnect_delay=(0.05, 0.5), status_topic=topics.status("table-1"))
+    sender = TableSender(table_link, topics, 1, Outbox(tmp_path / "t1.db"),
+                         heartbeat_every=0.5, resend_after=60)
+    head_thread = threading.Thread(target=serve, daemon=True)
+    sent = 0
+    try:
+        head_thread.start()
+        table_link.start()
+        assert table_link.wait_subscribed(10) and head_link.wait_subscribed(10)
+        end = time.monotonic() + 6.0
+        # an entry every 0.1 s while the head lags (no round is being played: the head logs
+        # each, refuses it and acknowledges it, which is as much work for the watch)
+        due = time.monotonic()
+        while time.monotonic() < end:
+            if time.monotonic() >= due:
+                sender.submit(table_event_payload(0, Roll((2, 3, 4))))
+                sent, due = sent + 1, due + 0.1
+            with contextlib.suppress(queue.Empty):
+                sender.handle(table_link.inbox.get(timeout=0.02))
+            sender.tick()
+        deadline = time.monotonic() + 40
+        while sender.pending_count and time.monotonic() < deadline:
+            with contextlib.suppress(queue.Empty):
+                sender.handle(table_link.inbox.get(timeout=0.05))
+            sender.tick()
+        assert len(slow_batches) >= 2, "the head was never slow: the test proves nothing"
+        assert sender.pending_count == 0, "the head never got all of table 1's entries"
+        lines = [r.getMessage() for r in caplog.records if "connecting to the broker again"
+                 in r.getMessage()]
+        assert lines == [], lines
+        behind = [r.getMessage() for r in caplog.records if "behind, not cut off"
+                  in r.getMessage()]
+        assert behind and "table 1" in behind[0], behind
+    finally:
+        stop.set()
+        head_thread.join(10)
+        for link in (table_link, head_link):
+            link.stop()
+        sender.outbox.close()
+    assert highest == [sent]  # in the head's log, each once

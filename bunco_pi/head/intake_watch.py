@@ -10,6 +10,18 @@ queued. One line in the log says why. The next recovery waits at least ``gap`` s
 twice as long after each one that brought no event, so a table that merely waits (its own
 resend backs off up to 30 s) costs the head at most a reconnect now and then.
 
+"Reached the head" is when the link's network thread received something at QoS 1
+(``arrived``, as the shell last saw its count move), not when the head's own thread got
+round to a table event: a head merely overloaded (its batches slow, its network thread short
+of the processor, the broker holding events behind its in-flight slots while the heartbeats
+overtake them) still receives, only late. And a link that has received nothing at all, not
+even a heartbeat (``heard``: any message), is not reading: the head is short of the
+processor, or the connection is down, which MQTT's keepalive settles by itself. Only a link
+that reads the heartbeats but no QoS 1 message is stuck. A head that is behind does not
+connect again, which would make it worse (the broker sends everything in flight again, the
+head says every table's view again): it says so in one line, at most once every ``gap``
+seconds, and goes on.
+
 Pure bookkeeping: the clock is given, the shell reconnects.
 """
 
@@ -23,6 +35,14 @@ from bunco_pi.protocol import HEARTBEAT_S, Heartbeat
 STALL_AFTER_S = 4.0  # two heartbeats and then some: a resend after 3 s has had its chance
 RECOVERY_GAP_S = 15.0
 RECOVERY_GAP_MAX_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the watch makes of the tables' waiting: reconnect (stuck), or only say it."""
+
+    reconnect: bool
+    line: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +61,7 @@ class IntakeWatch:
         self._fresh_for = 2 * heartbeat_every + 1.0  # a heartbeat older than this is stale
         self._last_event = clock()
         self._last_recovery = -1e18
+        self._last_behind = -1e18
         self._recovered_since_event = False
         self._waiting: dict[int, Waiting] = {}
         self.recoveries = 0
@@ -60,12 +81,43 @@ class IntakeWatch:
         else:
             self._waiting.pop(table, None)
 
-    def stalled(self) -> str | None:
+    def stalled(self, arrived: float | None = None, heard: float | None = None) -> str | None:
         """The line to log if the head should connect again now, else None."""
+        verdict = self.check(arrived, heard)
+        return verdict.line if verdict is not None and verdict.reconnect else None
+
+    def check(self, arrived: float | None = None, heard: float | None = None) -> Verdict | None:
+        """Whether tables wait for the head, and why. ``arrived`` is when (this clock) the
+        link's network thread was last seen to have received a QoS 1 message, ``heard`` any
+        message, whether or not the head's own thread has taken it yet (None: not known).
+        None while nothing is to be said."""
         now = self._clock()
         waiting = {t: w for t, w in self._waiting.items() if now - w.heard_at <= self._fresh_for}
-        silent = now - self._last_event
-        if not waiting or silent < self.stall_after or now - self._last_recovery < self._gap:
+        taken = now - self._last_event
+        if not waiting or taken < self.stall_after:
+            return None
+        tables = sorted(waiting)
+        missing = sum(w.missing for w in waiting.values())
+        longest = max(w.waited for w in waiting.values())
+        names = ", ".join(map(str, tables[:8])) + (" ..." if len(tables) > 8 else "")
+        who = (f"table{'s' if len(tables) > 1 else ''} {names} wait"
+               f"{'' if len(tables) > 1 else 's'} with {missing} "
+               f"entr{'ies' if missing != 1 else 'y'} it does not have (up to {longest:.0f} s)")
+        behind = None
+        if arrived is not None and now - arrived < self.stall_after:
+            behind = (f"its own thread took no table event for {taken:.1f} s, but its link "
+                      f"received one {max(0.0, now - arrived):.1f} s ago")
+        elif heard is not None and now - heard >= self.stall_after:
+            behind = (f"its link has received nothing at all for {now - heard:.1f} s, not even "
+                      f"a heartbeat (short of the processor, or a connection the keepalive "
+                      f"will settle)")
+        if behind is not None:
+            if now - self._last_behind < self._base_gap:
+                return None
+            self._last_behind = now
+            return Verdict(False, f"head: behind, not cut off: {behind}, while {who}: "
+                                  f"not connecting again (that would only add work)")
+        if now - self._last_recovery < self._gap:
             return None
         if self._recovered_since_event:  # the last one brought nothing: wait longer next time
             self._gap = min(self._gap * 2, RECOVERY_GAP_MAX_S)
@@ -73,11 +125,7 @@ class IntakeWatch:
         self._recovered_since_event = True
         self.recoveries += 1
         self._waiting.clear()
-        tables = sorted(waiting)
-        missing = sum(w.missing for w in waiting.values())
-        longest = max(w.waited for w in waiting.values())
-        names = ", ".join(map(str, tables[:8])) + (" ..." if len(tables) > 8 else "")
-        return (f"head: no table event reached the head for {silent:.1f} s while table"
-                f"{'s' if len(tables) > 1 else ''} {names} wait{'' if len(tables) > 1 else 's'} "
-                f"with {missing} entr{'ies' if missing != 1 else 'y'} it does not have (up to "
-                f"{longest:.0f} s): connecting to the broker again to receive them")
+        silent = taken if arrived is None else min(taken, now - arrived)
+        return Verdict(True, (
+            f"head: no table event reached the head for {silent:.1f} s while {who}: "
+            f"connecting to the broker again to receive them"))

@@ -154,6 +154,12 @@ class HeadService:
     _phase: str = ""
     _phase_key: str = ""
     _last_bell: float = -1e9
+    # The link's counts of QoS 1 messages and of all messages received, and when (this clock)
+    # each last moved: what tells the intake watch a head merely behind from a stuck one.
+    _link_received: int = 0
+    _link_arrived_at: float | None = None
+    _link_heard: int = 0
+    _link_heard_at: float | None = None
     # The state's parts as last published (the seating's pages, the rules) and the log
     # position then, by kind.
     _parts: dict[str, tuple[dict[str, dict[str, Any]], int]] = field(default_factory=dict)
@@ -240,10 +246,16 @@ class HeadService:
                 self.pause_clock() if item.pause else self.resume_clock()
         self.carry_out(self.coordinator.tick())
         self._automate()
-        stalled = self.watch.stalled()
-        if stalled is not None:
-            log.warning("%s", stalled)
-            self.link.reconnect()
+        now = self.clock()
+        if self.link.received != self._link_received:  # the link took something in meanwhile
+            self._link_received, self._link_arrived_at = self.link.received, now
+        if self.link.heard != self._link_heard:
+            self._link_heard, self._link_heard_at = self.link.heard, now
+        verdict = self.watch.check(self._link_arrived_at, self._link_heard_at)
+        if verdict is not None:
+            log.warning("%s", verdict.line)
+            if verdict.reconnect:
+                self.link.reconnect()
         if self.after_step is not None:
             self.after_step()
         return len(batch)

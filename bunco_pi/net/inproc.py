@@ -131,10 +131,17 @@ class InprocLink:
         self.name = name
         self.status_topic = status_topic
         self.inbox: queue.Queue[LinkEvent] = queue.Queue()
-        self._sink: Sink = sink or self.inbox.put
+        self._deliver: Sink = sink or self.inbox.put
+        self.received = self.heard = 0
         self._broker = broker
         self._online = False
         self._subs: list[tuple[str, int]] = []
+
+    def _sink(self, event: LinkEvent) -> None:
+        if isinstance(event, Message):
+            self.heard += 1
+            self.received += 1 if event.qos else 0
+        self._deliver(event)
 
     @property
     def connected(self) -> bool:

@@ -60,6 +60,11 @@ class Link(Protocol):
 
     name: str
     inbox: queue.Queue[LinkEvent]
+    # QoS 1 messages, and messages of any QoS, the link's own thread has received, counted
+    # there before its owner takes them from the inbox: a busy owner is not a link that
+    # receives nothing, and a link that reads its QoS 0 messages but no QoS 1 one is stuck.
+    received: int
+    heard: int
 
     @property
     def connected(self) -> bool: ...

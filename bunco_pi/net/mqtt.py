@@ -124,6 +124,9 @@ class MqttLink:
         # Messages dropped for their size, and when the last line about them was logged:
         # written by paho's thread only.
         self.dropped = 0
+        # QoS 1 messages, and messages of any QoS, paho's thread has received (the head's
+        # intake watch): counted there, read by the owner.
+        self.received = self.heard = 0
         self._dropped_logged = 0
         self._drop_logged_at = -1e9
 
@@ -250,6 +253,9 @@ class MqttLink:
 
     @_guarded
     def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
+        self.heard += 1
+        if msg.qos:
+            self.received += 1
         limit = self._drop_larger_than
         if limit is not None and len(msg.payload) > limit:
             self._drop(msg.topic, len(msg.payload), limit)
