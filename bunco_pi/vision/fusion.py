@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from bunco_pi.vision.look import to_grey
-from bunco_pi.vision.net import DiceNet, NetDie, detect
+from bunco_pi.vision.net import DiceNet, NetDie, detect, look_again
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
@@ -62,6 +62,9 @@ class FusionSettings:
     pips_near_net: bool = True
     glance: float = 0.3
     window: float = 0.9
+    # The network reads each die it is sure of a second time, turned a quarter, and keeps
+    # the lesser belief (``net.look_again``): a wrong face it is sure of at one angle only.
+    second_look: bool = True
 
 
 def read_both(
@@ -108,7 +111,12 @@ def both_readings(
     if fusion.pips_near_net:
         near = [(*d.center, fusion.window * d.width) for d in glanced]
     pips = read_pips(grey, settings, near)
-    return pips, [d for d in glanced if d.presence >= fusion.seen]
+    found = [d for d in glanced if d.presence >= fusion.seen]
+    if fusion.second_look:
+        seen_by_net = grey if calibrated else frame
+        found = [look_again(seen_by_net, d, net) if d.face_probability >= fusion.objection else d
+                 for d in found]
+    return pips, found
 
 
 def _scaled(reading: FrameReading, factor: float) -> FrameReading:
