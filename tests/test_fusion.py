@@ -114,7 +114,7 @@ def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(
         frames.append(("net", frame.ndim))
         return []
 
-    def pips_see(frame, _settings):
+    def pips_see(frame, _settings, _near=None):
         frames.append(("pips", frame.ndim))
         return FrameReading(())
 
@@ -123,7 +123,7 @@ def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(
     frame = draw_tray([(2, 200, 200, 0)])
     fusion.read_both(frame, ReaderSettings())
     fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))))
-    assert frames == [("pips", 2), ("net", 3), ("pips", 2), ("net", 2)]
+    assert frames == [("net", 3), ("pips", 2), ("net", 2), ("pips", 2)]
 
 
 def test_the_network_does_not_overrule_a_doubtful_count_of_another_face():
@@ -197,3 +197,20 @@ def test_real_photos(photos, name):
     truth = read_labels(photos / "labels" / f"{name}.txt", image.shape[1], image.shape[0])
     result = judge(read_both(image), dice=len(truth))
     assert isinstance(result, SettledRoll) and sorted(result.faces) == sorted(d.face for d in truth)
+
+
+def test_the_pip_reader_looks_only_where_the_network_glanced(monkeypatch):
+    """A die the network missed is left out (the roll is then a die short, never scored);
+    a faint glance still lets the pip reader's count make the die not sure."""
+    from bunco_pi.vision import fusion
+
+    frame = draw_tray([(5, 150, 150, 10), (3, 420, 170, 30), (6, 300, 360, 0)], noise=2.0)
+    glances = [NetDie((420.0, 170.0), 60.0, 0.95, 3, 0.99), NetDie((300.0, 360.0), 60.0, 0.35, 6, 0.9)]
+    monkeypatch.setattr(fusion, "detect", lambda _frame, _net, least, _region: [
+        d for d in glances if d.presence >= least])
+    from bunco_pi.vision.reader import ReaderSettings
+
+    reading = read_both(frame, ReaderSettings(), fusion=FusionSettings())
+    assert [(d.face, d.problem) for d in reading.dice] == [(3, ""), (None, "unsure: one reading")]
+    everywhere = read_both(frame, ReaderSettings(), fusion=FusionSettings(pips_near_net=False))
+    assert len(everywhere.dice) == 3

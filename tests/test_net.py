@@ -16,10 +16,12 @@ from bunco_pi.vision.net import (
     OUTPUTS,
     STRIDE,
     UNCLEAR,
+    NetDie,
     as_reading,
     decode,
     detect,
     load_net,
+    look_again,
     prepare,
     read_net,
     shipped_net,
@@ -200,3 +202,31 @@ def test_a_tray_region_keeps_dice_where_they_are_in_the_frame(photos):
     for a, b in zip(*by_place, strict=True):
         assert a.face == b.face
         assert np.hypot(a.center[0] - b.center[0], a.center[1] - b.center[1]) < STRIDE * 2
+
+
+class _Turned:
+    """A network that sees, in a turned crop, one die with a face we choose (or none)."""
+
+    def __init__(self, face=None):
+        self.face = face
+
+    def forward(self, image):
+        out = answers(image.shape[1] // STRIDE, image.shape[2] // STRIDE)
+        if self.face is not None:
+            die_at(out, out.shape[2] // 2, out.shape[1] // 2, self.face)
+        return out
+
+
+def test_a_second_look_keeps_a_face_the_network_reads_again_turned(photos):
+    image = cv2.imread(str(photos / "images" / "three_22.jpg"))
+    for die in detect(image):
+        again = look_again(image, die)
+        assert again.face == die.face and again.face_probability >= 0.9
+        assert again.face_probability <= die.face_probability
+
+
+@pytest.mark.parametrize("seen, left", [(None, 0.0), (2, 0.0), (4, 0.99)])
+def test_a_second_look_that_sees_another_face_or_none_makes_the_face_unsure(seen, left):
+    image = draw_tray([(4, 320, 240, 0)])
+    die = NetDie((320.0, 240.0), 60.0, 0.9, 4, 0.99)
+    assert look_again(image, die, _Turned(seen)).face_probability == pytest.approx(left, abs=0.01)

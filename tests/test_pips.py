@@ -43,3 +43,13 @@ def test_squash_points_across_a_flattened_spot():
     (pip,) = find_pips(image, PipSettings())
     assert 0.4 < pip.roundness < 0.6
     assert abs(math.sin(pip.squash)) > 0.99
+
+
+def test_within_a_mask_only_the_spots_touching_it_are_pips():
+    image = gray(draw_tray([(6, 150, 150, 0), (1, 400, 300, 0)]))
+    mask = np.zeros(image.shape, np.uint8)
+    cv2.circle(mask, (400, 300), 50, 255, -1)
+    everywhere = find_pips(image, PipSettings())
+    inside = find_pips(image, PipSettings(), within=mask)
+    assert len(everywhere) == 7
+    assert [(round(p.x), round(p.y)) for p in inside] == [(400, 300)]

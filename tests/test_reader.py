@@ -199,3 +199,12 @@ def test_pips_that_read_as_two_counts_make_the_die_doubtful():
     face = _read_group([top, side], 0.5)
     assert face.confidence < 0.5 and face.problem == "side or top?"
     assert _read_group([top], 0.5).confidence >= 0.5
+
+
+def test_looking_only_near_given_places_reads_the_dice_there_and_no_other():
+    frame = draw_tray([(5, 150, 150, 10), (3, 420, 170, 30), (6, 300, 360, 0)], noise=2.0)
+    everywhere = read_pips(frame)
+    near = read_pips(frame, near=[(420.0, 170.0, 60.0), (300.0, 360.0, 60.0)])
+    assert everywhere.faces == (5, 3, 6)
+    assert near.dice == everywhere.dice[1:]
+    assert read_pips(frame, near=[]).dice == ()

@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from bunco_pi.vision.look import to_grey
-from bunco_pi.vision.net import DiceNet, NetDie, detect
+from bunco_pi.vision.net import DiceNet, NetDie, detect, look_again
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
@@ -55,6 +55,16 @@ class FusionSettings:
     # A die only the pip reader found (the network saw no die there) is not sure: on trays and
     # dice unlike the white-dice desk the pip reader alone counts side faces and specks.
     pips_need_net: bool = True
+    # The pip reader looks only round the places the network saw something (a peak this
+    # high, in a circle this many box widths across): a speckled floor's thousands of dark
+    # spots elsewhere cost nothing, and a die the network missed entirely leaves the roll
+    # a die short, which is never scored. False: the pip reader searches the whole tray.
+    pips_near_net: bool = True
+    glance: float = 0.3
+    window: float = 0.9
+    # The network reads each die it is sure of a second time, turned a quarter, and keeps
+    # the lesser belief (``net.look_again``): a wrong face it is sure of at one angle only.
+    second_look: bool = True
 
 
 def read_both(
@@ -67,15 +77,18 @@ def read_both(
     fusion = fusion or FusionSettings()
     if settings.look is not None and settings.look.pips == "light":
         fusion = replace(fusion, net_over_doubt=False)
-    pips, found = both_readings(frame, settings, net, fusion.seen)
+    pips, found = both_readings(frame, settings, net, fusion)
     return combine(pips, found, settings.min_confidence, fusion)
 
 
 def both_readings(
-    frame: np.ndarray, settings: ReaderSettings, net: DiceNet | None = None, seen: float = 0.5
+    frame: np.ndarray, settings: ReaderSettings, net: DiceNet | None = None,
+    fusion: FusionSettings | None = None,
 ) -> tuple[FrameReading, list[NetDie]]:
     """What each reader makes of the frame: the pip reader its grey picture (``look.to_grey``),
-    the network the colours (or, for calibrated coloured dice, the same grey picture)."""
+    the network the colours (or, for calibrated coloured dice, the same grey picture).
+    The network's dice are those it is sure are there (``seen``)."""
+    fusion = fusion or FusionSettings()
     height, width = frame.shape[:2]
     shrink = settings.working_width / width
     if frame.ndim == 3 and shrink < 1 and not (settings.look is None or settings.look.plain_grey):
@@ -83,18 +96,27 @@ def both_readings(
         # mapping every pixel of a large frame costs more than both readers.
         small = cv2.resize(frame, (settings.working_width, max(1, round(height * shrink))),
                            interpolation=cv2.INTER_AREA)
-        pips, found = both_readings(small, settings, net, seen)
+        pips, found = both_readings(small, settings, net, fusion)
         return _scaled(pips, 1 / shrink), [
             replace(d, center=(d.center[0] / shrink, d.center[1] / shrink), width=d.width / shrink)
             for d in found
         ]
     grey = to_grey(frame, settings.look)
-    pips = read_pips(grey, settings)
     # Dice whose colours calibration measured are shown to the network as the pip reader sees
     # them (faces bright, pips and tray dark): the picture it knows best. Uncalibrated, it
     # reads the colours itself.
     calibrated = settings.look is not None and not settings.look.plain_grey
-    return pips, detect(grey if calibrated else frame, net, seen, settings.region)
+    glanced = detect(grey if calibrated else frame, net, min(fusion.glance, fusion.seen), settings.region)
+    near = None
+    if fusion.pips_near_net:
+        near = [(*d.center, fusion.window * d.width) for d in glanced]
+    pips = read_pips(grey, settings, near)
+    found = [d for d in glanced if d.presence >= fusion.seen]
+    if fusion.second_look:
+        seen_by_net = grey if calibrated else frame
+        found = [look_again(seen_by_net, d, net) if d.face_probability >= fusion.objection else d
+                 for d in found]
+    return pips, found
 
 
 def _scaled(reading: FrameReading, factor: float) -> FrameReading:

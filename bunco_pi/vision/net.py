@@ -173,6 +173,34 @@ def detect(
     ]
 
 
+def look_again(frame: np.ndarray, die: NetDie, net: DiceNet | None = None) -> NetDie:
+    """The die as the network reads it a second time, in a crop round it turned a quarter.
+
+    A face's pips do not change when it turns, but what the network gets wrong does: a
+    reading that holds only at one angle is a guess. Returns the die with the lesser of the
+    two views' belief in its face (none if the second view sees another face or no die),
+    and the greater of their belief that it cannot be read.
+    """
+    net = net or shipped_net()
+    height, width = frame.shape[:2]
+    half = 1.25 * die.width
+    x0, y0 = max(0, int(die.center[0] - half)), max(0, int(die.center[1] - half))
+    x1, y1 = min(width, int(die.center[0] + half) + 1), min(height, int(die.center[1] + half) + 1)
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return replace(die, face_probability=0.0)
+    turned = np.ascontiguousarray(np.rot90(frame[y0:y1, x0:x1]))  # counter-clockwise
+    image, scale = prepare(turned, INPUT_WIDTH / width)
+    # where the die's centre went: (x, y) in the crop -> (y, crop width - 1 - x) turned
+    cx, cy = die.center[0] - x0, die.center[1] - y0
+    want = (cy, (x1 - x0) - 1 - cx)
+    seen = [d for d in decode(net.forward(image), scale, 0.1) if math.dist(d.center, want) < 0.5 * die.width]
+    if not seen:
+        return replace(die, face_probability=0.0)
+    again = min(seen, key=lambda d: math.dist(d.center, want))
+    agreed = min(die.face_probability, again.face_probability) if again.face == die.face else 0.0
+    return replace(die, face_probability=agreed, unclear=max(die.unclear, again.unclear))
+
+
 def as_reading(die: NetDie) -> DieReading:
     """A die the network alone read: its confidence is the lesser of its two answers."""
     if die.unclear >= die.face_probability:

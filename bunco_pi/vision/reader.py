@@ -10,6 +10,7 @@ colour darker than the dice.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import cv2
@@ -64,12 +65,26 @@ def to_working(
     return np.ascontiguousarray(to_grey(crop, look)), scale, (x0, y0)
 
 
-def read_pips(frame: np.ndarray, settings: ReaderSettings | None = None) -> FrameReading:
-    """Read every die in a BGR (or grey) frame by counting the pips on its top face."""
+def read_pips(
+    frame: np.ndarray,
+    settings: ReaderSettings | None = None,
+    near: Sequence[tuple[float, float, float]] | None = None,
+) -> FrameReading:
+    """Read every die in a BGR (or grey) frame by counting the pips on its top face.
+
+    ``near``: only look at pips within these circles (x, y, radius in frame pixels), the
+    places another reader found dice; None looks everywhere.
+    """
     settings = settings or ReaderSettings()
     gray, scale, (ox, oy) = to_working(frame, settings)
     tray_level = settings.tray_level if settings.tray_level is not None else float(np.median(gray))
-    pips = find_pips(gray, settings.pips, min_face_level=tray_level + settings.face_above_tray)
+    within = None
+    if near is not None:
+        within = np.zeros(gray.shape, np.uint8)
+        for x, y, radius in near:
+            centre = (int(round((x - ox) * scale)), int(round((y - oy) * scale)))
+            cv2.circle(within, centre, max(1, int(round(radius * scale))), 255, -1)
+    pips = find_pips(gray, settings.pips, tray_level + settings.face_above_tray, within)
     groups = group_pips(gray, pips, settings.link, settings.bridge)
     far = far_direction(pips)
     dice = [d for group in groups for d in _read_dice(group, settings.min_confidence, far)]
