@@ -135,6 +135,27 @@ def test_a_link_still_receiving_is_behind_not_stuck_and_is_not_reconnected():
 # --- a real stall, with the real broker --------------------------------------------------------
 
 
+def _run_head(coord, head_link, topics, tmp_path, stop, highest, watch: dict, **service_args) -> None:
+    """The head's owner thread, as `bunco-pi head` runs it, until ``stop``; then the highest
+    entry of table 1 in its log goes to ``highest``."""
+    with EventLog(tmp_path / "head.sqlite") as log:
+        service = HeadService(coord, head_link, log, topics, make_players(None, 8, 2), **service_args)
+        service.watch = IntakeWatch(service.clock, **watch)
+        service.start()
+        while not stop.is_set():
+            service.step(timeout=0.05)
+        highest.append(log.highest(1))
+
+
+def _table_one(broker, topics, tmp_path):
+    """Table 1's link and sender; it never resends by itself: only the head can help it."""
+    link = MqttLink("table-1", broker.host, broker.port, username="table-1",
+                    password=broker.credentials.password("table-1"), keepalive=5,
+                    reconnect_delay=(0.05, 0.5), status_topic=topics.status("table-1"))
+    return link, TableSender(link, topics, 1, Outbox(tmp_path / "t1.db"), heartbeat_every=0.5,
+                             resend_after=60)
+
+
 @pytest.mark.slow
 def test_a_head_whose_intake_is_stuck_recovers_by_itself_within_seconds(private_broker,
                                                                         tmp_path, caplog):
@@ -152,20 +173,11 @@ def test_a_head_whose_intake_is_stuck_recovers_by_itself_within_seconds(private_
     stop = threading.Event()
     highest: list[int] = []
 
-    def serve() -> None:  # the head's owner thread, as `bunco-pi head` runs it
-        with EventLog(tmp_path / "head.sqlite") as log:
-            service = HeadService(coord, head_link, log, topics, make_players(None, 8, 2))
-            service.watch = IntakeWatch(service.clock, stall_after=2.0, heartbeat_every=0.5)
-            service.start()
-            while not stop.is_set():
-                service.step(timeout=0.05)
-            highest.append(log.highest(1))
+    def serve() -> None:
+        watch = {"stall_after": 2.0, "heartbeat_every": 0.5}
+        _run_head(coord, head_link, topics, tmp_path, stop, highest, watch)
 
-    table_link = MqttLink("table-1", broker.host, broker.port, username="table-1",
-                          password=broker.credentials.password("table-1"), keepalive=5,
-                          reconnect_delay=(0.05, 0.5), status_topic=topics.status("table-1"))
-    sender = TableSender(table_link, topics, 1, Outbox(tmp_path / "t1.db"),
-                         heartbeat_every=0.5, resend_after=60)  # no resend: only the head helps
+    table_link, sender = _table_one(broker, topics, tmp_path)
     attacker = MqttLink("table-2", broker.host, broker.port, username="table-2",
                         password=broker.credentials.password("table-2"))
     head_thread = threading.Thread(target=serve, daemon=True)
@@ -239,22 +251,11 @@ def test_a_head_merely_behind_does_not_reconnect_itself(private_broker, tmp_path
             slow_batches.append(time.monotonic())
             time.sleep(4.0)
 
-    def serve() -> None:  # the head's owner thread, as `bunco-pi head` runs it
-        with EventLog(tmp_path / "head.sqlite") as log:
-            service = HeadService(coord, head_link, log, topics, make_players(None, 8, 2),
-                                  on_effects=slow)
-            service.watch = IntakeWatch(service.clock, stall_after=2.0, heartbeat_every=0.5,
-                                        gap=1.0)
-            service.start()
-            while not stop.is_set():
-                service.step(timeout=0.05)
-            highest.append(log.highest(1))
+    def serve() -> None:
+        watch = {"stall_after": 2.0, "heartbeat_every": 0.5, "gap": 1.0}
+        _run_head(coord, head_link, topics, tmp_path, stop, highest, watch, on_effects=slow)
 
-    table_link = MqttLink("table-1", broker.host, broker.port, username="table-1",
-                          password=broker.credentials.password("table-1"), keepalive=5,
-                          reconnect_delay=(0.05, 0.5), status_topic=topics.status("table-1"))
-    sender = TableSender(table_link, topics, 1, Outbox(tmp_path / "t1.db"),
-                         heartbeat_every=0.5, resend_after=60)
+    table_link, sender = _table_one(broker, topics, tmp_path)
     head_thread = threading.Thread(target=serve, daemon=True)
     sent = 0
     try:
