@@ -76,7 +76,10 @@ def read_both(
     settings = settings or ReaderSettings()
     fusion = fusion or FusionSettings()
     if settings.look is not None and settings.look.pips == "light":
-        fusion = replace(fusion, net_over_doubt=False)
+        # Calibrated light pips: a glint is as white as a pip, so the pip reader's doubt
+        # stands, and the network is shown the mapped grey, where a turned crop of a glint
+        # is no second opinion (it left two pink dice under glare of 102 unread).
+        fusion = replace(fusion, net_over_doubt=False, second_look=False)
     pips, found = both_readings(frame, settings, net, fusion)
     return combine(pips, found, settings.min_confidence, fusion)
 
