@@ -109,14 +109,14 @@ def both_readings(
     # them (faces bright, pips and tray dark): the picture it knows best. Uncalibrated, it
     # reads the colours itself.
     calibrated = settings.look is not None and not settings.look.plain_grey
-    glanced = detect(grey if calibrated else frame, net, min(fusion.glance, fusion.seen), settings.region)
+    seen_by_net = grey if calibrated else frame
+    glanced = detect(seen_by_net, net, min(fusion.glance, fusion.seen), settings.region)
     near = None
     if fusion.pips_near_net:
         near = [(*d.center, fusion.window * d.width) for d in glanced]
     pips = read_pips(grey, settings, near)
     found = [d for d in glanced if d.presence >= fusion.seen]
     if fusion.second_look:
-        seen_by_net = grey if calibrated else frame
         found = [look_again(seen_by_net, d, net) if d.face_probability >= fusion.objection else d
                  for d in found]
     return pips, found

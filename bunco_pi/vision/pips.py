@@ -44,9 +44,9 @@ def find_pips(
 ) -> list[Pip]:
     """Every pip-like spot in a greyscale image whose surrounding face is bright enough.
 
-    ``within`` (a mask the image's size, non-zero where to look) keeps only the spots that
-    touch it: the dark spots of a speckled floor elsewhere are never measured one by one,
-    which is where the time goes on terrazzo or carpet.
+    ``within`` (a mask the image's size, non-zero where to look): only the dark pixels inside
+    it are taken, so the dark spots of a speckled floor elsewhere are never measured one by
+    one, which is where the time goes on terrazzo or carpet.
     """
     block = max(3, int(settings.block) | 1)
     dark = cv2.adaptiveThreshold(
