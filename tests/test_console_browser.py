@@ -445,6 +445,26 @@ def _ann(night: ConsoleNight) -> dict:
     return next(p for p in night.snapshot()["players"] if p["name"] == "Ann")
 
 
+def test_a_question_asked_again_at_once_takes_its_own_answer(night, browser):
+    """A Cancel's close event is delivered a moment after the dialog shuts; a host who taps the
+    same button again within that moment must still get the Undo bar for the second yes."""
+    ann = _ann(night)
+    leave = f"leave-{ann['id']}"
+    wait_page(browser, lambda: browser.execute_script(
+        "return !!document.getElementById(arguments[0])", leave), "Ann's row")
+    click(browser, leave)
+    wait_page(browser, lambda: dialog_open(browser), "the question")
+    # Cancel, then the same tap again, before the page has had its Cancel's close event
+    browser.execute_script("document.getElementById('confirm-no').click();"
+                           "document.getElementById(arguments[0]).click()", leave)
+    wait_page(browser, lambda: dialog_open(browser), "the question again")
+    click(browser, "confirm-yes")
+    wait_page(browser, lambda: "Ann leaves in" in text_of(browser, "#pending"), "the undo bar")
+    click(browser, "pending-undo")
+    wait_page(browser, lambda: "Undone" in message(browser), "the undo's message")
+    assert not _ann(night)["ghost"]
+
+
 def test_leaving_asks_first_and_the_host_can_take_it_back_before_it_is_sent(night, browser):
     ann = _ann(night)
     leave = f"leave-{ann['id']}"

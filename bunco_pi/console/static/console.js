@@ -262,15 +262,28 @@ function closeHeld() {
     yes: "Close the round", label: "The held round closes"});
 }
 
+let answer = null; // resolves the question on screen with the host's yes or no
+
 function ask(title, text, yes) {
   const dialog = $("confirm");
+  answered(); // the question before, shut but its close event not yet come
   $("confirm-title").textContent = title;
   $("confirm-text").textContent = text;
   $("confirm-yes").textContent = yes;
   dialog.returnValue = "";
   dialog.showModal();
-  return new Promise((resolve) => dialog.addEventListener("close",
-    () => resolve(dialog.returnValue === "yes"), {once: true}));
+  return new Promise((resolve) => { answer = resolve; });
+}
+
+// A dialog's close event comes a moment after it shuts. A host quick enough may have asked
+// again by then (ask() answers the question before as it shuts): a close event that finds the
+// dialog open again is the old question's and is not this one's answer.
+function answered() {
+  const dialog = $("confirm");
+  if (dialog.open || !answer) return;
+  const resolve = answer;
+  answer = null;
+  resolve(dialog.returnValue === "yes");
 }
 
 // A destructive action asks first; confirmed, it waits UNDO_SECONDS with an Undo before it is
@@ -436,6 +449,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("desk-sort").addEventListener("change", renderHost);
   $("act-close-held").addEventListener("click", closeHeld);
   $("pending-undo").addEventListener("click", undoPending);
+  $("confirm").addEventListener("close", answered);
   // leaving the page sends what the host confirmed rather than dropping it
   window.addEventListener("pagehide", () => sendPending(true));
   connect();
