@@ -19,6 +19,7 @@ from bunco_pi.rules.cards import ScoreCard, add_round, credited_player
 from bunco_pi.rules.house import HouseRules
 from bunco_pi.rules.legality import night_refusal
 from bunco_pi.rules.limits import MAX_TABLES
+from bunco_pi.rules.packed_rolls import pack_rolls
 from bunco_pi.rules.prizes import PrizeAward, award_prizes
 from bunco_pi.rules.rotation import (
     Move,
@@ -187,7 +188,7 @@ BETWEEN_ROUNDS = (READY, RESULTS, BREAK)
 class TableRecord:
     table: int
     seats: Seats
-    rolls: tuple[RollRecord, ...]
+    rolls: Sequence[RollRecord]  # packed: a night keeps every one (rules/packed_rolls.py)
     team_scores: tuple[int, int]
     seat_scores: tuple[int, int, int, int]
     winners: tuple[str, ...]
@@ -478,7 +479,7 @@ class Night:
                 add_round(cards, t.setup, t.rolls, winners, losers, self.rules, t.ended_round)
             outcomes.append(TableOutcome(t.setup.seats, winners, losers))
             records.append(TableRecord(
-                table=t.setup.table, seats=t.setup.seats, rolls=t.rolls,
+                table=t.setup.table, seats=t.setup.seats, rolls=pack_rolls(t.rolls),
                 team_scores=t.team_scores, seat_scores=t.seat_points,
                 winners=winners, losers=losers, rolloff_sessions=rolloffs,
                 ended_round=t.ended_round, held=held,
