@@ -142,6 +142,22 @@ def test_the_head_table_reaching_21_rings_the_bell_once():
     assert h.coord.night.bell_rung and len(rings) == 1
 
 
+def test_the_bunco_buzz_sounds_for_the_bunco_only():
+    """A bunco buzzes once; the pass, the bell or the undo that follows it is not a bunco."""
+    h = Harness()
+    h.bell()
+    assert h.coord.night.target == 1
+
+    def buzzes(entry):
+        return [e for e in h.send(2, entry) if isinstance(e, Buzz)]
+
+    assert buzzes(Tally("bunco")) == [Buzz("bunco")]
+    assert buzzes(Pass()) == [] and h.coord.night.table(2).roller_index == 1  # taken, silent
+    assert buzzes(Roll((1, 1, 1))) == [Buzz("bunco")]
+    assert buzzes(Bell()) == [] and buzzes(Undo()) == []
+    assert buzzes(Roll((2, 2, 2))) == []  # three of a kind, not the round's number
+
+
 def test_undo_of_a_bunco_is_taken_back_at_the_head_too():
     h = Harness()
     h.bell()

@@ -1,5 +1,7 @@
 """A closed round's rolls, packed small, read back as the very rolls the tables played."""
 
+import operator
+
 import pytest
 
 from bunco_pi.rules.house import PRESET_NAMES, preset
@@ -41,7 +43,7 @@ def test_every_closed_round_keeps_the_rolls_its_tables_played(rules: str) -> Non
 def test_a_packed_sequence_reads_as_a_tuple() -> None:
     packed = pack_rolls(ROLLS)
     assert isinstance(packed, PackedRolls)
-    assert packed == ROLLS and ROLLS == packed and hash(packed) == hash(ROLLS)
+    assert packed == ROLLS and operator.eq(ROLLS, packed) and hash(packed) == hash(ROLLS)
     assert packed[0] == ROLLS[0] and packed[-1] == ROLLS[-1] and packed[-1].session == 2
     assert packed[1:3] == ROLLS[1:3] and packed[::-1] == ROLLS[::-1]
     assert packed[3].player == "bea" and packed[3].ghost and packed[3].rolloff

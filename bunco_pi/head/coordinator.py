@@ -47,7 +47,7 @@ from bunco_pi.rules.night import (
 )
 from bunco_pi.rules.record import build_record, decode_event, encode_event
 from bunco_pi.rules.rotation import Seats, initial_seating
-from bunco_pi.rules.table_round import Bell, RuleViolation, Undo
+from bunco_pi.rules.table_round import SCORED, RuleViolation
 
 
 def _latest_views(effects: list[Effect]) -> list[Effect]:
@@ -265,7 +265,8 @@ class Coordinator:
         after: list[Effect] = [PublishView(event.table, table_view(
             night, event.table, names=self._names_of(night)))]
         rolls = night.table(event.table).rolls
-        if not isinstance(event.entry, Bell | Undo) and rolls and rolls[-1].outcome.bunco \
+        # only the roll or tally just taken buzzes: a pass after a bunco leaves the bunco last
+        if isinstance(event.entry, SCORED) and rolls and rolls[-1].outcome.bunco \
                 and night.table(event.table).entries[-1] is event.entry:
             after.append(Buzz("bunco"))
         if night.bell_rung and not bell_before:
