@@ -8,6 +8,10 @@ Run from the repository root:
 ``--pace S``: each table rolls once every S seconds on average (a human pace: a roll, a look,
 the dice passed); without it the tables roll flat out: each table rolls again as soon as the
 head's ack of its last entry is back, so the entries a second are what the head can take.
+``--tables-nice N``: the tables' processes run at nice N. In a hall each table is a box of its
+own; here 500 tables share two cores with the head and the broker, and at nice 0 they can
+starve the head's network thread past its keepalive. Their clients still note each arrival,
+the relay's and the bell's alike, so both wait the same for a niced table process.
 ``--whole-night``: also the head's memory over a whole night (4 sets, 24 rounds) at each size,
 from its event log of a simulated night replayed by the real ``bunco-pi head``, and round by
 round: the head's coordinator fed that log record by record in a process of its own, its
@@ -411,7 +415,8 @@ def first_arrivals(rows, want) -> dict:
 
 
 def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
-          pace: float = 0.0, stagger: float = 0.01, keepalive: int = 10) -> dict:
+          pace: float = 0.0, stagger: float = 0.01, keepalive: int = 10,
+          tables_nice: int = 0) -> dict:
     rules = tmp / "rules.toml"
     rules.write_text(preset_text("classic").replace("sets = 4", f"sets = {sets}")
                      .replace("break_after_sets = [2]", "break_after_sets = []")
@@ -456,7 +461,8 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
                  "--play-pace", str(pace), "--play-stagger", str(stagger),
                  "--play-keepalive", str(keepalive), "--play-relayed", relayed_topic, *ping],
                 cwd=ROOT, stdout=subprocess.DEVNULL,
-                stderr=(tmp / f"tables-{first}.log").open("w")))
+                stderr=(tmp / f"tables-{first}.log").open("w"),
+                preexec_fn=(lambda: os.nice(tables_nice)) if tables_nice else None))
         t_start = time.monotonic()
         cpu: list[tuple[float, float]] = []  # (head's CPU seconds, wall) at each round start
         rss: list[tuple[int, float]] = []
@@ -723,6 +729,9 @@ def main() -> int:
                         help="seconds between two tables' connects (default 0.01)")
     parser.add_argument("--keepalive", type=int, default=10,
                         help="the tables' MQTT keepalive in seconds (default 10, as a box's)")
+    parser.add_argument("--tables-nice", type=int, default=0, metavar="N",
+                        help="run the tables' processes at this nice level: in a hall each "
+                             "table is a box of its own, here they share the head's cores")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep each night's files (the head's and tables' logs, the record, "
                              "the event log) in DIR/n<tables> to look into a slow figure")
@@ -761,11 +770,11 @@ def main() -> int:
             kept = args.keep / f"n{tables}"
             kept.mkdir(parents=True)
             report(tables, night(tables, args.sets, args.target, kept, args.limit, args.pace,
-                                 args.stagger, args.keepalive))
+                                 args.stagger, args.keepalive, args.tables_nice))
             continue
         with tempfile.TemporaryDirectory() as tmp:
             report(tables, night(tables, args.sets, args.target, Path(tmp), args.limit,
-                                 args.pace, args.stagger, args.keepalive))
+                                 args.pace, args.stagger, args.keepalive, args.tables_nice))
     if args.whole_night or args.whole_night_only:
         print()
         for tables in args.tables:
@@ -780,7 +789,8 @@ def main() -> int:
                   f"peak {w['round_peak']:.1f} MiB ({w['round_seconds']:.1f} s)", flush=True)
         if args.whole_night_only:
             return 0
-    print(f"\ntables {'flat out' if not args.pace else f'at a pace of one roll in {args.pace} s'}")
+    print(f"\ntables {'flat out' if not args.pace else f'at a pace of one roll in {args.pace} s'}"
+          + (f", their processes at nice {args.tables_nice}" if args.tables_nice else ""))
     print("\nbaseline: a bare paho relay process committing each ping to SQLite (WAL, FULL) "
           f"and publishing it\n({RELAY_SIZE} bytes) to every table's client, the sender "
           "committing first; pinged at each bell\nand once a second during the same night.")
