@@ -20,7 +20,7 @@ RSS read then. ``--whole-night-only``: that alone, without the networked nights.
 
 Over one private mosquitto on loopback: the real ``bunco-pi head`` (its event log,
 ``--record``, the host's bell pressed by ``--auto-host``, a few clocks read on its bell path);
-processes of ``TABLES_A_PROCESS`` scripted tables (each its own MQTT client, login and durable
+processes of ``--per-process`` scripted tables (100 unless told) (each its own MQTT client, login and durable
 outbox, rolling seeded dice, entering the bell when it hears it: ``tests/scripted_tables.py``),
 each table's client noting in paho's thread when each state reaches it; and a bare relay.
 
@@ -111,7 +111,6 @@ def cpu_seconds(pid: int) -> float:
 # paho waits on its sockets with select(), which takes no descriptor past 1,023: a process
 # holds at most this many clients (a table's also holds its outbox's three SQLite files).
 OBSERVERS_A_PROCESS = 200
-TABLES_A_PROCESS = 100
 PING_EVERY_S = 1.0  # the relay's pings during the night, besides one at each bell
 RELAY_SIZE = 600  # bytes the relay says: the head's bell state is held to that much
 
@@ -416,7 +415,7 @@ def first_arrivals(rows, want) -> dict:
 
 def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
           pace: float = 0.0, stagger: float = 0.01, keepalive: int = 10,
-          tables_nice: int = 0) -> dict:
+          tables_nice: int = 0, per_process: int = 100) -> dict:
     rules = tmp / "rules.toml"
     rules.write_text(preset_text("classic").replace("sets = 4", f"sets = {sets}")
                      .replace("break_after_sets = [2]", "break_after_sets = []")
@@ -449,8 +448,8 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
         (tmp / "outboxes").mkdir()
         outs = []
         procs = []
-        for first in range(1, tables + 1, TABLES_A_PROCESS):
-            last = min(tables, first + TABLES_A_PROCESS - 1)
+        for first in range(1, tables + 1, per_process):
+            last = min(tables, first + per_process - 1)
             outs.append(tmp / f"tables-{first}.json")
             ping = ["--play-ping", f"table-{tables + 1},{ping_topic}"] if first == 1 else []
             procs.append(subprocess.Popen(
@@ -729,6 +728,8 @@ def main() -> int:
                         help="seconds between two tables' connects (default 0.01)")
     parser.add_argument("--keepalive", type=int, default=10,
                         help="the tables' MQTT keepalive in seconds (default 10, as a box's)")
+    parser.add_argument("--per-process", type=int, default=100, metavar="N",
+                        help="scripted tables in each process (default 100)")
     parser.add_argument("--tables-nice", type=int, default=0, metavar="N",
                         help="run the tables' processes at this nice level: in a hall each "
                              "table is a box of its own, here they share the head's cores")
@@ -770,11 +771,13 @@ def main() -> int:
             kept = args.keep / f"n{tables}"
             kept.mkdir(parents=True)
             report(tables, night(tables, args.sets, args.target, kept, args.limit, args.pace,
-                                 args.stagger, args.keepalive, args.tables_nice))
+                                 args.stagger, args.keepalive, args.tables_nice,
+                                 args.per_process))
             continue
         with tempfile.TemporaryDirectory() as tmp:
             report(tables, night(tables, args.sets, args.target, Path(tmp), args.limit,
-                                 args.pace, args.stagger, args.keepalive, args.tables_nice))
+                                 args.pace, args.stagger, args.keepalive, args.tables_nice,
+                                 args.per_process))
     if args.whole_night or args.whole_night_only:
         print()
         for tables in args.tables:
@@ -790,6 +793,7 @@ def main() -> int:
         if args.whole_night_only:
             return 0
     print(f"\ntables {'flat out' if not args.pace else f'at a pace of one roll in {args.pace} s'}"
+          + f", {args.per_process} to a process"
           + (f", their processes at nice {args.tables_nice}" if args.tables_nice else ""))
     print("\nbaseline: a bare paho relay process committing each ping to SQLite (WAL, FULL) "
           f"and publishing it\n({RELAY_SIZE} bytes) to every table's client, the sender "
