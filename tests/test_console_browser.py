@@ -445,15 +445,21 @@ def _ann(night: ConsoleNight) -> dict:
     return next(p for p in night.snapshot()["players"] if p["name"] == "Ann")
 
 
-def test_a_question_asked_again_at_once_takes_its_own_answer(night, browser):
-    """A Cancel's close event is delivered a moment after the dialog shuts; a host who taps the
-    same button again within that moment must still get the Undo bar for the second yes."""
+def _ask_ann_to_leave(night: ConsoleNight, browser) -> str:
+    """Tap Ann's Leave on the desk and wait for its question; her button's id."""
     ann = _ann(night)
     leave = f"leave-{ann['id']}"
     wait_page(browser, lambda: browser.execute_script(
         "return !!document.getElementById(arguments[0])", leave), "Ann's row")
     click(browser, leave)
     wait_page(browser, lambda: dialog_open(browser), "the question")
+    return leave
+
+
+def test_a_question_asked_again_at_once_takes_its_own_answer(night, browser):
+    """A Cancel's close event is delivered a moment after the dialog shuts; a host who taps the
+    same button again within that moment must still get the Undo bar for the second yes."""
+    leave = _ask_ann_to_leave(night, browser)
     # Cancel, then the same tap again, before the page has had its Cancel's close event
     browser.execute_script("document.getElementById('confirm-no').click();"
                            "document.getElementById(arguments[0]).click()", leave)
@@ -466,13 +472,7 @@ def test_a_question_asked_again_at_once_takes_its_own_answer(night, browser):
 
 
 def test_leaving_asks_first_and_the_host_can_take_it_back_before_it_is_sent(night, browser):
-    ann = _ann(night)
-    leave = f"leave-{ann['id']}"
-    wait_page(browser, lambda: browser.execute_script(
-        "return !!document.getElementById(arguments[0])", leave), "Ann's row")
-    # a tap asks; Cancel changes nothing
-    click(browser, leave)
-    wait_page(browser, lambda: dialog_open(browser), "the question")
+    leave = _ask_ann_to_leave(night, browser)  # a tap asks; Cancel changes nothing
     held = browser.execute_script("return UNDO_SECONDS")
     assert "Ann leaves?" in text_of(browser, "#confirm-title")
     shoot(browser, "confirm-leave", PHONE)
