@@ -20,9 +20,10 @@ RSS read then. ``--whole-night-only``: that alone, without the networked nights.
 
 Over one private mosquitto on loopback: the real ``bunco-pi head`` (its event log,
 ``--record``, the host's bell pressed by ``--auto-host``, a few clocks read on its bell path);
-processes of ``--per-process`` scripted tables (100 unless told) (each its own MQTT client, login and durable
-outbox, rolling seeded dice, entering the bell when it hears it: ``tests/scripted_tables.py``),
-each table's client noting in paho's thread when each state reaches it; and a bare relay.
+processes of scripted tables (``--per-process``, 100 by default; each its own MQTT client,
+login and durable outbox, rolling seeded dice, entering the bell when it hears it:
+``tests/scripted_tables.py``), each table's client noting in paho's thread when each state
+reaches it; and a bare relay.
 
 - bell: from table 1 sending the roll that reaches its target (outbox fsync included) to the
   last table's client holding the head's ``bell: true`` state;
@@ -452,16 +453,17 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
             last = min(tables, first + per_process - 1)
             outs.append(tmp / f"tables-{first}.json")
             ping = ["--play-ping", f"table-{tables + 1},{ping_topic}"] if first == 1 else []
+            # nice(1) rather than a preexec_fn: this process runs threads (the observers')
+            niced = ["nice", "-n", str(tables_nice)] if tables_nice else []
             procs.append(subprocess.Popen(
-                [sys.executable, __file__, "--play", f"{first}-{last}",
+                [*niced, sys.executable, __file__, "--play", f"{first}-{last}",
                  "--play-broker", f"{broker.host}:{broker.port}", "--play-credentials",
                  str(creds), "--play-night", topics.night, "--play-data", str(tmp / "outboxes"),
                  "--play-out", str(outs[-1]), "--play-limit", str(limit),
                  "--play-pace", str(pace), "--play-stagger", str(stagger),
                  "--play-keepalive", str(keepalive), "--play-relayed", relayed_topic, *ping],
                 cwd=ROOT, stdout=subprocess.DEVNULL,
-                stderr=(tmp / f"tables-{first}.log").open("w"),
-                preexec_fn=(lambda: os.nice(tables_nice)) if tables_nice else None))
+                stderr=(tmp / f"tables-{first}.log").open("w")))
         t_start = time.monotonic()
         cpu: list[tuple[float, float]] = []  # (head's CPU seconds, wall) at each round start
         rss: list[tuple[int, float]] = []

@@ -276,8 +276,8 @@ function ask(title, text, yes) {
 }
 
 // A dialog's close event comes a moment after it shuts. A host quick enough may have asked
-// again by then (ask() answers the question before as it shuts): a close event that finds the
-// dialog open again is the old question's and is not this one's answer.
+// again by then: ask() answers the shut question itself, and a close event that finds the
+// dialog open again belongs to that old question, not to the one on screen.
 function answered() {
   const dialog = $("confirm");
   if (dialog.open || !answer) return;
