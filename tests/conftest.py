@@ -243,3 +243,28 @@ def photos() -> Path:
                     "matteop65/Dice_Detection_Recognition; docs/dice-camera.md 'Getting the "
                     "photos' says how to fetch them; or set BUNCO_DICE_PHOTOS to their folder")
     return PHOTOS
+
+
+
+# The suite runs on two workers (pytest-xdist, --dist loadgroup; see pyproject.toml). The nights
+# played by real processes whose faults are timed (a wire cut for 30 s, a keepalive missed, a
+# head killed mid-round and back before its deadline) run one after another on one worker, so
+# that no two of them share the machine's cores; they start first, as together they are the
+# longest part of the run (some 14 minutes). Everything else is spread over both workers.
+NIGHTS_WITH_TIMED_FAULTS = frozenset({
+    "test_timed_night", "test_night_faults", "test_hostile", "test_pico_night",
+    "test_night_held", "test_intake_watch", "test_night_names", "test_pico_box",
+    "test_service_watchdog", "test_head_service", "test_roster_restart", "test_delivery",
+    "test_intake_limits",
+})
+
+
+@pytest.hookimpl(wrapper=True)  # around xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]
+                                  ) -> Iterator[None]:
+    nights = [item for item in items if item.path.stem in NIGHTS_WITH_TIMED_FAULTS]
+    for item in nights:
+        item.add_marker(pytest.mark.xdist_group("nights"))
+    chosen = set(map(id, nights))
+    items[:] = nights + [item for item in items if id(item) not in chosen]
+    return (yield)
