@@ -57,4 +57,6 @@ else
 fi
 make_venv test
 .venv/bin/ruff check .
-exec .venv/bin/python -m pytest "$@"
+# Two workers: the nights whose faults are timed one after another on one of them, the rest
+# spread over both (tests/conftest.py); `bash scripts/test.sh -n 0 ...` runs in one process.
+exec .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

@@ -246,7 +246,7 @@ def photos() -> Path:
 
 
 
-# The suite runs on two workers (pytest-xdist, --dist loadgroup; see pyproject.toml). The nights
+# scripts/test.sh runs the suite on two workers (pytest-xdist, --dist loadgroup). The nights
 # played by real processes whose faults are timed (a wire cut for 30 s, a keepalive missed, a
 # head killed mid-round and back before its deadline) run one after another on one worker, so
 # that no two of them share the machine's cores; they start first, as together they are the
@@ -262,6 +262,8 @@ NIGHTS_WITH_TIMED_FAULTS = frozenset({
 @pytest.hookimpl(wrapper=True)  # around xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]
                                   ) -> Iterator[None]:
+    if not config.pluginmanager.hasplugin("xdist"):  # pytest alone, as on a Pi's python3
+        return (yield)
     nights = [item for item in items if item.path.stem in NIGHTS_WITH_TIMED_FAULTS]
     for item in nights:
         item.add_marker(pytest.mark.xdist_group("nights"))
