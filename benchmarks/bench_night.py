@@ -2,7 +2,8 @@
 round by round, and its CPU, each process apart as on the night.
 
 Run from the repository root:
-    python3 benchmarks/bench_night.py [--tables 200 500] [--sets 1] [--pace 2.5] [--whole-night]
+    python3 benchmarks/bench_night.py [--tables 200 500] [--sets 1] [--pace 2.5] [--receivers]
+                                      [--whole-night]
     python3 benchmarks/bench_night.py --tables 200 500 --whole-night-only
 
 ``--pace S``: each table rolls once every S seconds on average (a human pace: a roll, a look,
@@ -12,6 +13,10 @@ head's ack of its last entry is back, so the entries a second are what the head 
 own; here 500 tables share two cores with the head and the broker, and at nice 0 they can
 starve the head's network thread past its keepalive. Their clients still note each arrival,
 the relay's and the bell's alike, so both wait the same for a niced table process.
+``--receivers``: also a receiver of each table's own in C (``mosquitto_sub``, from Debian's
+mosquitto-clients), timing the bell, the results and the relay to the last of them: what a
+hall's boxes, each a computer of its own, would see, where the tables' Python clients here
+wait their turn for two shared cores.
 ``--whole-night``: also the head's memory over a whole night (4 sets, 24 rounds) at each size,
 from its event log of a simulated night replayed by the real ``bunco-pi head``, and round by
 round: the head's coordinator fed that log record by record in a process of its own, its
@@ -51,6 +56,7 @@ import json
 import os
 import queue
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -205,6 +211,74 @@ def observe(args: argparse.Namespace) -> int:
             print(n, t, topic, json.dumps(small), flush=True)
     except (KeyboardInterrupt, BrokenPipeError):
         return 0
+
+
+class Receivers:
+    """A receiver of each table's own, beside its scripted client: ``mosquitto_sub`` (C, from
+    mosquitto-clients), one process a table, logged in as ``receiver-<n>``, subscribed to the
+    head's state and the relay's topic, writing each arrival with its wall-clock time (``%U``)
+    to a file of its own. In a hall each table is a box of its own and holds the bell as soon
+    as mosquitto's fan-out reaches its connection; here the tables' Python clients share two
+    cores a hundred to a process and take their turn for the processor and the GIL, which is
+    most of what the bell and the relay alike measure at them. A receiver wakes, notes the time
+    and sleeps again in a few microseconds of C, so the last receiver's time is close to what
+    the last box would see. The relay's pings reach them the same way: the two stay comparable.
+    """
+
+    def __init__(self, broker: Broker, tables: int, topics: list[str], workdir: Path) -> None:
+        exe = shutil.which("mosquitto_sub")
+        if exe is None:
+            raise SystemExit("--receivers needs mosquitto_sub: sudo apt-get install "
+                             "mosquitto-clients")
+        workdir.mkdir()
+        self.files = [workdir / f"receiver-{n}.txt" for n in range(1, tables + 1)]
+        self.procs = []
+        for n, out in enumerate(self.files, start=1):
+            user = f"receiver-{n}"
+            subscribe = [arg for topic in topics for arg in ("-t", topic)]
+            # -d: its SUBACK line says it is ready; -R: no retained state from before the night
+            # stdbuf -oL: a line at a time into its file, not a buffer full at its exit
+            self.procs.append(subprocess.Popen(
+                ["stdbuf", "-oL", exe, "-h", broker.host, "-p", str(broker.port), "-u", user,
+                 "-P", broker.credentials.password(user), "-i", user, "-q", "1", "-R", "-d",
+                 *subscribe, "-F", "%U %t %p"],
+                stdout=out.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+        deadline = time.monotonic() + 60 + tables * 0.05
+        waiting = list(self.files)
+        while waiting and time.monotonic() < deadline:
+            waiting = [f for f in waiting if "SUBACK" not in f.read_text(errors="replace")]
+            time.sleep(0.2)
+        if waiting:
+            raise SystemExit(f"{len(waiting)} receivers did not subscribe in time, "
+                             f"e.g. {waiting[0]}")
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            proc.wait(30)
+
+    def arrivals(self, state_topic: str) -> tuple[list, list]:
+        """The head's states as (table, monotonic time, round, phase, bell), and the relay's
+        pings as (table, monotonic time, ping), in this process's monotonic clock."""
+        offset = time.time() - time.monotonic()  # the same machine: one shift for all
+        states, pings = [], []
+        for n, path in enumerate(self.files, start=1):
+            for line in path.read_text(errors="replace").splitlines():
+                parts = line.split(" ", 2)
+                if len(parts) < 3 or not parts[0][:1].isdigit():
+                    continue  # a debug line of mosquitto_sub's own
+                try:
+                    t, body = float(parts[0]) - offset, json.loads(parts[2])
+                except ValueError:
+                    continue
+                if parts[1] == state_topic and isinstance(body.get("payload"), dict):
+                    state = body["payload"]
+                    states.append((n, t, state.get("round_index"), state.get("phase"),
+                                   bool(state.get("bell"))))
+                elif "ping" in body:
+                    pings.append((n, t, body["ping"]))
+        return states, pings
 
 
 # --- the tables' process ---------------------------------------------------------------------
@@ -416,13 +490,15 @@ def first_arrivals(rows, want) -> dict:
 
 def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
           pace: float = 0.0, stagger: float = 0.01, keepalive: int = 10,
-          tables_nice: int = 0, per_process: int = 100) -> dict:
+          tables_nice: int = 0, per_process: int = 100,
+          receivers: bool = False) -> dict:
     rules = tmp / "rules.toml"
     rules.write_text(preset_text("classic").replace("sets = 4", f"sets = {sets}")
                      .replace("break_after_sets = [2]", "break_after_sets = []")
                      .replace("target_score = 21", f"target_score = {target}"))
     # two spare table users: the relay's sender and the relay itself
-    with Broker(tmp / "broker", tables=tables + 2, readers=["observer-1"]) as broker:
+    readers = ["observer-1", *(f"receiver-{n}" for n in range(1, tables + 1) if receivers)]
+    with Broker(tmp / "broker", tables=tables + 2, readers=readers) as broker:
         topics = Topics(f"n{tables}")
         creds = broker.workdir / "credentials.json"
         ping_topic, relayed_topic = raw_topics(tables)
@@ -435,6 +511,8 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
         # one bare client follows the head's state, for the round starts (the head's RSS);
         # the figures are taken at the tables' own clients
         obs = Observers(broker, 1, [topics.state()], f"n{tables}")
+        rx = Receivers(broker, tables, [topics.state(), relayed_topic], tmp / "receivers") \
+            if receivers else None
         record = tmp / "night.json"
         trace = tmp / "head-trace.jsonl"
         head = subprocess.Popen(
@@ -491,6 +569,8 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
                 proc.kill()
                 proc.wait(10)
         obs.close()
+        if rx is not None:
+            rx.close()
         relay.terminate()
         relay.wait(10)
         played = [json.loads(f.read_text()) for f in outs if f.exists()]
@@ -542,12 +622,42 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
             if len(arrivals) == tables:
                 (relay_at_bell if at_bell else relay_between).append(
                     (max(arrivals.values()) - t0) * 1000)
+        at_receivers: dict[str, list[float]] = {}
+        if rx is not None:
+            at_receivers = receiver_figures(*rx.arrivals(topics.state()), sends, pings, tables)
         complete = record.exists() and json.loads(record.read_text()).get("complete")
-        return {**figures, "stages": stages, "relay_at_bell": relay_at_bell,
+        return {**figures, "receivers": at_receivers, "stages": stages, "relay_at_bell": relay_at_bell,
                 "relay_between": relay_between, "pings": len(pings), "rss": rss, "cpu": busy,
                 "complete": complete, "entries": len(sends), "size": size,
                 "seconds": sends[-1][2] - sends[0][2] if sends else 0.0,
                 "head_log": (tmp / "head.log").read_text(errors="replace")}
+
+
+def receiver_figures(states: list, pinged_rows: list, sends: list, pings: list,
+                     tables: int) -> dict[str, list[float]]:
+    """The bell, the results and the relay's pings, timed as the night's figures are, to the
+    last table's receiver instead of the last table's client."""
+    out: dict[str, list[float]] = {"bells": [], "results": [], "relay_at_bell": [],
+                                   "relay_between": []}
+    ringing = lambda phase, bell: bell and phase in ("playing", "finishing")  # noqa: E731
+    for r, arrivals in sorted(first_arrivals(states, ringing).items()):
+        trigger = [t for rr, tab, t in sends if rr == r and tab == 1
+                   and t <= min(arrivals.values())]
+        if len(arrivals) == tables and trigger:
+            out["bells"].append((max(arrivals.values()) - max(trigger)) * 1000)
+    for r, arrivals in sorted(first_arrivals(states, lambda p, b: p == "results").items()):
+        last_entry = [t for rr, _tab, t in sends if rr == r and t <= min(arrivals.values())]
+        if len(arrivals) == tables and last_entry:
+            out["results"].append((max(arrivals.values()) - max(last_entry)) * 1000)
+    pinged: dict[int, dict[int, float]] = {}
+    for n, t, k in pinged_rows:
+        pinged.setdefault(k, {}).setdefault(n, t)
+    for k, t0, at_bell in pings:
+        arrivals = pinged.get(k, {})
+        if len(arrivals) == tables:
+            out["relay_at_bell" if at_bell else "relay_between"].append(
+                (max(arrivals.values()) - t0) * 1000)
+    return out
 
 
 def vm(pid: int, key: str) -> float:
@@ -678,6 +788,16 @@ def report(tables: int, f: dict) -> None:
         ("bell -> last table", f["bells"], f["relay_between"], "relay during the night"),
         ("results -> last table", f["results"], f["relay_between"], "relay during the night"),
     )
+    rx = f.get("receivers") or {}
+    if rx:
+        rows += (
+            ("bell -> last table's receiver", rx["bells"], rx["relay_at_bell"],
+             "relay at the same moment"),
+            ("bell -> last table's receiver", rx["bells"], rx["relay_between"],
+             "relay during the night"),
+            ("results -> last table's receiver", rx["results"], rx["relay_between"],
+             "relay during the night"),
+        )
     for label, ours, base, against in rows:
         if not ours or not base:
             print(f"{tables} tables: no complete {label} measured against the {against}")
@@ -735,6 +855,9 @@ def main() -> int:
     parser.add_argument("--tables-nice", type=int, default=0, metavar="N",
                         help="run the tables' processes at this nice level: in a hall each "
                              "table is a box of its own, here they share the head's cores")
+    parser.add_argument("--receivers", action="store_true",
+                        help="also time the bell, the results and the relay to a receiver of "
+                             "each table's own in C (mosquitto_sub, from mosquitto-clients)")
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="keep each night's files (the head's and tables' logs, the record, "
                              "the event log) in DIR/n<tables> to look into a slow figure")
@@ -774,12 +897,12 @@ def main() -> int:
             kept.mkdir(parents=True)
             report(tables, night(tables, args.sets, args.target, kept, args.limit, args.pace,
                                  args.stagger, args.keepalive, args.tables_nice,
-                                 args.per_process))
+                                 args.per_process, args.receivers))
             continue
         with tempfile.TemporaryDirectory() as tmp:
             report(tables, night(tables, args.sets, args.target, Path(tmp), args.limit,
                                  args.pace, args.stagger, args.keepalive, args.tables_nice,
-                                 args.per_process))
+                                 args.per_process, args.receivers))
     if args.whole_night or args.whole_night_only:
         print()
         for tables in args.tables:
