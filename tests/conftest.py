@@ -250,7 +250,7 @@ def photos() -> Path:
 # played by real processes whose faults are timed (a wire cut for 30 s, a keepalive missed, a
 # head killed mid-round and back before its deadline) run one after another on one worker, so
 # that no two of them share the machine's cores; they start first, as together they are the
-# longest part of the run (some 14 minutes). Everything else is spread over both workers.
+# longest part of the run (some 14 of its 15 minutes). Everything else is spread over both workers.
 NIGHTS_WITH_TIMED_FAULTS = frozenset({
     "test_timed_night", "test_night_faults", "test_hostile", "test_pico_night",
     "test_night_held", "test_intake_watch", "test_night_names", "test_pico_box",
