@@ -577,69 +577,52 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
         sends = sorted((x for p in played for x in p["sends"]), key=lambda x: x[2])
         pings = [x for p in played for x in p["pings"]]
         at_tables = [tuple(x) for p in played for x in p["states"]]
-        pinged: dict[int, dict[int, float]] = {}  # ping -> table -> first arrival
-        for n, t, k in (x for p in played for x in p["pinged"]):
-            pinged.setdefault(k, {}).setdefault(n, t)
-        ringing = lambda phase, bell: bell and phase in ("playing", "finishing")  # noqa: E731
-        finished = lambda phase, bell: phase == "results"  # noqa: E731
+        pinged_rows = [x for p in played for x in p["pinged"]]
+        figures = timings(at_tables, pinged_rows, sends, pings, tables)
         traces = {}
         if trace.exists():
             for line in trace.read_text().splitlines():
                 x = json.loads(line)
                 traces[x["round"]] = x
-        figures: dict[str, list[float]] = {"bells": [], "results": []}
         stages: list[dict[str, float]] = []
-        for key, rows, want in (("bells", at_tables, ringing),):
-            for r, arrivals in sorted(first_arrivals(rows, want).items()):
-                if len(arrivals) < tables:
-                    continue
-                first = min(arrivals.values())
-                trigger = [t for rr, tab, t in sends if rr == r and tab == 1 and t <= first]
-                if trigger:
-                    figures[key].append((max(arrivals.values()) - max(trigger)) * 1000)
-                    if key == "bells" and r in traces:
-                        x, t0 = traces[r], max(trigger)
-                        stages.append({
-                            "to the head's paho thread": x.get("rx", t0) - t0,
-                            "waiting for the owner thread": x.get("handle", t0) - x.get("rx", t0),
-                            "commit (batch of n)": x.get("committed", t0) - x.get("handle", t0),
-                            "fold": x.get("accepted", t0) - x.get("committed", t0),
-                            "bell handed to paho": x["published"] - x.get("accepted", t0),
-                            "to the first table's client": first - x["published"],
-                            "first to last table's client": max(arrivals.values()) - first,
-                            "items in the head's batch": x.get("batch", 0) / 1000})
-        for key, rows in (("results", at_tables),):
-            for r, arrivals in sorted(first_arrivals(rows, finished).items()):
-                if len(arrivals) < tables:
-                    continue
-                first = min(arrivals.values())
-                last_entry = [t for rr, _tab, t in sends if rr == r and t <= first]
-                if last_entry:
-                    figures[key].append((max(arrivals.values()) - max(last_entry)) * 1000)
-        relay_at_bell, relay_between = [], []
-        for k, t0, at_bell in pings:
-            arrivals = pinged.get(k, {})
-            if len(arrivals) == tables:
-                (relay_at_bell if at_bell else relay_between).append(
-                    (max(arrivals.values()) - t0) * 1000)
+        for r, arrivals in sorted(first_arrivals(at_tables, ringing).items()):
+            first = min(arrivals.values())
+            trigger = [t for rr, tab, t in sends if rr == r and tab == 1 and t <= first]
+            if len(arrivals) == tables and trigger and r in traces:
+                x, t0 = traces[r], max(trigger)
+                stages.append({
+                    "to the head's paho thread": x.get("rx", t0) - t0,
+                    "waiting for the owner thread": x.get("handle", t0) - x.get("rx", t0),
+                    "commit (batch of n)": x.get("committed", t0) - x.get("handle", t0),
+                    "fold": x.get("accepted", t0) - x.get("committed", t0),
+                    "bell handed to paho": x["published"] - x.get("accepted", t0),
+                    "to the first table's client": first - x["published"],
+                    "first to last table's client": max(arrivals.values()) - first,
+                    "items in the head's batch": x.get("batch", 0) / 1000})
         at_receivers: dict[str, list[float]] = {}
         if rx is not None:
-            at_receivers = receiver_figures(*rx.arrivals(topics.state()), sends, pings, tables)
+            at_receivers = timings(*rx.arrivals(topics.state()), sends, pings, tables)
         complete = record.exists() and json.loads(record.read_text()).get("complete")
-        return {**figures, "receivers": at_receivers, "stages": stages, "relay_at_bell": relay_at_bell,
-                "relay_between": relay_between, "pings": len(pings), "rss": rss, "cpu": busy,
+        return {**figures, "receivers": at_receivers, "stages": stages, "pings": len(pings),
+                "rss": rss, "cpu": busy,
                 "complete": complete, "entries": len(sends), "size": size,
                 "seconds": sends[-1][2] - sends[0][2] if sends else 0.0,
                 "head_log": (tmp / "head.log").read_text(errors="replace")}
 
 
-def receiver_figures(states: list, pinged_rows: list, sends: list, pings: list,
-                     tables: int) -> dict[str, list[float]]:
-    """The bell, the results and the relay's pings, timed as the night's figures are, to the
-    last table's receiver instead of the last table's client."""
+def ringing(phase: str | None, bell: bool) -> bool:
+    return bell and phase in ("playing", "finishing")
+
+
+def timings(states: list, pinged_rows: list, sends: list, pings: list,
+            tables: int) -> dict[str, list[float]]:
+    """The night's figures from where they were noted (the tables' clients, or their
+    receivers): states as (table, time, round, phase, bell), the relay's pings as (table, time,
+    ping); ``sends`` and ``pings`` as the tables' process wrote them. In milliseconds: the bell,
+    from table 1's roll to the last table holding it; the results, from the last entry to the
+    last table holding them; the relay, from each ping's send to the last table."""
     out: dict[str, list[float]] = {"bells": [], "results": [], "relay_at_bell": [],
                                    "relay_between": []}
-    ringing = lambda phase, bell: bell and phase in ("playing", "finishing")  # noqa: E731
     for r, arrivals in sorted(first_arrivals(states, ringing).items()):
         trigger = [t for rr, tab, t in sends if rr == r and tab == 1
                    and t <= min(arrivals.values())]
@@ -649,7 +632,7 @@ def receiver_figures(states: list, pinged_rows: list, sends: list, pings: list,
         last_entry = [t for rr, _tab, t in sends if rr == r and t <= min(arrivals.values())]
         if len(arrivals) == tables and last_entry:
             out["results"].append((max(arrivals.values()) - max(last_entry)) * 1000)
-    pinged: dict[int, dict[int, float]] = {}
+    pinged: dict[int, dict[int, float]] = {}  # ping -> table -> first arrival
     for n, t, k in pinged_rows:
         pinged.setdefault(k, {}).setdefault(n, t)
     for k, t0, at_bell in pings:
