@@ -127,6 +127,9 @@ class CutProxy:
     ``cut(silent=True)`` is a Wi-Fi gone quiet instead: nothing is closed, every byte either way
     is dropped (no FIN, no RST), new connections are taken and never answered; each end finds
     out only by its own keepalive. Connections cut silently stay dead after ``restore()``.
+
+    ``hold_replies()`` drops every byte from the broker to the clients from then on, and lets
+    theirs through: their QoS 1 messages reach the broker, and no PUBACK comes back.
     """
 
     def __init__(self, target_port: int, host: str = "127.0.0.1") -> None:
@@ -139,6 +142,8 @@ class CutProxy:
         self._closing = threading.Event()
         self._silent = False
         self._dead: set[socket.socket] = set()  # connections cut silently: bytes dropped
+        self._upstreams: set[socket.socket] = set()  # the broker's ends
+        self._replies_held = False
         self._lock = threading.Lock()
         self._socks: list[socket.socket] = []
         self._threads = [threading.Thread(target=self._accept, daemon=True)]
@@ -169,6 +174,7 @@ class CutProxy:
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._socks += [client, upstream]
+                self._upstreams.add(upstream)
             for a, b in ((client, upstream), (upstream, client)):
                 t = threading.Thread(target=self._relay, args=(a, b), daemon=True)
                 t.start()
@@ -178,6 +184,8 @@ class CutProxy:
             while data := src.recv(65536):
                 if src in self._dead or dst in self._dead:
                     continue  # cut silently: the bytes are lost on the way
+                if self._replies_held and src in self._upstreams:
+                    continue
                 dst.sendall(data)
         except OSError:
             pass
@@ -199,6 +207,9 @@ class CutProxy:
             with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
             s.close()
+
+    def hold_replies(self) -> None:
+        self._replies_held = True
 
     def restore(self) -> None:
         self._silent = False
@@ -243,7 +254,6 @@ def photos() -> Path:
                     "matteop65/Dice_Detection_Recognition; docs/dice-camera.md 'Getting the "
                     "photos' says how to fetch them; or set BUNCO_DICE_PHOTOS to their folder")
     return PHOTOS
-
 
 
 # scripts/test.sh runs the suite on two workers (pytest-xdist, --dist loadgroup). The nights

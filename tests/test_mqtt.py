@@ -1,7 +1,5 @@
-import contextlib
 import logging
 import socket
-import threading
 
 import pytest
 
@@ -206,43 +204,8 @@ def test_reconnect_keeps_the_session(private_broker, make_private_link, topics):
         head.stop()
 
 
-class RepliesHeld:
-    """A wire between one client and the broker that passes the client's bytes at once and
-    keeps the broker's from the moment ``hold()`` is called: the client's QoS 1 messages all
-    reach the broker, and none of their PUBACKs come back."""
-
-    def __init__(self, broker_port: int) -> None:
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self._held = threading.Event()
-        self._socks: list[socket.socket] = []
-        threading.Thread(target=self._accept, args=(broker_port,), daemon=True).start()
-
-    def _accept(self, broker_port: int) -> None:
-        with contextlib.suppress(OSError):
-            client, _ = self._listener.accept()
-            upstream = socket.create_connection(("127.0.0.1", broker_port), timeout=2)
-            self._socks += [client, upstream]
-            for src, dst, held in ((client, upstream, None), (upstream, client, self._held)):
-                threading.Thread(target=self._relay, args=(src, dst, held), daemon=True).start()
-
-    @staticmethod
-    def _relay(src: socket.socket, dst: socket.socket, held: threading.Event | None) -> None:
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                if held is None or not held.is_set():
-                    dst.sendall(data)
-
-    def hold(self) -> None:
-        self._held.set()
-
-    def close(self) -> None:
-        for s in [self._listener, *self._socks]:
-            s.close()
-
-
 def test_a_node_sends_every_qos1_message_without_waiting_for_earlier_acks(make_link, topics,
-                                                                          broker):
+                                                                          cut_proxy):
     """At 500 tables the head publishes a batch's hundreds of acks and views, then the bell's
     state. paho sends only 20 QoS 1 messages ahead of the broker's PUBACKs by default, so the
     bell waited in its queue for round trips. Here no PUBACK comes back at all, and every
@@ -250,16 +213,12 @@ def test_a_node_sends_every_qos1_message_without_waiting_for_earlier_acks(make_l
     reader = make_link("head")
     reader.subscribe(topics.all_events())
     assert reader.wait_subscribed(5)
-    wire = RepliesHeld(broker.port)
-    try:
-        table = make_link("table-1", port=wire.port)
-        wire.hold()
-        receipts = [table.publish(topics.events(1), envelope.event("table-1", 1, seq, {"k": seq}))
-                    for seq in range(1, 61)]
-        got: list = []
-        pump(reader.inbox, got.append, lambda: len(messages(got)) >= 60, timeout=10)
-        seqs = [envelope.decode(m.topic, m.payload).seq for m in messages(got)]
-        assert seqs == list(range(1, 61))
-        assert not any(r.acknowledged() for r in receipts)  # the replies were held throughout
-    finally:
-        wire.close()
+    table = make_link("table-1", port=cut_proxy.port)
+    cut_proxy.hold_replies()
+    receipts = [table.publish(topics.events(1), envelope.event("table-1", 1, seq, {"k": seq}))
+                for seq in range(1, 61)]
+    got: list = []
+    pump(reader.inbox, got.append, lambda: len(messages(got)) >= 60, timeout=10)
+    seqs = [envelope.decode(m.topic, m.payload).seq for m in messages(got)]
+    assert seqs == list(range(1, 61))
+    assert not any(r.acknowledged() for r in receipts)  # the replies were held throughout

@@ -138,10 +138,10 @@ class MqttLink:
             client.will_set(status_topic, status_payload(name, False), qos=1, retain=True)
         client.reconnect_delay_set(*reconnect_delay)
         # No cap on this node's own QoS 1 messages awaiting the broker's PUBACK. paho's default
-        # of 20 held the rest back in its queue, each waiting for an earlier PUBACK: at 500
-        # tables the head's bell, published after a batch's hundreds of acks and views, sat
-        # there 50 to 180 ms before it was sent. TCP paces the connection; mosquitto takes a
-        # client's QoS 1 messages without a quota (tests/test_mqtt.py).
+        # of 20 holds the rest back in its queue until earlier PUBACKs come: at 500 tables the
+        # head's bell, published after a batch's hundreds of acks and views, would wait there
+        # for their round trips. TCP paces the connection; mosquitto takes a client's QoS 1
+        # messages without a quota (tests/test_mqtt.py).
         client.max_inflight_messages_set(0)
         client.on_socket_open = self._on_socket_open
         client.on_connect = self._on_connect
