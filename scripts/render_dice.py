@@ -23,7 +23,10 @@ a wall or on another die; partly out of the picture; mostly under a hand) is wri
 
 Scene kinds (``--kinds``; by default mostly plain rolls): ``roll`` (one to five dice lying
 flat), ``cocked`` (one die leaning), ``hand`` (a hand over the tray), ``four`` (four dice),
-``out`` (a die partly out of the picture or on the tray's rim).
+``out`` (a die partly out of the picture or on the tray's rim), ``scatter`` (six to thirty dice
+of two to six sets of different looks strewn over a wide tray or table, seen at a slant as a
+phone held over them sees them; some lean on others, some hide others: the kind of photo a
+group takes of its own dice, where a tray camera's throw is three dice seen from above).
 
 A 320x320 picture at 12 samples with the denoiser takes about 3 s on one core of a 2020s PC.
 """
@@ -40,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-KINDS = ("roll", "cocked", "hand", "four", "out")
+KINDS = ("roll", "cocked", "hand", "four", "out", "scatter")
 DEFAULT_MIX = "roll:0.7,cocked:0.1,hand:0.07,four:0.06,out:0.07"
 
 # Pip positions on a face, in units of the corner pips' offset from the centre (as faces.py).
@@ -363,6 +366,8 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
 
     # the tray: a floor and four low walls, half-width ``half`` metres
     half = float(rng.uniform(0.07, 0.14))
+    if kind == "scatter":
+        half *= 2.5  # a wide box lid or a table: the walls are mostly out of sight
     floor_mat = plain_material(bpy, "tray", tray["colour"], float(
         rng.uniform(0.15, 0.4) if tray["kind"] == "plastic" else rng.uniform(0.6, 1.0)), rng, tray["kind"])
     bpy.ops.mesh.primitive_plane_add(size=2 * half, location=(0, 0, 0))
@@ -384,6 +389,8 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
     # how much of the tray the camera will show: the dice are put where it sees them
     seen = 2 * half * float(rng.uniform(0.45, 1.2))
     reach = min(half - edge, 0.3 * seen)  # inside the picture however the camera is turned
+    if kind == "scatter":
+        return build_scatter(bpy, rng, scene, edge, half, wall_h, look, body, pip_mat)
     # the dice
     count = {"four": 4}.get(kind, int(rng.choice([1, 2, 3, 3, 3, 4, 5])) if kind == "roll" else 3)
     placed: list[tuple[float, float]] = []
@@ -460,7 +467,90 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
         hand = make_hand(bpy, rng, (at.x + float(rng.uniform(-0.02, 0.02)), at.y - 0.02),
                          float(rng.uniform(0.03, 0.09)))
 
-    # light: the room (world) and one to three lamps
+    light_room(bpy, rng, scene)
+    bpy.context.view_layer.update()
+    return {"scene": scene, "camera": cam, "dice": dice, "hand": hand, "look": look, "tray": tray,
+            "kind": kind, "height": height, "tilt_degrees": math.degrees(tilt)}
+
+
+def build_scatter(bpy, rng: np.random.Generator, scene, edge: float, half: float, wall_h: float,
+                  look: dict, body, pip_mat) -> dict:
+    """Many dice of several sets on a wide floor, seen at a slant (the ``scatter`` kind)."""
+    from mathutils import Matrix, Vector  # noqa: PLC0415
+
+    sets = [(look, body, pip_mat)]
+    for n in range(int(rng.integers(1, 6))):
+        other = dice_look(rng)
+        sets.append((other, body_material(bpy, other, rng),
+                     plain_material(bpy, f"pip{n}", other["pip"], float(rng.uniform(0.2, 0.6)), rng)))
+    models: dict[int, object] = {}
+    # a slanted view: the camera well off to one side, looking at the middle of the heap
+    height = float(rng.uniform(0.2, 0.5))
+    tilt = math.radians(float(rng.uniform(10, 50)))
+    heading = float(rng.uniform(0, 2 * math.pi))
+    seen = float(rng.uniform(0.16, 0.4))  # metres across the picture's middle
+    spread = min(half - edge, 0.42 * seen)
+    count = int(rng.integers(6, 31))
+    placed: list[tuple[float, float]] = []
+    dice = []
+    for _ in range(count):
+        spot = None
+        for _attempt in range(40):
+            x, y = rng.uniform(-spread, spread, 2)
+            if all(math.hypot(x - a, y - b) > 1.2 * edge for a, b in placed):
+                spot = (float(x), float(y))
+                break
+        if spot is None:
+            continue
+        which = int(rng.integers(len(sets)))
+        if which not in models:
+            models[which] = make_die(bpy, edge, *sets[which])
+            die = models[which]
+        else:
+            die = copy_die(bpy, models[which])
+        face = int(rng.integers(1, 7))
+        rotation = up_rotation(face, float(rng.uniform(0, 2 * math.pi)))
+        z = edge / 2
+        state = "flat"
+        if rng.random() < 0.1:  # leaning on a neighbour or on a crumb of nothing: not readable
+            lean = math.radians(float(rng.uniform(12, 35)))
+            axis = Vector((float(rng.uniform(-1, 1)), float(rng.uniform(-1, 1)), 0)).normalized()
+            rotation = Matrix.Rotation(lean, 3, axis) @ rotation
+            z = edge / 2 * (math.cos(lean) + math.sin(lean))
+            state = "cocked"
+        elif placed and rng.random() < 0.04:  # one die on top of another
+            below = dice[int(rng.integers(len(dice)))]
+            if below["state"] == "flat":
+                at = below["object"].matrix_world.translation
+                dx, dy = float(rng.uniform(-0.2, 0.2)), float(rng.uniform(-0.2, 0.2))
+                spot = (at.x + dx * edge, at.y + dy * edge)
+                z = 1.5 * edge
+        die.matrix_world = Matrix.Translation((spot[0], spot[1], z)) @ rotation.to_4x4()
+        placed.append(spot)
+        dice.append({"object": die, "face": face, "state": state, "edge": edge})
+
+    cam_data = bpy.data.cameras.new("camera")
+    cam_data.sensor_width = 3.6
+    cam = bpy.data.objects.new("camera", cam_data)
+    scene.collection.objects.link(cam)
+    scene.camera = cam
+    offset = height * math.tan(tilt)
+    cam.location = (offset * math.sin(heading), -offset * math.cos(heading), height)
+    direction = Vector((0, 0, 0)) - cam.location
+    cam.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
+    cam.rotation_euler.rotate_axis("Z", float(rng.uniform(-0.4, 0.4)))
+    cam_data.lens = cam_data.sensor_width * direction.length / seen
+    light_room(bpy, rng, scene)
+    bpy.context.view_layer.update()
+    return {"scene": scene, "camera": cam, "dice": dice, "hand": None, "look": look,
+            "tray": {"kind": "wide", "wall": wall_h}, "kind": "scatter", "height": height,
+            "tilt_degrees": math.degrees(tilt), "sets": len(sets)}
+
+
+def light_room(bpy, rng: np.random.Generator, scene) -> None:
+    """The room's light (the world) and one to three lamps, warm or cold."""
+    from mathutils import Vector  # noqa: PLC0415
+
     world = bpy.data.worlds.new("room")
     world.use_nodes = True
     warm = float(rng.uniform(-1, 1))  # white balance: - cold (blue), + warm (orange)
@@ -480,10 +570,6 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
         a = float(rng.uniform(0, 2 * math.pi))
         obj.location = (r * math.cos(a), r * math.sin(a), float(rng.uniform(0.3, 1.0)))
         obj.rotation_euler = (Vector((0, 0, 0)) - obj.location).to_track_quat("-Z", "Y").to_euler()
-
-    bpy.context.view_layer.update()
-    return {"scene": scene, "camera": cam, "dice": dice, "hand": hand, "look": look, "tray": tray,
-            "kind": kind, "height": height, "tilt_degrees": math.degrees(tilt)}
 
 
 def top_face_box(scene, cam, die: dict) -> tuple[float, float, float, float, float, int]:
@@ -541,7 +627,7 @@ def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], siz
     for die in built["dice"]:
         x, y, w, h, upright, face = top_face_box(scene, cam, die)
         inside = min(x - w / 2, y - h / 2) >= 0 and max(x + w / 2, y + h / 2) <= 1
-        covered = built["hand"] is not None and _under_hand(scene, die, built["hand"])
+        covered = _hidden(scene, die)
         readable = upright > 0.97 and inside and die["state"] == "flat" and not covered
         if not (-w / 2 < x < 1 + w / 2 and -h / 2 < y < 1 + h / 2):
             continue  # wholly out of the picture
@@ -558,22 +644,37 @@ def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], siz
     (out / "labels_unclear" / f"{name}.txt").write_text("".join(line + "\n" for line in unclear))
     (out / "scenes" / f"{name}.json").write_text(json.dumps({
         "seed": picture_seed, "kind": kind, "dice": record, "hand": built["hand"] is not None,
-        "dice_look": built["look"], "tray": built["tray"], "camera_height": round(built["height"], 3),
+        "dice_look": built["look"], "dice_sets": built.get("sets", 1), "tray": built["tray"],
+        "camera_height": round(built["height"], 3),
         "camera_tilt_degrees": round(built["tilt_degrees"], 1)}, indent=1))
     finish(raw, image, np.random.default_rng([picture_seed, 11]))
     raw.unlink()
     return name
 
 
-def _under_hand(scene, die: dict, hand) -> bool:
-    """Whether the hand hides the die's top from the camera (a ray from the face to the camera)."""
+def _hidden(scene, die: dict) -> bool:
+    """Whether something (a hand, a wall, another die) hides the top face from the camera: the
+    ray from its centre to the camera is blocked, or those from two of four points half way to
+    its corners are."""
     from mathutils import Vector  # noqa: PLC0415
 
-    start = die["object"].matrix_world.translation + Vector((0, 0, die["edge"] * 0.6))
-    towards = (scene.camera.location - start).normalized()
-    depsgraph = scene.view_layers[0].depsgraph if hasattr(scene.view_layers[0], "depsgraph") else None
-    hit, _loc, _n, _i, obj, _m = scene.ray_cast(depsgraph or _depsgraph(), start, towards)
-    return bool(hit and obj is not None and obj.name == hand.name)
+    obj = die["object"]
+    world = obj.matrix_world
+    best = max(SIDES.values(), key=lambda n: (world.to_3x3() @ Vector(n)).z)
+    n = Vector(best)
+    u = Vector((0, 1, 0)) if abs(n.x) > 0.5 else Vector((1, 0, 0))
+    v = n.cross(u)
+    half = die["edge"] / 2
+    lift = n * (half * 1.15)
+    points = [world @ lift]
+    points += [world @ (lift + (a * u + b * v) * half * 0.5) for a in (-1, 1) for b in (-1, 1)]
+    graph = _depsgraph()
+    blocked = []
+    for start in points:
+        towards = (scene.camera.location - start).normalized()
+        hit, _loc, _n, _i, other, _m = scene.ray_cast(graph, start, towards)
+        blocked.append(bool(hit and other is not None and other.name != obj.name))
+    return blocked[0] or sum(blocked[1:]) >= 2
 
 
 def _depsgraph():

@@ -68,3 +68,22 @@ def test_a_tiny_render_is_labelled_from_its_scene(render, tmp_path):
         assert 0 <= die.center[0] <= 96 and 0 <= die.center[1] <= 96
         assert 2 < die.size[0] < 48
     assert not (tmp_path / "raw" / f"{photo.name}.png").exists()
+
+
+def test_a_scattered_heap_labels_every_die_it_shows_and_hides_none(render, tmp_path):
+    """The ``scatter`` kind: many dice of several sets at a slant. Each die in the picture is
+    labelled once, as a face if it lies flat and nothing hides its top, else as unclear."""
+    pytest.importorskip("bpy", reason="Blender's Python module (the render extra) is not installed")
+    from bunco_pi.vision.dataset import list_photos, read_labels
+
+    assert render.main([str(tmp_path), "--count", "1", "--size", "96", "--samples", "1",
+                        "--start", "100000", "--kinds", "scatter:1"]) == 0
+    (photo,) = list_photos(tmp_path)
+    scene = json.loads((tmp_path / "scenes" / f"{photo.name}.json").read_text())
+    assert scene["kind"] == "scatter" and scene["dice_sets"] >= 2 and len(scene["dice"]) >= 6
+    faces = read_labels(photo.label_path, 96, 96)
+    unclear = (tmp_path / "labels_unclear" / f"{photo.name}.txt").read_text().splitlines()
+    assert len(faces) + len(unclear) == len(scene["dice"])
+    readable = [d for d in scene["dice"] if d["state"] == "flat"]
+    assert sorted(d.face for d in faces) == sorted(d["face"] for d in readable)
+    assert all(line.startswith("6 ") for line in unclear)
