@@ -268,10 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             previous = args.previous.read_text(encoding="utf-8") if (
                 args.previous is not None and args.previous.exists()) else ""
             text = broker.password_file_text(
-                broker.with_doctors(broker.load_credentials(args.credentials)), previous)
+                broker.broker_logins(broker.load_credentials(args.credentials)), previous)
         elif args.what == "acl":
             text = broker.acl_text(
-                broker.with_doctors(broker.load_credentials(args.credentials)).passwords)
+                broker.broker_logins(broker.load_credentials(args.credentials)).passwords)
         elif args.what == "mosquitto-conf":
             text = mosquitto_conf(args.port)
         elif args.what == "table-config":

@@ -236,6 +236,26 @@ def test_a_read_only_user_cannot_write_where_the_head_listens(make_link, topics)
     assert [e for e in collect(head.inbox, 0.5) if isinstance(e, Message)] == []
 
 
+def test_the_heads_news_login_writes_the_state_and_its_parts_and_nothing_else(
+        broker, make_link, topics):
+    """The head's second connection logs in as head-news with the head's password: it says
+    the state, the rules and the seating's pages, and can neither speak for a table nor
+    acknowledge one nor hand out views."""
+    from bunco_pi.net.broker import HEAD_NEWS_USER
+
+    reader = make_link("table-1")
+    reader.subscribe(topics.everything())
+    assert reader.wait_subscribed(5)
+    news = make_link(HEAD_NEWS_USER, password=broker.credentials.password("head"))
+    allowed = [topics.state(), topics.rules(), topics.seating(1)]
+    refused = [topics.events(1), topics.ack(1), topics.view(1), topics.status("head"),
+               topics.command(1)]
+    for topic in allowed + refused:
+        assert news.publish(topic, envelope.message("head", {"n": 1})).wait(5)
+    heard = [e.topic for e in collect(reader.inbox, 0.5) if isinstance(e, Message)]
+    assert heard == allowed
+
+
 @pytest.mark.slow
 def test_retained_messages_survive_a_broker_restart(make_private_link, private_broker, topics):
     head = make_private_link("head")

@@ -22,10 +22,10 @@ from bunco_pi.hardware import pinmap
 from bunco_pi.net.broker import (
     Credentials,
     acl_text,
+    broker_logins,
     credentials_text,
     doctor_user,
     password_file_text,
-    with_doctors,
 )
 
 
@@ -320,8 +320,8 @@ def mosquitto(tmp_path):
     credentials = provision.head_credentials(2)
     password = credentials.password("table-2")
     (tmp_path / "mosquitto").mkdir()
-    (tmp_path / "mosquitto" / "passwd").write_text(password_file_text(with_doctors(credentials)))
-    (tmp_path / "mosquitto" / "acl").write_text(acl_text(with_doctors(credentials).passwords))
+    (tmp_path / "mosquitto" / "passwd").write_text(password_file_text(broker_logins(credentials)))
+    (tmp_path / "mosquitto" / "acl").write_text(acl_text(broker_logins(credentials).passwords))
     conf = provision.mosquitto_conf(port, etc=str(tmp_path), data_dir=str(tmp_path))
     conf = conf.replace(f"listener {port}\n", f"listener {port} 127.0.0.1\n")
     if os.geteuid() == 0:
@@ -640,11 +640,11 @@ def test_logging_in_as_the_box_itself_would_knock_it_off(broker, make_link):
 
 
 def test_the_doctors_users_can_only_read_the_night():
-    creds = with_doctors(Credentials({"head": "h", "table-2": "t2"}))
+    creds = broker_logins(Credentials({"head": "h", "table-2": "t2"}))
     assert creds.passwords["doctor-head"] == "h" and creds.passwords["doctor-table-2"] == "t2"
     acl = acl_text(creds.passwords).split("\n\n")
     (doctor_block,) = [b for b in acl if b.startswith("user doctor-table-2")]
     # it reads the night and writes only its echo, outside every night: nothing a head reads
     assert doctor_block.splitlines()[1:] == ["topic read bunco/#",
                                              "topic readwrite bunco-doctor/doctor-table-2/echo"]
-    assert with_doctors(creds) == creds  # no doctor of a doctor
+    assert broker_logins(creds) == creds  # no doctor of a doctor

@@ -9,6 +9,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -270,3 +271,88 @@ def test_a_batchs_bell_goes_out_before_its_acks_and_views(tmp_path):
     first_view = next(i for i, t in enumerate(said) if t.endswith("/view"))
     assert said.index("state") < first_ack < first_view, said
     assert {t for t in said if t.endswith("/ack")} == {f"table/{n}/ack" for n in (1, 2, 3)}
+
+
+@pytest.mark.parametrize("own_connection", [True, False], ids=["news-connection", "one-link"])
+def test_the_bell_goes_out_while_the_heads_link_is_still_reading(broker, tmp_path, own_connection):
+    """paho's thread reads as many packets as its client has messages in flight before it
+    writes any, and at 500 tables the head's link is always reading. The state that carries
+    the bell goes out on the head's news connection, which reads nothing. Here the link's
+    thread is held inside a read (a table's event; its sink waits) while the bell rings: with
+    the news connection the room has the bell at once; on the one link, only once the read
+    ends."""
+    from bunco_pi.head.coordinator import Coordinator
+    from bunco_pi.head.service import HeadService, make_players
+    from bunco_pi.net import envelope
+    from bunco_pi.net.broker import HEAD_NEWS_USER
+    from bunco_pi.net.link import Message
+    from bunco_pi.net.mqtt import MqttLink
+    from bunco_pi.protocol import table_event_payload
+    from bunco_pi.rules.house import preset
+    from bunco_pi.rules.table_round import Roll
+
+    topics = Topics(f"news{os.getpid()}x{int(time.time() * 1000) % 100000}")
+    holding, reading, released = threading.Event(), threading.Event(), threading.Event()
+
+    def sink(event):
+        if holding.is_set() and isinstance(event, Message) and event.topic.endswith("/events"):
+            reading.set()
+            released.wait(15)
+        link.inbox.put(event)
+
+    def login(user, **kw):
+        return MqttLink(user, broker.host, broker.port, username=user,
+                        password=broker.credentials.password(
+                            "head" if user == HEAD_NEWS_USER else user), **kw)
+
+    link = login("head", sink=sink)
+    news = login(HEAD_NEWS_USER, sink=lambda event: None) if own_connection else None
+    watcher, table = login("watcher"), login("table-1")
+    watcher.subscribe(topics.state())
+    links = [x for x in (watcher, table, link, news) if x is not None]
+    watcher.start()
+    table.start()
+
+    def states(wait: float) -> int:
+        count, deadline = 0, time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                item = watcher.inbox.get(timeout=0.05)
+            except Exception:
+                continue
+            count += isinstance(item, Message) and item.topic == topics.state()
+        return count
+
+    now = [100.0]
+    coord = Coordinator(preset("classic"), preset_text("classic"), topics.night, 1,
+                        entropy=random.Random(1))
+    try:
+        assert watcher.wait_subscribed(5) and table.wait_connected(5)
+        with EventLog(tmp_path / "news.sqlite") as log:
+            service = HeadService(coord, link, log, topics, make_players(None, 4, 1),
+                                  clock=lambda: now[0], news=news)
+            service.start()
+            assert link.wait_subscribed(5) and (news is None or news.wait_connected(5))
+            for _ in range(2):  # the night starts, then round 1
+                now[0] += 1
+                service.press_bell()
+            assert coord.night.phase == "playing"
+            assert states(1.0) >= 1  # what was said so far has arrived
+            holding.set()
+            table.publish(topics.events(1), envelope.event(
+                "table-1", 1, 1, table_event_payload(0, Roll((2, 3, 4)))))
+            assert reading.wait(5), "the head's link never read the table's event"
+            now[0] += 10
+            service.press_bell()
+            assert coord.night.bell_rung
+            arrived_while_reading = states(2.0)
+            released.set()
+            arrived_after = states(2.0)
+    finally:
+        released.set()
+        for x in links:
+            x.stop(timeout=1)
+    if own_connection:
+        assert arrived_while_reading == 1
+    else:  # the same bell waited for the read to end
+        assert (arrived_while_reading, arrived_after) == (0, 1)

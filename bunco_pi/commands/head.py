@@ -13,7 +13,7 @@ from bunco_pi.errors import UserError
 from bunco_pi.head.coordinator import Coordinator
 from bunco_pi.head.eventlog import EventLog
 from bunco_pi.head.service import HEAD_NAME, HeadService, HostAutomation, default_entropy, make_players
-from bunco_pi.net.broker import load_credentials
+from bunco_pi.net.broker import HEAD_NEWS_USER, load_credentials
 from bunco_pi.net.envelope import MAX_EVENT_BYTES
 from bunco_pi.net.mqtt import MqttLink
 from bunco_pi.net.topics import TopicError, Topics
@@ -28,6 +28,9 @@ log = logging.getLogger("bunco_pi.head")
 # Packet Size to the broker: mosquitto 2.0.11 keeps an in-flight slot for every message it
 # drops for that, and twenty of them stopped the head (docs/network.md, "Limits").
 HEAD_MAX_MESSAGE = MAX_EVENT_BYTES
+
+def _ignore(event: object) -> None:
+    """The news connection's events: nothing waits for them."""
 
 
 def _host_automation(args: argparse.Namespace) -> HostAutomation | None:
@@ -207,10 +210,16 @@ def run(args: argparse.Namespace) -> int:
     coordinator = Coordinator(rules, rules_toml, args.night, args.tables, entropy=entropy)
     link = MqttLink(HEAD_NAME, host, port, username=HEAD_NAME, password=password,
                     status_topic=topics.status(HEAD_NAME), drop_larger_than=HEAD_MAX_MESSAGE)
+    # The bell's connection: it publishes the state and reads nothing, so nothing the
+    # tables send is read before the bell goes out (HeadService.news). It logs in as a user
+    # of its own with the head's password (broker.broker_logins). What paho tells it of its
+    # own messages (their PUBACKs) is not needed: dropped, not queued.
+    news = MqttLink(HEAD_NEWS_USER, host, port, username=HEAD_NEWS_USER, password=password,
+                    sink=_ignore)
     bell = buzzer = advertiser = None
     with EventLog(data_dir / f"night-{args.night}.sqlite") as eventlog:
         service = HeadService(coordinator, link, eventlog, topics, players,
-                              record_path=args.record,
+                              record_path=args.record, news=news,
                               host=_host_automation(args), groups=tuple(args.groups))
         if not args.no_gpio:
             from bunco_pi.hardware.bell import BellButton, BellBuzzer
@@ -270,6 +279,7 @@ def run(args: argparse.Namespace) -> int:
         finally:
             notifier.stopping()
             service.write_record()
+            news.stop()
             link.stop()
             if console is not None:
                 console.stop()

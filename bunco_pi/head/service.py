@@ -138,6 +138,13 @@ class HeadService:
     topics: Topics
     players: Sequence[Player]
     record_path: str | None = None
+    # The night's news (the state that carries the bell, and its parts) on a connection of
+    # its own, which reads nothing: paho's thread for ``link`` reads as many packets as the
+    # head has messages in flight before it writes any, so at 500 tables the bell waited
+    # behind hundreds of heartbeats and events read in Python. While it is not connected
+    # (starting, or a broker set up before it had a login) ``link`` says the news: a table
+    # takes a state by its position, whichever connection brought it first.
+    news: Link | None = None
     buzz: Callable[[str], None] | None = None
     host: HostAutomation | None = None
     clock: Callable[[], float] = time.monotonic
@@ -188,6 +195,8 @@ class HeadService:
             raise UserError(f"{self.eventlog.path}: {exc}; keep the file for the record and "
                             "start a new night under another --night name") from None
         self.link.start()
+        if self.news is not None:
+            self.news.start()
         self.carry_out(effects)
         # A timed round's deadline that passed while the head was down ends the round now.
         self.carry_out(self.coordinator.tick())
@@ -442,6 +451,7 @@ class HeadService:
         state names the position of each part it goes with, so a table uses it only once it
         holds those parts."""
         at = self._position()
+        news = self.news if self.news is not None and self.news.connected else self.link
         core, parts = split_state(state)
         refs: dict[str, int] = {}
         # The pages of one part are said together, at one position, whenever any of them
@@ -452,13 +462,13 @@ class HeadService:
             held = self._parts.get(kind)
             if held is None or held[0] != pages:
                 for name, content in pages.items():
-                    self.link.publish(self.topics.part(name),
+                    news.publish(self.topics.part(name),
                                       envelope.message(HEAD_NAME, at.stamp(content)),
                                       retain=True)
                 self._parts[kind] = held = (pages, at.pos)
             refs[kind] = held[1]
         core["parts"] = refs
-        self.link.publish(self.topics.state(), envelope.message(HEAD_NAME, at.stamp(core)),
+        news.publish(self.topics.state(), envelope.message(HEAD_NAME, at.stamp(core)),
                           retain=True)
 
     def _position(self) -> NightPosition:

@@ -64,13 +64,23 @@ def doctor_user(node: str) -> str:
     return check_node(f"{DOCTOR_PREFIX}{node}")
 
 
-def with_doctors(credentials: Credentials) -> Credentials:
-    """``credentials`` plus each node's doctor user, with that node's password: the users the
-    broker's password file and ACL are written for."""
+# The head's second connection, for the night's news alone (the state that carries the bell,
+# and its parts): a user of its own, because the broker names a session after its user and a
+# second login as ``head`` would knock the head off. Its password is the head's; the ACL lets
+# it write the state and its parts, nothing else.
+HEAD_NEWS_USER = "head-news"
+
+
+def broker_logins(credentials: Credentials) -> Credentials:
+    """``credentials`` plus the logins derived from them, each with its node's password: each
+    node's doctor user and the head's news user. The users the broker's password file and ACL
+    are written for."""
     passwords = dict(credentials.passwords)
     for user, password in credentials.passwords.items():
         if user == HEAD_USER or user.startswith("table-") and user[6:].isdigit():
             passwords.setdefault(doctor_user(user), password)
+        if user == HEAD_USER:
+            passwords.setdefault(HEAD_NEWS_USER, password)
     return Credentials(passwords)
 
 
@@ -172,9 +182,9 @@ def _table_number(user: str) -> int | None:
 
 def acl_text(users: Iterable[str], bridges: Mapping[str, Iterable[int]] | None = None) -> str:
     """The ACL: everyone reads the night; table-N writes its events and its own status; head
-    writes the rest; a bridge user (``bridge-<name>``, another broker of the hall, in
-    ``bridges`` with the tables behind it) writes what those tables write; any other user (a
-    viewer) only reads."""
+    writes the rest, and head-news the state and its parts; a bridge user
+    (``bridge-<name>``, another broker of the hall, in ``bridges`` with the tables behind it)
+    writes what those tables write; any other user (a viewer) only reads."""
     bridges = {user: sorted(set(tables)) for user, tables in (bridges or {}).items()}
     lines = [
         "# bunco-pi broker ACL (generated; regenerate rather than edit)",
@@ -198,6 +208,9 @@ def acl_text(users: Iterable[str], bridges: Mapping[str, Iterable[int]] | None =
             for n in bridges[user]:
                 lines += [f"topic write {ROOT}/+/table/{n}/events",
                           f"topic write {ROOT}/+/node/{table_node(n)}/status"]
+        elif user == HEAD_NEWS_USER:
+            lines += [f"topic write {ROOT}/+/state", f"topic write {ROOT}/+/rules",
+                      f"topic write {ROOT}/+/seating/+"]
         elif user.startswith(DOCTOR_PREFIX):
             # the doctor's echo, outside every night (net/topics.py: DOCTOR_ECHO_ROOT)
             lines += [f"topic readwrite {doctor_echo(user)}"]
@@ -386,7 +399,7 @@ def write_broker_files(directory: Path, credentials: Credentials, *, host: str |
         previous = files.password_file.read_text(encoding="utf-8")
     except FileNotFoundError:
         previous = ""
-    logins = with_doctors(credentials)
+    logins = broker_logins(credentials)
     _write_private(files.password_file, password_file_text(logins, previous))
     _write_private(files.acl_file, acl_text(logins.passwords, bridged))
     _write_private(files.conf, mosquitto_conf(
