@@ -109,9 +109,10 @@ def test_passwd_has_a_line_per_node_and_grows_with_tables(tmp_path):
     passwd = root / "etc/bunco-pi/mosquitto/passwd"
     lines = passwd.read_text().splitlines()
     nodes = ["head", "table-1", "table-2", "table-3"]
-    # Each node, and the doctor of each (who logs in with that node's password).
+    # Each node, the doctor of each (who logs in with that node's password), and the head's
+    # news connection (with the head's).
     assert [line.split(":")[0] for line in lines] == sorted(
-        [*nodes, *(f"doctor-{n}" for n in nodes)])
+        [*nodes, *(f"doctor-{n}" for n in nodes), "head-news"])
     before = _secrets(root)
     result = _run(INSTALL, "head", "--root", str(root), "--tables", "4")
     assert result.returncode == 0, result.stderr

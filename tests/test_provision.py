@@ -107,9 +107,12 @@ def test_cli_makes_the_broker_files_from_one_credentials_file(tmp_path, capsys, 
     assert provision.main(["passwd", "--credentials", str(creds)]) == 0
     passwd = capsys.readouterr().out
     lines = dict(line.split(":", 1) for line in passwd.splitlines())
-    # every node, and the doctor of each, who logs in with that node's password
-    assert lines.keys() == {*passwords, *(f"doctor-{u}" for u in passwords)}
-    assert all(hash_matches(passwords[u.removeprefix("doctor-")], h) for u, h in lines.items())
+    # every node, the doctor of each, who logs in with that node's password, and the head's
+    # news connection, with the head's
+    assert lines.keys() == {*passwords, *(f"doctor-{u}" for u in passwords), "head-news"}
+    own = {"head-news": "head"}
+    assert all(hash_matches(passwords[own.get(u, u.removeprefix("doctor-"))], h)
+               for u, h in lines.items())
     (tmp_path / "passwd").write_text(passwd)
     assert provision.main(["passwd", "--credentials", str(creds),
                            "--previous", str(tmp_path / "passwd")]) == 0
