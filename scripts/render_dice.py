@@ -333,6 +333,35 @@ def make_hand(bpy, rng: np.random.Generator, at, height: float):
     return hand
 
 
+def free_spot(rng: np.random.Generator, reach: float, placed: list[tuple[float, float]],
+              gap: float, attempts: int) -> tuple[float, float] | None:
+    """A place within ``reach`` of the middle at least ``gap`` from every die placed, or None."""
+    for _attempt in range(attempts):
+        x, y = rng.uniform(-reach, reach, 2)
+        if all(math.hypot(x - a, y - b) > gap for a, b in placed):
+            return (float(x), float(y))
+    return None
+
+
+def place_camera(bpy, scene, height: float, tilt: float, heading: float, turn: float, seen: float):
+    """The camera ``height`` above the tray, ``tilt`` from straight down towards ``heading``,
+    turned ``turn`` about its axis, its lens showing ``seen`` metres across the middle."""
+    from mathutils import Vector  # noqa: PLC0415
+
+    cam_data = bpy.data.cameras.new("camera")
+    cam_data.sensor_width = 3.6
+    cam = bpy.data.objects.new("camera", cam_data)
+    scene.collection.objects.link(cam)
+    scene.camera = cam
+    offset = height * math.tan(tilt)
+    cam.location = (offset * math.sin(heading), -offset * math.cos(heading), height)
+    direction = Vector((0, 0, 0)) - cam.location
+    cam.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
+    cam.rotation_euler.rotate_axis("Z", turn)
+    cam_data.lens = cam_data.sensor_width * direction.length / seen
+    return cam
+
+
 def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
     """Everything in one picture, chosen by ``seed``; returns what is needed to label it."""
     from mathutils import Matrix, Vector  # noqa: PLC0415
@@ -400,12 +429,7 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
     for i in range(count):
         face = int(rng.integers(1, 7))
         yaw = float(rng.uniform(0, 2 * math.pi))
-        spot = None
-        for _attempt in range(50):
-            x, y = rng.uniform(-reach, reach, 2)
-            if all(math.hypot(x - a, y - b) > 1.6 * edge for a, b in placed):
-                spot = (float(x), float(y))
-                break
+        spot = free_spot(rng, reach, placed, 1.6 * edge, 50)
         if spot is None:
             continue
         if model is None:
@@ -439,20 +463,8 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
     height = float(rng.uniform(0.28, 0.5))
     tilt = math.radians(float(rng.uniform(0, 22)))
     heading = float(rng.uniform(0, 2 * math.pi))
-    cam_data = bpy.data.cameras.new("camera")
-    cam_data.sensor_width = 3.6
-    cam = bpy.data.objects.new("camera", cam_data)
-    scene.collection.objects.link(cam)
-    scene.camera = cam
-    offset = height * math.tan(tilt)
-    cam.location = (offset * math.sin(heading), -offset * math.cos(heading), height)
-    target = Vector((0, 0, 0))
-    direction = target - cam.location
-    cam.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
-    cam.rotation_euler.rotate_axis("Z", float(rng.uniform(0, 2 * math.pi)))
     # a lens that shows the tray (and a little around it), sometimes a little cut
-    distance = direction.length
-    cam_data.lens = cam_data.sensor_width * distance / seen
+    cam = place_camera(bpy, scene, height, tilt, heading, float(rng.uniform(0, 2 * math.pi)), seen)
 
     if kind == "out" and dice:
         # move one die so the picture's edge or the tray's rim cuts it
@@ -494,12 +506,7 @@ def build_scatter(bpy, rng: np.random.Generator, scene, edge: float, half: float
     placed: list[tuple[float, float]] = []
     dice = []
     for _ in range(count):
-        spot = None
-        for _attempt in range(40):
-            x, y = rng.uniform(-spread, spread, 2)
-            if all(math.hypot(x - a, y - b) > 1.2 * edge for a, b in placed):
-                spot = (float(x), float(y))
-                break
+        spot = free_spot(rng, spread, placed, 1.2 * edge, 40)
         if spot is None:
             continue
         which = int(rng.integers(len(sets)))
@@ -529,17 +536,7 @@ def build_scatter(bpy, rng: np.random.Generator, scene, edge: float, half: float
         placed.append(spot)
         dice.append({"object": die, "face": face, "state": state, "edge": edge})
 
-    cam_data = bpy.data.cameras.new("camera")
-    cam_data.sensor_width = 3.6
-    cam = bpy.data.objects.new("camera", cam_data)
-    scene.collection.objects.link(cam)
-    scene.camera = cam
-    offset = height * math.tan(tilt)
-    cam.location = (offset * math.sin(heading), -offset * math.cos(heading), height)
-    direction = Vector((0, 0, 0)) - cam.location
-    cam.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
-    cam.rotation_euler.rotate_axis("Z", float(rng.uniform(-0.4, 0.4)))
-    cam_data.lens = cam_data.sensor_width * direction.length / seen
+    cam = place_camera(bpy, scene, height, tilt, heading, float(rng.uniform(-0.4, 0.4)), seen)
     light_room(bpy, rng, scene)
     bpy.context.view_layer.update()
     return {"scene": scene, "camera": cam, "dice": dice, "hand": None, "look": look,
