@@ -569,20 +569,25 @@ def light_room(bpy, rng: np.random.Generator, scene) -> None:
         obj.rotation_euler = (Vector((0, 0, 0)) - obj.location).to_track_quat("-Z", "Y").to_euler()
 
 
+def top_face(world):
+    """The face of a die (its world matrix) that looks most nearly up: its number, its normal
+    and two axes across it, in the die's own frame."""
+    from mathutils import Vector  # noqa: PLC0415
+
+    face, normal = max(SIDES.items(), key=lambda kv: (world.to_3x3() @ Vector(kv[1])).z)
+    n = Vector(normal)
+    u = Vector((0, 1, 0)) if abs(n.x) > 0.5 else Vector((1, 0, 0))
+    return face, n, u, n.cross(u)
+
+
 def top_face_box(scene, cam, die: dict) -> tuple[float, float, float, float, float, int]:
     """The top face's centre and box in picture fractions (x right, y down), how upright the
     face is (1 = facing straight up), and its number."""
     from bpy_extras.object_utils import world_to_camera_view  # noqa: PLC0415
-    from mathutils import Vector  # noqa: PLC0415
 
-    obj = die["object"]
     half = die["edge"] / 2
-    world = obj.matrix_world
-    # the local side facing most nearly up is the top face
-    best = max(SIDES.items(), key=lambda kv: (world.to_3x3() @ Vector(kv[1])).z)
-    n = Vector(best[1])
-    u = Vector((0, 1, 0)) if abs(n.x) > 0.5 else Vector((1, 0, 0))
-    v = n.cross(u)
+    world = die["object"].matrix_world
+    face, n, u, v = top_face(world)
     corners = [world @ (n * half + (a * u + b * v) * half) for a in (-1, 1) for b in (-1, 1)]
     centre = world @ (n * half)
     points = [world_to_camera_view(scene, cam, p) for p in corners]
@@ -590,7 +595,7 @@ def top_face_box(scene, cam, die: dict) -> tuple[float, float, float, float, flo
     xs = [p.x for p in points]
     ys = [1 - p.y for p in points]
     upright = float((world.to_3x3() @ n).normalized().z)
-    return c.x, 1 - c.y, max(xs) - min(xs), max(ys) - min(ys), upright, best[0]
+    return c.x, 1 - c.y, max(xs) - min(xs), max(ys) - min(ys), upright, face
 
 
 def finish(path: Path, out: Path, rng: np.random.Generator) -> None:
@@ -624,10 +629,10 @@ def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], siz
     for die in built["dice"]:
         x, y, w, h, upright, face = top_face_box(scene, cam, die)
         inside = min(x - w / 2, y - h / 2) >= 0 and max(x + w / 2, y + h / 2) <= 1
-        covered = _hidden(scene, die)
-        readable = upright > 0.97 and inside and die["state"] == "flat" and not covered
         if not (-w / 2 < x < 1 + w / 2 and -h / 2 < y < 1 + h / 2):
             continue  # wholly out of the picture
+        covered = _hidden(scene, die)
+        readable = upright > 0.97 and inside and die["state"] == "flat" and not covered
         line = f"{face - 1 if readable else 6} {x:.6f} {y:.6f} {w:.6f} {h:.6f}"
         (labels if readable else unclear).append(line)
         record.append({"face": face, "state": "covered" if covered else die["state"] if inside else "cut",
@@ -653,14 +658,9 @@ def _hidden(scene, die: dict) -> bool:
     """Whether something (a hand, a wall, another die) hides the top face from the camera: the
     ray from its centre to the camera is blocked, or those from two of four points half way to
     its corners are."""
-    from mathutils import Vector  # noqa: PLC0415
-
     obj = die["object"]
     world = obj.matrix_world
-    best = max(SIDES.values(), key=lambda n: (world.to_3x3() @ Vector(n)).z)
-    n = Vector(best)
-    u = Vector((0, 1, 0)) if abs(n.x) > 0.5 else Vector((1, 0, 0))
-    v = n.cross(u)
+    _face, n, u, v = top_face(world)
     half = die["edge"] / 2
     lift = n * (half * 1.15)
     points = [world @ lift]

@@ -29,6 +29,7 @@ log = logging.getLogger("bunco_pi.head")
 # drops for that, and twenty of them stopped the head (docs/network.md, "Limits").
 HEAD_MAX_MESSAGE = MAX_EVENT_BYTES
 
+
 def _ignore(event: object) -> None:
     """The news connection's events: nothing waits for them."""
 

@@ -463,13 +463,12 @@ class HeadService:
             if held is None or held[0] != pages:
                 for name, content in pages.items():
                     news.publish(self.topics.part(name),
-                                      envelope.message(HEAD_NAME, at.stamp(content)),
-                                      retain=True)
+                                 envelope.message(HEAD_NAME, at.stamp(content)), retain=True)
                 self._parts[kind] = held = (pages, at.pos)
             refs[kind] = held[1]
         core["parts"] = refs
         news.publish(self.topics.state(), envelope.message(HEAD_NAME, at.stamp(core)),
-                          retain=True)
+                     retain=True)
 
     def _position(self) -> NightPosition:
         """Where the night stands: everything published is a function of the log up to here
