@@ -52,6 +52,7 @@ reaches it; and a bare relay.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import queue
@@ -119,6 +120,7 @@ def cpu_seconds(pid: int) -> float:
 # holds at most this many clients (a table's also holds its outbox's three SQLite files).
 OBSERVERS_A_PROCESS = 200
 PING_EVERY_S = 1.0  # the relay's pings during the night, besides one at each bell
+SLOW_STEP_S = 0.04  # a step of the head's owner thread this long is written down, with its parts
 RELAY_SIZE = 600  # bytes the relay says: the head's bell state is held to that much
 
 
@@ -430,6 +432,7 @@ def traced_head(trace: Path, argv: list[str]) -> int:
     the owner thread took the batch (``handle``, of ``batch`` items), when the batch was
     committed and folded, and when the bell's state was handed to paho (``published``)."""
     from bunco_pi import cli
+    from bunco_pi.console.desk import ConsoleBridge
     from bunco_pi.head.coordinator import Coordinator
     from bunco_pi.head.ingest import HeadIngest
     from bunco_pi.head.service import HeadService
@@ -469,10 +472,62 @@ def traced_head(trace: Path, argv: list[str]) -> int:
                                   "published": time.monotonic(), **marks}) + "\n")
         rung[0] = bell
 
+    slow = (trace.parent / "head-slow-steps.jsonl").open("w", buffering=1)
+    spent: dict[str, float] = {}
+
+    def timed(name: str, method):  # type: ignore[no-untyped-def]
+        def run(*args, **kwargs):  # type: ignore[no-untyped-def]
+            start = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
+        return run
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            marks["gc"] = time.perf_counter()
+        elif "gc" in marks:
+            name = f"gc{info['generation']}"
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - marks.pop("gc")
+
+    gc.callbacks.append(on_gc)
+    step = HeadService.step
+
+    def traced_step(self, timeout: float = 0.2) -> int:  # type: ignore[no-untyped-def]
+        spent.clear()
+        owner[0] = threading.get_ident()
+        start = time.perf_counter()
+        items = step(self, timeout)
+        took = time.perf_counter() - start - spent.pop("waiting", 0.0)
+        if took > SLOW_STEP_S:
+            slow.write(json.dumps({"at": time.monotonic(), "ms": round(took * 1000, 1),
+                                   "items": items, **{k: round(v * 1000, 1)
+                                                      for k, v in spent.items()}}) + "\n")
+        return items
+
+    waiting, owner = queue.Queue.get, [0]
+
+    def traced_get(self, block=True, timeout=None):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        try:
+            return waiting(self, block, timeout)
+        finally:
+            if block and threading.get_ident() == owner[0]:
+                spent["waiting"] = spent.get("waiting", 0.0) + time.perf_counter() - start
+
+    queue.Queue.get = traced_get  # type: ignore[method-assign]
+    for cls, name in ((HeadService, "carry_out"), (HeadService, "_status"),
+                      (HeadService, "_automate"), (Coordinator, "tick")):
+        setattr(cls, name, timed(f"{cls.__name__}.{name}", getattr(cls, name)))
+    HeadService.step = traced_step  # type: ignore[method-assign]
     MqttLink._on_message = traced_on_message  # type: ignore[method-assign]
     HeadIngest.handle_many = traced_handle_many  # type: ignore[method-assign]
     Coordinator.accept = traced_accept  # type: ignore[method-assign]
     HeadService._publish_state = traced_publish_state  # type: ignore[method-assign]
+    for cls, name in ((HeadIngest, "handle_many"), (Coordinator, "accept"),
+                      (ConsoleBridge, "publish_if_changed")):
+        setattr(cls, name, timed(f"{cls.__name__}.{name}", getattr(cls, name)))
     return cli.main(argv)
 
 
