@@ -77,13 +77,14 @@ class Hall:
         if self.groups is not None:  # the head config's [hall] groups
             service.groups = tuple(TableGroup(g["name"], tuple(g["tables"])) for g in self.groups)
         self.server.bridge = ConsoleBridge(service, self.server.publish,
-                                           url="http://bunco-head.local:8080/")
+                                           url="http://bunco-head.local:8080/", background=True)
         self.service = service
         service.start()
         self._ready.set()
         try:
             service.run(self._stop.is_set)
         finally:
+            self.server.bridge.close()
             self.log.close()
 
     def start(self) -> Hall:

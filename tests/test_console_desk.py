@@ -51,12 +51,14 @@ def desk(tmp_path):
     def owner() -> None:  # the head's one owner thread, as `bunco-pi head` runs it
         service, log = _head(HeadService, tmp_path)
         made["service"] = service
-        server.bridge = ConsoleBridge(service, server.publish, season_dir=tmp_path / "nights")
+        server.bridge = ConsoleBridge(service, server.publish, season_dir=tmp_path / "nights",
+                                      background=True)
         service.start()
         ready.set()
         try:
             service.run(stop.is_set)
         finally:
+            server.bridge.close()
             log.close()
 
     import socket
@@ -306,3 +308,68 @@ def test_a_kept_roster_that_fits_the_rule_is_seated_cleaned(tmp_path):
     bridge = ConsoleBridge(service, lambda text, patch: None, roster_file=kept)
     assert [p.name for p in service.players if not p.ghost] == ["Zoë O\u2019Brien"]
     assert [r["name"] for r in bridge.roster] == ["Zoë O\u2019Brien", "Bea"]
+
+
+@pytest.mark.parametrize("background", [True, False], ids=["drawn-apart", "drawn-inline"])
+def test_the_bell_goes_out_while_the_console_is_still_drawing(tmp_path, background):
+    """At 500 tables a snapshot the fuzzy die or a round's close makes costs the busy head
+    tens of milliseconds or more; the head draws it on a thread of its own, so a bell that
+    comes meanwhile goes out at once. Drawn inline (the second case), the bell waits for the
+    drawing: what the head did before, kept here to show this test can fail."""
+    from bunco_pi.net import envelope
+
+    now = [1000.0]
+    made: dict = {}
+    stop, ready = threading.Event(), threading.Event()
+    hold, drawing, release = threading.Event(), threading.Event(), threading.Event()
+
+    def publish(text: str, patch: str | None) -> None:
+        if hold.is_set():  # a drawing that takes as long as the test wants
+            drawing.set()
+            release.wait(10)
+
+    def owner() -> None:
+        service, log = _head(HeadService, tmp_path, clock=lambda: now[0])
+        made["service"] = service
+        made["bridge"] = ConsoleBridge(service, publish, clock=lambda: now[0],
+                                       background=background)
+        service.start()
+        ready.set()
+        try:
+            service.run(stop.is_set)
+        finally:
+            made["bridge"].close()
+            log.close()
+
+    thread = threading.Thread(target=owner)
+    thread.start()
+    try:
+        assert ready.wait(10)
+        service, bridge = made["service"], made["bridge"]
+
+        def bell_in_state() -> bool:
+            data = service.link._broker.retained(service.topics.state())
+            return bool(data) and envelope.decode(service.topics.state(), data).payload.get(
+                "bell") is True
+
+        for _ in range(2):  # seats drawn; round 1
+            now[0] += 1
+            bridge.task(lambda s: s.press_bell()).done.result(10)
+        assert not bell_in_state()
+        now[0] += 5  # past the guard on a fresh round
+        hold.set()
+        bridge.task(lambda s: None)  # the host acts: a drawing starts, and takes its time
+        assert drawing.wait(10)
+        rung = bridge.task(lambda s: s.press_bell())
+        deadline = time.monotonic() + (10 if background else 1)
+        while not bell_in_state() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert bell_in_state() is background
+        assert not release.is_set()  # the drawing was still going on
+        release.set()
+        rung.done.result(10)
+        assert bell_in_state()
+    finally:
+        release.set()
+        stop.set()
+        thread.join(10)

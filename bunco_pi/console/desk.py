@@ -1,9 +1,11 @@
-"""The console's link to the head: snapshots out, the host's requests in, on the head's thread.
+"""The console's link to the head: snapshots out, the host's requests in.
 
-``ConsoleBridge.attach(service)`` hooks the head's effects: after each change the owner thread
-builds the snapshot (pure) and hands the server an immutable JSON string. The host's requests
-travel the other way as ``HeadTask`` items on the head's one queue, so only the owner thread
-ever touches the night. The head also keeps each finished night for the season here.
+``ConsoleBridge(service, publish)`` hooks the head's effects: after each change the owner
+thread has the snapshot built (pure) and the server handed an immutable JSON string; at the
+head on a thread of its own (``background``, ``console/drawer.py``), so the bell never waits
+for a drawing. The host's requests travel the other way as ``HeadTask`` items on the head's
+one queue, so only the owner thread ever touches the night. The head also keeps each finished
+night for the season here.
 """
 
 from __future__ import annotations
@@ -12,16 +14,18 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from bunco_pi.console.drawer import LatestDrawer
 from bunco_pi.console.roster_file import load_roster, save_roster
 from bunco_pi.console.snapshot import Memo, console_snapshot
 from bunco_pi.console.wire import Wire
 from bunco_pi.head.coordinator import Effect, PublishState
+from bunco_pi.head.groups import TableGroup
 from bunco_pi.head.service import HeadService, HeadTask, make_players
 from bunco_pi.recordfile import write_record
 from bunco_pi.rules.names import BadName, check_names, clean_name, name_key
-from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, Arrive, EndNight, Leave
+from bunco_pi.rules.night import ENDED, FINISHING, PLAYING, Arrive, EndNight, Leave, Night
 from bunco_pi.rules.table_round import RuleViolation
 from bunco_pi.season import remember_players
 
@@ -35,6 +39,20 @@ log = logging.getLogger("bunco_pi.console")
 SNAPSHOT_EVERY = 0.5
 
 
+class SnapshotInputs(NamedTuple):
+    """What a console snapshot is made from, handed from the head's thread to the drawer."""
+
+    night: Night | None
+    name: str
+    table_count: int
+    online: frozenset[int]
+    roster: list[dict[str, Any]]
+    url: str
+    now: float
+    groups: Sequence[TableGroup]
+    seen: frozenset[int]
+
+
 class Refused(Exception):
     """A host request the night cannot take now; its text is shown to the host as it is."""
 
@@ -44,7 +62,8 @@ class ConsoleBridge:
                  url: str = "", season_dir: str | Path | None = None,
                  today: Callable[[], str] = lambda: time.strftime("%Y-%m-%d"),
                  clock: Callable[[], float] = time.monotonic,
-                 every: float = SNAPSHOT_EVERY, roster_file: Path | None = None) -> None:
+                 every: float = SNAPSHOT_EVERY, roster_file: Path | None = None,
+                 background: bool = False) -> None:
         self.service = service
         self.publish = publish
         self.url = url
@@ -62,6 +81,9 @@ class ConsoleBridge:
         self._published_at = float("-inf")
         self._memo = Memo()
         self._wire = Wire()
+        # background: drawn on a thread of its own (the head); else here, when asked (tests)
+        self._drawer: LatestDrawer[SnapshotInputs] | None = \
+            LatestDrawer(self._draw) if background else None
         self._chained = service.on_effects
         service.on_effects = self._after
         service.after_step = self.publish_if_changed
@@ -95,12 +117,32 @@ class ConsoleBridge:
         if self.roster_file is not None:
             save_roster(self.roster_file, rows)
 
-    def snapshot(self) -> dict[str, Any]:
+    def _inputs(self) -> SnapshotInputs:
+        # What a snapshot is made from, as it stands now: the night is immutable, the roster
+        # is replaced (never changed in place), the sets are copied.
         c = self.service.coordinator
-        return console_snapshot(c.night, name=c.name, table_count=c.table_count,
-                                online=set(c.online), roster=self.roster, console_url=self.url,
-                                now=c.wall(), groups=self.service.groups,
-                                seen=self.service.tables_seen, memo=self._memo)
+        return SnapshotInputs(c.night, c.name, c.table_count, frozenset(c.online), self.roster,
+                              self.url, c.wall(), self.service.groups,
+                              frozenset(self.service.tables_seen))
+
+    def _draw_inputs(self, inputs: SnapshotInputs) -> dict[str, Any]:
+        # the drawer's thread when there is one, else the owner thread: never both
+        return console_snapshot(inputs.night, name=inputs.name, table_count=inputs.table_count,
+                                online=set(inputs.online), roster=inputs.roster,
+                                console_url=inputs.url, now=inputs.now, groups=inputs.groups,
+                                seen=inputs.seen, memo=self._memo)
+
+    def _draw(self, inputs: SnapshotInputs) -> None:
+        self.publish(*self._wire.encode(self._draw_inputs(inputs)))
+
+    def close(self) -> None:
+        """Draw what is waiting and end the drawer's thread (with ``background``)."""
+        if self._drawer is not None:
+            self._drawer.stop()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every snapshot asked for so far is published (with ``background``)."""
+        return self._drawer.flush(timeout) if self._drawer is not None else True
 
     def _after(self, effects: list[Effect]) -> None:
         if self._chained is not None:
@@ -123,7 +165,10 @@ class ConsoleBridge:
             return
         self._dirty = self._urgent = False
         self._published_at = now
-        self.publish(*self._wire.encode(self.snapshot()))
+        if self._drawer is not None:
+            self._drawer.submit(self._inputs())
+        else:
+            self._draw(self._inputs())
 
     def keep_night(self) -> Path | None:
         """The finished night's record into the season folder, once per night name."""

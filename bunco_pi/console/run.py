@@ -72,6 +72,7 @@ class Console:
             self.started.wait(30)
         if self.server is not None:
             self.server.stop()
+        self.bridge.close()
 
 
 def tls_context(certificate: str | Path, key: str | Path) -> ssl.SSLContext:
@@ -97,7 +98,7 @@ def serve_console(service: HeadService, *, port: int, password_file: str | Path 
     the result once the head is serving. ``limits``: connections, connections per address,
     event streams, event streams per address (``bunco_pi.console.limits.Limits``)."""
     latest = LatestSnapshot()
-    bridge = ConsoleBridge(service, latest.publish, url=url or console_url(port),
+    bridge = ConsoleBridge(service, latest.publish, url=url or console_url(port), background=True,
                            season_dir=season_dir, roster_file=roster_file)
 
     def start() -> None:
