@@ -13,6 +13,15 @@ head's ack of its last entry is back, so the entries a second are what the head 
 own; here 500 tables share two cores with the head and the broker, and at nice 0 they can
 starve the head's network thread past its keepalive. Their clients still note each arrival,
 the relay's and the bell's alike, so both wait the same for a niced table process.
+``--head-table-apart``: table 1, whose roll rings the bell and whose process sends the relay's
+pings, in a process of its own. Packed 100 to a process, its roll waits its turn behind the
+other 99 tables' Python work on the shared cores, the bell's and the relay's alike; in a
+hall the head table is a box of its own.
+``--no-relay-at-bell``: no relay ping at the very moment table 1's roll rings the bell, only
+the pings once a second. The broker fans out one message at a time: a ping sent with the bell
+is fanned out to the same 1,000 clients just before or just after it, and whichever comes
+second waits for the other's fan-out (40 to 110 ms at 500 tables here, round by round in the
+kept files). So "the relay at the same moment" measures each against the other, not the room.
 ``--receivers``: also a receiver of each table's own in C (``mosquitto_sub``, from Debian's
 mosquitto-clients), timing the bell, the results and the relay to the last of them: what a
 hall's boxes, each a computer of its own, would see, where the tables' Python clients here
@@ -395,8 +404,8 @@ def play_tables(args: argparse.Namespace) -> int:
             before = (t.round.done, t.round.bell) if t.round is not None else None
             sends.append((t.round_index, t.number, time.monotonic()))
             t.roll(rng)
-            if pinger is not None and t.number == 1 and t.round is not None \
-                    and (t.round.done, t.round.bell) != before:
+            if pinger is not None and args.play_ping_at_bell and t.number == 1 \
+                    and t.round is not None and (t.round.done, t.round.bell) != before:
                 pinger.ping(at_bell=True)  # this roll rings the bell: the relay goes with it
             if pace:
                 due[t.number] = now + pace * rng.uniform(0.5, 1.5)
@@ -543,10 +552,21 @@ def first_arrivals(rows, want) -> dict:
     return at
 
 
+def table_ranges(tables: int, per_process: int, head_table_apart: bool) -> list[tuple[int, int]]:
+    """The tables each process plays, first to last: ``per_process`` a process, or with
+    ``head_table_apart`` table 1 (whose roll rings the bell, and the relay's pinger with it) in
+    a process of its own and the others ``per_process`` a process after it."""
+    start = 2 if head_table_apart else 1
+    ranges = [(1, 1)] if head_table_apart else []
+    return ranges + [(first, min(tables, first + per_process - 1))
+                     for first in range(start, tables + 1, per_process)]
+
+
 def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
           pace: float = 0.0, stagger: float = 0.01, keepalive: int = 10,
           tables_nice: int = 0, per_process: int = 100,
-          receivers: bool = False) -> dict:
+          receivers: bool = False, head_table_apart: bool = False,
+          relay_at_bell: bool = True) -> dict:
     rules = tmp / "rules.toml"
     rules.write_text(preset_text("classic").replace("sets = 4", f"sets = {sets}")
                      .replace("break_after_sets = [2]", "break_after_sets = []")
@@ -582,8 +602,7 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
         (tmp / "outboxes").mkdir()
         outs = []
         procs = []
-        for first in range(1, tables + 1, per_process):
-            last = min(tables, first + per_process - 1)
+        for first, last in table_ranges(tables, per_process, head_table_apart):
             outs.append(tmp / f"tables-{first}.json")
             ping = ["--play-ping", f"table-{tables + 1},{ping_topic}"] if first == 1 else []
             # nice(1) rather than a preexec_fn: this process runs threads (the observers')
@@ -594,10 +613,11 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
                  str(creds), "--play-night", topics.night, "--play-data", str(tmp / "outboxes"),
                  "--play-out", str(outs[-1]), "--play-limit", str(limit),
                  "--play-pace", str(pace), "--play-stagger", str(stagger),
-                 "--play-keepalive", str(keepalive), "--play-relayed", relayed_topic, *ping],
+                 "--play-keepalive", str(keepalive), "--play-relayed", relayed_topic, *ping,
+                 "--play-ping-at-bell", str(int(relay_at_bell))],
                 cwd=ROOT, stdout=subprocess.DEVNULL,
                 stderr=(tmp / f"tables-{first}.log").open("w")))
-        t_start = time.monotonic()
+        t_start, ticks_start = time.monotonic(), cpu_ticks()
         cpu: list[tuple[float, float]] = []  # (head's CPU seconds, wall) at each round start
         rss: list[tuple[int, float]] = []
         seen_round = -1
@@ -655,14 +675,40 @@ def night(tables: int, sets: int, target: int, tmp: Path, limit: float,
                     "first to last table's client": max(arrivals.values()) - first,
                     "items in the head's batch": x.get("batch", 0) / 1000})
         at_receivers: dict[str, list[float]] = {}
+        bell_rows: list[tuple[float, ...]] = []
         if rx is not None:
-            at_receivers = timings(*rx.arrivals(topics.state()), sends, pings, tables)
+            rx_states, rx_pings = rx.arrivals(topics.state())
+            at_receivers = timings(rx_states, rx_pings, sends, pings, tables)
+            bell_rows = bells_at_receivers(rx_states, sends, pings, traces, tables)
         complete = record.exists() and json.loads(record.read_text()).get("complete")
-        return {**figures, "receivers": at_receivers, "stages": stages, "pings": len(pings),
+        ticks_end = cpu_ticks()
+        stolen = (ticks_end[1] - ticks_start[1]) / max(1, ticks_end[0] - ticks_start[0])
+        return {**figures, "receivers": at_receivers, "bell_rows": bell_rows,
+                "stages": stages, "pings": len(pings), "stolen": stolen,
                 "rss": rss, "cpu": busy,
                 "complete": complete, "entries": len(sends), "size": size,
                 "seconds": sends[-1][2] - sends[0][2] if sends else 0.0,
                 "head_log": (tmp / "head.log").read_text(errors="replace")}
+
+
+def bells_at_receivers(states: list, sends: list, pings: list, traces: dict,
+                       tables: int) -> list[tuple[float, ...]]:
+    """Each bell's time at the receivers in its parts (ms): table 1's roll to the head's paho
+    thread, the head (to the bell handed to paho), on to the first receiver, first to last
+    receiver, the whole; and how far from the roll the nearest relay ping was sent (a ping
+    fanned out to the same receivers just before the bell holds it up)."""
+    rows = []
+    for r, arrivals in sorted(first_arrivals(states, ringing).items()):
+        first, last = min(arrivals.values()), max(arrivals.values())
+        trigger = [t for rr, tab, t in sends if rr == r and tab == 1 and t <= first]
+        if len(arrivals) != tables or not trigger or r not in traces:
+            continue
+        x, t0 = traces[r], max(trigger)
+        ping = min((t - t0 for _k, t, _at in pings), key=abs, default=float("nan"))
+        rows.append(tuple(v * 1000 for v in (
+            x.get("rx", t0) - t0, x["published"] - x.get("rx", t0), first - x["published"],
+            last - first, last - t0, ping)))
+    return rows
 
 
 def ringing(phase: str | None, bell: bool) -> bool:
@@ -814,6 +860,14 @@ def rounds_of(path: Path, tables: int) -> dict:
             "round_seconds": time.monotonic() - t0}
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """(all the machine's CPU ticks, those stolen by the hypervisor) from /proc/stat: on a
+    virtual machine whose host is busy, a share of every core goes to other guests, and every
+    figure of the night waits for it alike."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
+
+
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -850,6 +904,12 @@ def report(tables: int, f: dict) -> None:
         for key in f["stages"][0]:
             values = [s[key] * 1000 for s in f["stages"]]
             print(f"  {key:32} {pct(values, 0.5):8.1f} {max(values):8.1f}")
+    if f.get("bell_rows"):
+        print(f"{tables} tables: each bell at the receivers (ms): table 1's roll to the head's "
+              "paho thread, the head, to the first receiver, first to last, the whole; the "
+              "nearest relay ping, from the roll")
+        for n, row in enumerate(f["bell_rows"], start=1):
+            print(f"  bell {n:2}" + "".join(f" {v:8.1f}" for v in row))
     line = " ".join(f"{mib:.1f}" for _, mib in f["rss"])
     grow = (f["rss"][-1][1] - f["rss"][0][1]) / max(1, len(f["rss"]) - 1) if f["rss"] else 0
     print(f"{tables} tables: {len(f['bells'])} bells and {len(f['results'])} results measured; "
@@ -859,7 +919,8 @@ def report(tables: int, f: dict) -> None:
     print(f"  {grow:+.2f} MiB a round; head CPU from round 1 to the last {100 * f['cpu']:.0f}% "
           f"of one core; {f['entries']} entries in {f['seconds']:.0f} s "
           f"({f['entries'] / max(f['seconds'], 1e-9):.0f} a second); record complete: "
-          f"{bool(f['complete'])}; load average {load_average()}")
+          f"{bool(f['complete'])}; load average {load_average()}; "
+          f"{100 * f.get('stolen', 0.0):.0f}% of the CPU stolen by the hypervisor")
     lines = f["head_log"].splitlines()
     again = [line for line in lines if "connecting to the broker again" in line]
     lost = [line for line in lines if "lost the broker" in line]
@@ -893,6 +954,12 @@ def main() -> int:
     parser.add_argument("--tables-nice", type=int, default=0, metavar="N",
                         help="run the tables' processes at this nice level: in a hall each "
                              "table is a box of its own, here they share the head's cores")
+    parser.add_argument("--head-table-apart", action="store_true",
+                        help="table 1, whose roll rings the bell, in a process of its own (as "
+                             "the head table is a box of its own), the others --per-process")
+    parser.add_argument("--no-relay-at-bell", action="store_true",
+                        help="no relay ping at the bell's moment: it is fanned out to the same "
+                             "receivers at the same moment, and the bell queues behind it")
     parser.add_argument("--receivers", action="store_true",
                         help="also time the bell, the results and the relay to a receiver of "
                              "each table's own in C (mosquitto_sub, from mosquitto-clients)")
@@ -911,6 +978,7 @@ def main() -> int:
     parser.add_argument("--play-keepalive", type=int, default=10, help=argparse.SUPPRESS)
     parser.add_argument("--play-ping", help=argparse.SUPPRESS)  # "user,topic"
     parser.add_argument("--play-relayed", help=argparse.SUPPRESS)
+    parser.add_argument("--play-ping-at-bell", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--head-trace", type=Path, help=argparse.SUPPRESS)
     argv = sys.argv[1:]
     if "--head-trace" in argv:  # the traced head: its own arguments follow "--"
@@ -935,12 +1003,14 @@ def main() -> int:
             kept.mkdir(parents=True)
             report(tables, night(tables, args.sets, args.target, kept, args.limit, args.pace,
                                  args.stagger, args.keepalive, args.tables_nice,
-                                 args.per_process, args.receivers))
+                                 args.per_process, args.receivers, args.head_table_apart,
+                                 not args.no_relay_at_bell))
             continue
         with tempfile.TemporaryDirectory() as tmp:
             report(tables, night(tables, args.sets, args.target, Path(tmp), args.limit,
                                  args.pace, args.stagger, args.keepalive, args.tables_nice,
-                                 args.per_process, args.receivers))
+                                 args.per_process, args.receivers, args.head_table_apart,
+                                 not args.no_relay_at_bell))
     if args.whole_night or args.whole_night_only:
         print()
         for tables in args.tables:
@@ -957,6 +1027,7 @@ def main() -> int:
             return 0
     print(f"\ntables {'flat out' if not args.pace else f'at a pace of one roll in {args.pace} s'}"
           + f", {args.per_process} to a process"
+          + (" (table 1 in a process of its own)" if args.head_table_apart else "")
           + (f", their processes at nice {args.tables_nice}" if args.tables_nice else ""))
     print("\nbaseline: a bare paho relay process committing each ping to SQLite (WAL, FULL) "
           f"and publishing it\n({RELAY_SIZE} bytes) to every table's client, the sender "
