@@ -483,6 +483,8 @@ def traced_head(trace: Path, argv: list[str]) -> int:
 
     slow = (trace.parent / "head-slow-steps.jsonl").open("w", buffering=1)
     spent: dict[str, float] = {}
+    owner = [0]  # the owner thread's ident: only its own time is written down
+    collecting = [0.0]  # when the owner thread's running collection began
 
     def timed(name: str, method):  # type: ignore[no-untyped-def]
         def run(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -490,15 +492,19 @@ def traced_head(trace: Path, argv: list[str]) -> int:
             try:
                 return method(*args, **kwargs)
             finally:
-                spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
+                if threading.get_ident() == owner[0]:
+                    spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
         return run
 
     def on_gc(phase: str, info: dict) -> None:
+        if threading.get_ident() != owner[0]:
+            return  # a collection another thread's allocations set off (the console's drawer)
         if phase == "start":
-            marks["gc"] = time.perf_counter()
-        elif "gc" in marks:
+            collecting[0] = time.perf_counter()
+        elif collecting[0]:
             name = f"gc{info['generation']}"
-            spent[name] = spent.get(name, 0.0) + time.perf_counter() - marks.pop("gc")
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - collecting[0]
+            collecting[0] = 0.0
 
     gc.callbacks.append(on_gc)
     step = HeadService.step
@@ -512,10 +518,10 @@ def traced_head(trace: Path, argv: list[str]) -> int:
         if took > SLOW_STEP_S:
             slow.write(json.dumps({"at": time.monotonic(), "ms": round(took * 1000, 1),
                                    "items": items, **{k: round(v * 1000, 1)
-                                                      for k, v in spent.items()}}) + "\n")
+                                                      for k, v in dict(spent).items()}}) + "\n")
         return items
 
-    waiting, owner = queue.Queue.get, [0]
+    waiting = queue.Queue.get
 
     def traced_get(self, block=True, timeout=None):  # type: ignore[no-untyped-def]
         start = time.perf_counter()
