@@ -70,9 +70,9 @@ class Console:
         self._stopping.set()
         if self._serving:
             self.started.wait(30)
+        self.bridge.close()  # the last drawings, while the server can still take them
         if self.server is not None:
             self.server.stop()
-        self.bridge.close()
 
 
 def tls_context(certificate: str | Path, key: str | Path) -> ssl.SSLContext:
