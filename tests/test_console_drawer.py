@@ -18,27 +18,8 @@ def test_it_draws_on_its_own_thread_and_flush_waits_for_the_drawing():
     drawer.stop()
 
 
-def test_inputs_overtaken_while_it_draws_are_dropped_and_the_newest_is_drawn_last():
-    release, started = threading.Event(), threading.Event()
-    drawn: list[int] = []
-
-    def draw(n: int) -> None:
-        started.set()
-        release.wait(5)
-        drawn.append(n)
-
-    drawer = LatestDrawer(draw)
-    drawer.submit(1)
-    assert started.wait(5)  # 1 is being drawn
-    for n in (2, 3, 4):  # the head goes on: three more changes while 1 is drawn
-        drawer.submit(n)
-    release.set()
-    assert drawer.flush(5)
-    assert drawn == [1, 4] and drawer.dropped == 2
-    drawer.stop()
-
-
-def test_stop_draws_what_is_waiting_then_takes_no_more():
+def held_drawer() -> tuple[LatestDrawer[int], list[int], threading.Event]:
+    """A drawer already drawing 1, which it finishes once the returned event is set."""
     release, started = threading.Event(), threading.Event()
     drawn: list[int] = []
 
@@ -50,6 +31,21 @@ def test_stop_draws_what_is_waiting_then_takes_no_more():
     drawer = LatestDrawer(draw)
     drawer.submit(1)
     assert started.wait(5)
+    return drawer, drawn, release
+
+
+def test_inputs_overtaken_while_it_draws_are_dropped_and_the_newest_is_drawn_last():
+    drawer, drawn, release = held_drawer()  # 1 is being drawn
+    for n in (2, 3, 4):  # the head goes on: three more changes while 1 is drawn
+        drawer.submit(n)
+    release.set()
+    assert drawer.flush(5)
+    assert drawn == [1, 4] and drawer.dropped == 2
+    drawer.stop()
+
+
+def test_stop_draws_what_is_waiting_then_takes_no_more():
+    drawer, drawn, release = held_drawer()
     drawer.submit(2)
     release.set()
     drawer.stop()
