@@ -20,7 +20,7 @@ hall the head table is a box of its own.
 ``--no-relay-at-bell``: no relay ping at the very moment table 1's roll rings the bell, only
 the pings once a second. The broker fans out one message at a time: a ping sent with the bell
 is fanned out to the same 1,000 clients just before or just after it, and whichever comes
-second waits for the other's fan-out (40 to 110 ms at 500 tables here, round by round in the
+second waits for the other's fan-out (20 to 110 ms at 500 tables here, round by round in the
 kept files). So "the relay at the same moment" measures each against the other, not the room.
 ``--receivers``: also a receiver of each table's own in C (``mosquitto_sub``, from Debian's
 mosquitto-clients), timing the bell, the results and the relay to the last of them: what a

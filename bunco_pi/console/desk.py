@@ -125,24 +125,18 @@ class ConsoleBridge:
                               self.url, c.wall(), self.service.groups,
                               frozenset(self.service.tables_seen))
 
-    def _draw_inputs(self, inputs: SnapshotInputs) -> dict[str, Any]:
+    def _draw(self, inputs: SnapshotInputs) -> None:
         # the drawer's thread when there is one, else the owner thread: never both
-        return console_snapshot(inputs.night, name=inputs.name, table_count=inputs.table_count,
+        snap = console_snapshot(inputs.night, name=inputs.name, table_count=inputs.table_count,
                                 online=set(inputs.online), roster=inputs.roster,
                                 console_url=inputs.url, now=inputs.now, groups=inputs.groups,
                                 seen=inputs.seen, memo=self._memo)
-
-    def _draw(self, inputs: SnapshotInputs) -> None:
-        self.publish(*self._wire.encode(self._draw_inputs(inputs)))
+        self.publish(*self._wire.encode(snap))
 
     def close(self) -> None:
         """Draw what is waiting and end the drawer's thread (with ``background``)."""
         if self._drawer is not None:
             self._drawer.stop()
-
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every snapshot asked for so far is published (with ``background``)."""
-        return self._drawer.flush(timeout) if self._drawer is not None else True
 
     def _after(self, effects: list[Effect]) -> None:
         if self._chained is not None:
