@@ -11,7 +11,7 @@ Trained on the training photos of each folder that ``set_aside`` leaves (a folde
 its colours swapped, turned or inverted, made brighter or darker, blurred; read on the
 set-aside photos' labelled dice (never the held-out ones). Prints, every 250 steps, per
 folder: the share of dice whose likeliest face is right, and at a belief of 0.9 the shares
-read right and the dice read wrong. Needs PyTorch (``pip install -e '.[train]'``); seeded.
+read right and the dice read wrong (``--sure``). Needs PyTorch (``pip install -e '.[train]'``); seeded.
 """
 
 from __future__ import annotations
@@ -92,14 +92,14 @@ def build() -> nn.Sequential:
 
 
 @torch.no_grad()
-def measure(model: nn.Sequential, sets: dict[str, list[Crop]]) -> str:
+def measure(model: nn.Sequential, sets: dict[str, list[Crop]], sure_at: float = SURE) -> str:
     model.eval()
     parts = []
     for name, dice in sets.items():
         x = torch.from_numpy(np.stack([normalise(middle(p)) for p, _ in dice]))
         truth = np.array([face for _, face in dice])
         belief = torch.softmax(model(x), 1).numpy()
-        face, sure = belief.argmax(1), belief.max(1) >= SURE
+        face, sure = belief.argmax(1), belief.max(1) >= sure_at
         parts.append(f"{name}: {100 * (face == truth).mean():.1f}% likeliest right, "
                      f"{100 * ((face == truth) & sure).mean():.1f}% right and sure, "
                      f"{int(((face != truth) & sure).sum())} wrong and sure")
@@ -114,6 +114,8 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--smoothing", type=float, default=0.05, help="label smoothing of the loss")
+    parser.add_argument("--sure", type=float, default=SURE, help="the belief counted as sure")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(2)
@@ -140,14 +142,15 @@ def main() -> int:
         picked = rng.integers(len(train), size=args.batch)
         x = torch.from_numpy(np.stack([normalise(augment(train[i][0], rng)) for i in picked]))
         y = torch.tensor([train[i][1] for i in picked])
-        loss = nn.functional.cross_entropy(model(x), y, label_smoothing=0.05)
+        loss = nn.functional.cross_entropy(model(x), y, label_smoothing=args.smoothing)
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
         schedule.step()
         if step % 250 == 0 or step == args.steps:
             took = time.monotonic() - start
-            print(f"step {step}  loss {loss.item():.3f}  {took:.0f} s  {measure(model, aside)}", flush=True)
+            figures = measure(model, aside, args.sure)
+            print(f"step {step}  loss {loss.item():.3f}  {took:.0f} s  {figures}", flush=True)
     return 0
 
 
