@@ -1,14 +1,16 @@
 """Try a second stage for the dice network: a small classifier of each die's crop at the die's own scale.
 
     python3 scripts/try_die_classifier.py ../shared/datasets/dice-photos \
-        ../shared/datasets/dice-photos-mixed --renders renders/train --steps 3000
+        ../shared/datasets/dice-photos-mixed ../shared/datasets/dice-photos-mixed \
+        --renders renders/train --steps 3000
 
 An experiment, not part of the reader: it asks how well the faces of dice already found could be
 read if each die were cut out and scaled to one size (its labelled box 2.2 times over, 64
 pixels; the classifier sees the middle 40) instead of read off the one map of the whole frame.
 Trained on the training photos of each folder that ``set_aside`` leaves (a folder named
-``*mixed`` drawn twice) and every render's labelled faces, each crop turned, scaled, shifted,
-its colours swapped, turned or inverted, made brighter or darker, blurred; read on the
+twice drawn twice as often, as in train_dice_net.py) and every render's labelled faces,
+each crop turned, scaled, shifted, its colours swapped, turned or inverted, made brighter or
+darker, blurred; read on the
 set-aside photos' labelled dice (never the held-out ones). Prints, every 250 steps, per
 folder: the share of dice whose likeliest face is right, and at a belief of 0.9 the shares
 read right and the dice read wrong (``--sure``). Needs PyTorch (``pip install -e '.[train]'``); seeded.
@@ -17,6 +19,7 @@ read right and the dice read wrong (``--sure``). Needs PyTorch (``pip install -e
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import sys
 import time
@@ -109,7 +112,8 @@ def measure(model: nn.Sequential, sets: dict[str, list[Crop]], sure_at: float = 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("photos", type=Path, nargs="+")
+    parser.add_argument("photos", type=Path, nargs="+",
+                        help="real photo folders (training split); one named twice is drawn twice as often")
     parser.add_argument("--renders", type=Path, action="append", default=[])
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--batch", type=int, default=128)
@@ -122,12 +126,12 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     train: list[Crop] = []
     aside: dict[str, list[Crop]] = {}
-    for folder in args.photos:
+    for folder, times in collections.Counter(args.photos).items():
         for photo in list_photos(folder, "train"):
             if set_aside(photo.name):
                 aside.setdefault(folder.name, []).extend(crops(photo))
             else:
-                train.extend(crops(photo) * (2 if folder.name.endswith("mixed") else 1))
+                train.extend(crops(photo) * times)
     real = len(train)
     for root in args.renders:
         with contextlib.suppress(UserError):
