@@ -4,8 +4,9 @@
 
 Rows: the settle check (runs on every frame), the dice network alone, the pip reader, both
 together ("both, as before": the pip reader searching the whole tray and no second look by
-the network, as ``read_both`` was) and the threshold-and-count baseline (each run once per
-settled throw), and the
+the network, as ``read_both`` was; "again": both, then the finder network and the face reader
+looking again at the dice left unscored, the reader a calibration can choose) and the
+threshold-and-count baseline (each run once per settled throw), and the
 **settled frame**: what the table does with the frame the dice came to rest in (the settle
 check's last look at it, both readers, the verdict), which must take at most 100 ms on a Pi 4.
 "learning a roll" is the same frame while the set-up is still learned by rolling
@@ -49,11 +50,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bunco_pi.vision.baseline import read_baseline  # noqa: E402
 from bunco_pi.vision.calibration import TrayCalibration  # noqa: E402
 from bunco_pi.vision.dataset import list_photos  # noqa: E402
+from bunco_pi.vision.face_reader import shipped_face_reader  # noqa: E402
 from bunco_pi.vision.faces import LAYOUTS  # noqa: E402
 from bunco_pi.vision.fusion import FusionSettings, read_both  # noqa: E402
 from bunco_pi.vision.learn import LearnedSetup, study  # noqa: E402
 from bunco_pi.vision.look import DiceLook, to_grey  # noqa: E402
-from bunco_pi.vision.net import read_net  # noqa: E402
+from bunco_pi.vision.net import read_net, shipped_finder, shipped_net  # noqa: E402
 from bunco_pi.vision.reader import ReaderSettings, read_pips  # noqa: E402
 from bunco_pi.vision.settle import SettleDetector, SettleSettings  # noqa: E402
 from bunco_pi.vision.verdict import judge  # noqa: E402
@@ -61,6 +63,8 @@ from bunco_pi.vision.verdict import judge  # noqa: E402
 # The readers as they were before the pip reader looked only round the network's dice and
 # the network read each die twice: the row beside "both", in the same run.
 WHOLE_TRAY = FusionSettings(pips_near_net=False, second_look=False)
+# The reader "again": both, then the finder and the face reader at every die left unscored.
+LOOK_AGAIN = FusionSettings(again=True)
 PI4_RATIO = 5.0  # see the module's docstring: an estimate from published single-core ratios
 FRAME_BUDGET_MS = 1000 / 15  # a 15 fps camera: the settle check must keep up with it
 SETTLED_BUDGET_MS = 100.0  # a settled frame read on a Pi 4 (the target)
@@ -152,6 +156,7 @@ def main() -> int:
         sets.append(("coloured photos 512x384", [cv2.imread(str(p.image_path)) for p in chosen],
                      None))
 
+    shipped_net(), shipped_finder(), shipped_face_reader()  # loaded once, as the table loads them
     detector = SettleDetector()
     rows = []
     for name, frames, look in sets:
@@ -159,7 +164,8 @@ def main() -> int:
         baseline = per_frame_ms(read_baseline, frames, args.repeat)
         rows.append((name, "settle check", settle, None))
         stages = [("network", read_net), ("pip reader", read_pips), ("both", read_both),
-                  ("both, as before", lambda frame: read_both(frame, fusion=WHOLE_TRAY))]
+                  ("both, as before", lambda frame: read_both(frame, fusion=WHOLE_TRAY)),
+                  ("again", lambda frame: read_both(frame, fusion=LOOK_AGAIN))]
         if look is not None:
             settings = ReaderSettings(look=look)
             coloured = SettleDetector(SettleSettings(look=look))

@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bunco_pi.vision.dataset import list_photos  # noqa: E402
 from bunco_pi.vision.evaluate import load_image, score_photo  # noqa: E402
-from bunco_pi.vision.fusion import FusionSettings, combine  # noqa: E402
+from bunco_pi.vision.face_reader import FaceReader  # noqa: E402
+from bunco_pi.vision.fusion import FusionSettings, combine, left_unscored, look_for_more, read_again  # noqa: E402
 from bunco_pi.vision.net import detect, load_net, look_again  # noqa: E402
 from bunco_pi.vision.reader import ReaderSettings, read_pips  # noqa: E402
 
@@ -35,6 +36,11 @@ GRID = {
     "pips_need_net": (False, True),
     "second_look": (False, True),
 }
+AGAIN = {  # looking again (fusion.read_again), tried on the present settings of the rest
+    "again_seen": (0.2, 0.3, 0.5),
+    "again_sure": (0.5, 0.7, 0.8, 0.9, 0.95),
+    "again_agree": (0.3, 0.5, 0.7, 0.9),
+}
 
 
 def main() -> int:
@@ -42,12 +48,17 @@ def main() -> int:
     parser.add_argument("folders", type=Path, nargs="+")
     parser.add_argument("--split", default="setaside", help="setaside (default); never heldout")
     parser.add_argument("--net", type=Path, help="a network file other than the shipped one")
+    parser.add_argument("--finder", type=Path, help="a finder network other than the shipped one")
+    parser.add_argument("--faces", type=Path, help="a face reader other than the shipped one")
     args = parser.parse_args()
     if args.split == "heldout":
         raise SystemExit("--split heldout: the held-out photos are for measuring, never for tuning")
     settings = ReaderSettings()
     base = FusionSettings()
     net = load_net(args.net) if args.net else None
+    finder = load_net(args.finder) if args.finder else None
+    faces = FaceReader(args.faces) if args.faces else None
+    lowest = replace(base, again_seen=min(AGAIN["again_seen"]))
     readings = []
     for folder in args.folders:
         for photo in list_photos(folder, args.split):
@@ -55,39 +66,62 @@ def main() -> int:
             glanced = detect(image, net, base.glance, settings.region)
             pips = read_pips(image, settings, [(*d.center, base.window * d.width) for d in glanced])
             again = [look_again(image, d, net) for d in glanced]
-            readings.append((folder.name, photo, (image.shape[1], image.shape[0]), pips, glanced, again))
+            more = look_for_more(image, settings.region, lowest, finder, faces)
+            size = (image.shape[1], image.shape[0])
+            readings.append((folder.name, photo, size, pips, glanced, again, more))
     print(f"{len(readings)} photos of {', '.join(str(f) for f in args.folders)} ({args.split})")
+    rows = []
+    for values in itertools.product(*AGAIN.values()):
+        fusion = replace(base, again=True, **dict(zip(AGAIN, values, strict=True)))
+        rows.append(score(readings, fusion, settings))
+    show(sorted(rows, key=lambda r: (r[0], r[1]))[:8] + [score(readings, base, settings)], base,
+         "looking again at the dice the present settings leave unscored:")
     rows = []
     for seen in (0.3, 0.4, 0.5):
         for values in itertools.product(*GRID.values()):
-            fusion = replace(base, seen=seen, **dict(zip(GRID, values, strict=True)))
-            totals = [0, 0, 0, 0, 0]
-            folders: dict[str, list[int]] = {}
-            for folder, photo, size, pips, glanced, again in readings:
-                kept = [
-                    second if fusion.second_look and first.face_probability >= fusion.objection else first
-                    for first, second in zip(glanced, again, strict=True) if first.presence >= seen
-                ]
-                reading = combine(pips, kept, settings.min_confidence, fusion)
-                result = score_photo(photo.name, reading, photo.label_path, size, settings.min_confidence)
-                counts = (result.dice, result.right, result.wrong, result.unsure, result.missed)
-                mine = folders.setdefault(folder, [0, 0, 0])
-                for k, n in enumerate(counts):
-                    totals[k] += n
-                for k, n in enumerate(counts[:3]):
-                    mine[k] += n
-            rows.append((totals[2], -totals[1], fusion, totals, folders))
+            fusion = replace(base, again=False, seen=seen, **dict(zip(GRID, values, strict=True)))
+            rows.append(score(readings, fusion, settings))
     rows.sort(key=lambda r: (r[0], r[1]))
-    print(f"{'seen':>5} {'sure':>5} {'alone':>5} {'object':>6} {'unclear':>7} {'need':>5} {'twice':>5}  "
-          f"{'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6}")
-    present = [r for r in rows if r[2] == base]
-    for _, _, f, (dice, right, wrong, unsure, missed), folders in rows[:8] + present:
+    show(rows[:8] + [r for r in rows if r[2] == replace(base, again=False)], base, "the two readers:")
+    return 0
+
+
+def score(readings: list, fusion: FusionSettings, settings: ReaderSettings) -> tuple:
+    """(wrong, -right, fusion, totals, each folder's dice, right and wrong) of one set of settings."""
+    totals = [0, 0, 0, 0, 0]
+    folders: dict[str, list[int]] = {}
+    for folder, photo, size, pips, glanced, again, (found, read) in readings:
+        kept = [
+            second if fusion.second_look and first.face_probability >= fusion.objection else first
+            for first, second in zip(glanced, again, strict=True) if first.presence >= fusion.seen
+        ]
+        reading = combine(pips, kept, settings.min_confidence, fusion)
+        if fusion.again and left_unscored(reading, settings.min_confidence):
+            more = [(f, r) for f, r in zip(found, read, strict=True) if f.presence >= fusion.again_seen]
+            reading = read_again(reading, [f for f, _ in more], [r for _, r in more], settings.min_confidence,
+                                 fusion)
+        result = score_photo(photo.name, reading, photo.label_path, size, settings.min_confidence)
+        counts = (result.dice, result.right, result.wrong, result.unsure, result.missed)
+        mine = folders.setdefault(folder, [0, 0, 0])
+        for k, n in enumerate(counts):
+            totals[k] += n
+        for k, n in enumerate(counts[:3]):
+            mine[k] += n
+    return (totals[2], -totals[1], fusion, totals, folders)
+
+
+def show(rows: list, base: FusionSettings, title: str) -> None:
+    print(title)
+    print(f"{'seen':>5} {'sure':>5} {'alone':>5} {'object':>6} {'unclear':>7} {'need':>5} {'twice':>5} "
+          f"{'again':>14}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6}")
+    for _, _, f, (dice, right, wrong, unsure, missed), folders in rows:
         each = "  ".join(f"{name} {100 * r / max(d, 1):.1f}%/{w}" for name, (d, r, w) in folders.items())
+        again = f"{f.again_seen}/{f.again_sure}/{f.again_agree}" if f.again else "no"
         print(f"{f.seen:>5} {f.sure:>5} {f.sure_alone:>5} {f.objection:>6} {f.unclear:>7} "
-              f"{f.pips_need_net!s:>5} {f.second_look!s:>5}  {dice:>5} {100 * right / max(dice, 1):>5.1f}% "
+              f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>14}  "
+              f"{dice:>5} {100 * right / max(dice, 1):>5.1f}% "
               f"{wrong:>5} {unsure:>6} {missed:>6}  {each}"
               + ("   (present)" if f == base else ""))
-    return 0
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def test_a_tray_too_bright_for_white_dice_is_refused():
         ('{"settle_frames": 0}', "setting 'settle_frames' must be a whole number"),
         ('{"min_confidence": "high"}', "setting 'min_confidence' must be a number"),
         ('{"version": 9}', "version 9"),
-        ('{"reader": "magic"}', "setting 'reader' must be 'both' or 'pips', got 'magic'"),
+        ('{"reader": "magic"}', "setting 'reader' must be 'both' or 'pips' or 'again', got 'magic'"),
     ],
 )
 def test_a_bad_calibration_file_is_a_one_line_error_naming_it(tmp_path, content, message):

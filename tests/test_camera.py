@@ -130,7 +130,8 @@ def test_a_broken_camera_is_reported_not_scored():
     assert got == [Unsure("camera failed")] and broken.closed
 
 
-@pytest.mark.parametrize(("reader", "faces"), [("both", [2, 2, 2]), ("pips", [2, 2, 3])])
+@pytest.mark.parametrize(("reader", "faces"), [("both", [2, 2, 2]), ("pips", [2, 2, 3]),
+                                              ("again", [2, 2, 2])])
 def test_the_calibration_picks_the_reader_the_table_uses(photos, reader, faces):
     # A two beside a side pip: the pip reader alone is sure of a three. With the network, the
     # pip reader looks only at the top face the network found, and both read the labelled two.

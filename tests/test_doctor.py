@@ -528,6 +528,23 @@ def test_a_missing_or_corrupt_dice_network_is_one_line(tmp_path):
     assert "reinstall bunco-pi" in result.message
 
 
+def test_the_shipped_second_look_loads_and_runs():
+    result = _one_line(doctor.check_second_look())
+    assert result.status == OK
+    assert result.message.startswith("dice_finder.onnx (") and "die_faces.onnx (" in result.message
+    assert "7 answers a die) load and run" in result.message
+
+
+def test_a_missing_or_corrupt_second_look_file_is_one_line(tmp_path):
+    missing = _one_line(doctor.check_second_look(faces=tmp_path / "gone.onnx"))
+    assert missing.status == FAIL and "no such dice face reader file" in missing.message
+    corrupt = tmp_path / "dice_finder.onnx"
+    corrupt.write_bytes(b"not a network at all" * 10)
+    result = _one_line(doctor.check_second_look(finder=corrupt))
+    assert result.status == FAIL and str(corrupt) in result.message
+    assert "reinstall bunco-pi" in result.message
+
+
 def _photo(folder: Path, name: str = "tray.png") -> Path:
     import cv2
     import numpy as np
@@ -601,10 +618,10 @@ def test_doctor_checks_the_camera_the_config_names(tmp_path, capsys):
     doctor_command.run(args, service_running=lambda: False)
     lines = capsys.readouterr().out.splitlines()
     camera = [line for line in lines if line.split(":")[0].split(maxsplit=1)[1].startswith(
-        ("camera", "dice network"))]
+        ("camera", "dice network", "dice second look"))]
     assert [line.split(":")[0] for line in camera] == [
-        "OK   camera stack", "OK   dice network", "OK   camera"], lines
-    assert f"frame from folder:{tmp_path / 'photos'}" in camera[2]
+        "OK   camera stack", "OK   dice network", "OK   dice second look", "OK   camera"], lines
+    assert f"frame from folder:{tmp_path / 'photos'}" in camera[3]
 
 
 def _dropped(link, seconds: float) -> list:

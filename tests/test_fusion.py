@@ -7,7 +7,7 @@ import pytest
 from drawn_dice import draw_tray
 
 from bunco_pi.vision.dataset import read_labels
-from bunco_pi.vision.fusion import FusionSettings, combine, read_both
+from bunco_pi.vision.fusion import FusionSettings, combine, read_again, read_both
 from bunco_pi.vision.net import NetDie
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
@@ -214,3 +214,77 @@ def test_the_pip_reader_looks_only_where_the_network_glanced(monkeypatch):
     assert [(d.face, d.problem) for d in reading.dice] == [(3, ""), (None, "unsure: one reading")]
     everywhere = read_both(frame, ReaderSettings(), fusion=FusionSettings(pips_near_net=False))
     assert len(everywhere.dice) == 3
+
+
+# Looking again (``read_again``): the finder's die and the face reader's reading of it.
+AGAIN = replace(RULES, again=True, again_seen=0.3, again_sure=0.8, again_agree=0.5, unclear=0.5)
+
+
+def found(face, probability=0.9, at=(101.0, 99.0), presence=0.9, unclear=0.0):
+    return NetDie(at, 40.0, presence, face, probability, unclear)
+
+
+def again(pips, finder, faces):
+    return read_again(FrameReading(tuple(pips)), list(finder), list(faces), 0.5, AGAIN).dice
+
+
+def test_a_die_left_unscored_is_scored_when_the_finder_and_the_face_reader_agree():
+    (die,) = again([pip(None, 0.0, problem="unclear pips")], [found(4, 0.7)], [found(4, 0.9)])
+    assert (die.face, die.confidence, die.problem) == (4, 0.9, "")
+
+
+@pytest.mark.parametrize("finder, faces", [
+    (found(4, 0.7), found(5, 0.99)),  # they see different faces
+    (found(4, 0.4), found(4, 0.99)),  # the finder too doubtful
+    (found(4, 0.9), found(4, 0.7)),  # the face reader too doubtful
+])
+def test_a_die_left_unscored_stays_so_unless_both_are_sure_of_one_face(finder, faces):
+    (die,) = again([pip(None, 0.0, problem="unclear pips")], [finder], [faces])
+    assert die.face is None and die.problem == "unclear pips"
+
+
+def test_looking_again_never_overrules_a_sure_reading_or_a_refusal():
+    sure = pip(2, 0.9)
+    for kept in (sure, pip(None, 0.0, problem="cocked or hidden"), pip(3, 0.2, problem="tilted")):
+        assert again([kept], [found(5, 0.99)], [found(5, 0.99)]) == (kept,)
+
+
+def test_a_count_of_another_face_keeps_a_die_not_sure():
+    doubtful = pip(3, 0.3, problem="side or top?")  # a claim (>= 0.25), not sure
+    assert again([doubtful], [found(5, 0.99)], [found(5, 0.99)]) == (doubtful,)
+    faint = pip(5, 0.3, problem="faint pip")  # the same face: the two make it sure
+    assert [(d.face, d.confidence) for d in again([faint], [found(5, 0.99)], [found(5, 0.95)])] == [(5, 0.95)]
+
+
+def test_either_network_seeing_a_die_that_cannot_be_read_refuses_it():
+    for finder, faces in ((found(4, unclear=0.6), found(4, 0.99)),
+                          (found(4, 0.99), found(4, 0.99, unclear=0.6))):
+        (die,) = again([pip(None, 0.0, problem="unclear pips")], [finder], [faces])
+        assert die.face is None and die.problem == "cocked or hidden"
+
+
+def test_a_die_both_readers_missed_is_added_scored_or_not_sure():
+    far = (300.0, 300.0)
+    dice = again([pip(2)], [found(6, 0.9, at=far)], [found(6, 0.9, at=far)])
+    assert [(d.face, d.center) for d in dice] == [(2, (100.0, 100.0)), (6, far)]
+    dice = again([pip(2)], [found(6, 0.9, at=far)], [found(1, 0.9, at=far)])
+    assert [(d.face, d.problem) for d in dice] == [(2, ""), (None, "unclear pips")]
+    assert judge(FrameReading(dice), dice=2) == Unsure("unclear pips")  # a die still counts as seen
+    faint = found(6, 0.9, at=far, presence=0.35)  # a faint peak adds a die only if it is read
+    assert again([pip(2)], [faint], [found(1, 0.9, at=far)]) == (pip(2),)
+
+
+def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkeypatch):
+    from bunco_pi.vision import fusion
+    from bunco_pi.vision.reader import ReaderSettings
+
+    read = draw_tray([(5, 150, 150, 10), (2, 400, 300, 40)])
+    empty = draw_tray([])
+    asked = []
+    monkeypatch.setattr(fusion, "look_for_more", lambda *args: asked.append(args) or ([], []))
+    read_both(empty, ReaderSettings(), fusion=FusionSettings())
+    assert asked == []
+    both = read_both(read, ReaderSettings(), fusion=FusionSettings(again=True))
+    assert [d.face for d in both.dice] == [5, 2] and asked == []  # every die scored: no need
+    read_both(empty, ReaderSettings(), fusion=FusionSettings(again=True))
+    assert len(asked) == 1 and asked[0][0] is empty

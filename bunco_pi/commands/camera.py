@@ -17,7 +17,9 @@ from bunco_pi.errors import UserError
 DEFAULT_CALIBRATION = "dice-tray.json"
 DATASET_ENV = "BUNCO_DICE_PHOTOS"  # where `dice eval` looks when no folder is given
 ROLLING = object()  # `dice watch`: the dice started to tumble
-METHODS = ("both", "pips", "net", "baseline")  # "both": the pip reader and the network together
+# "both": the pip reader and the network together; "again": both, then the finder network and
+# the face reader look again at every die they left unscored (fusion.read_again)
+METHODS = ("both", "again", "pips", "net", "baseline")
 
 
 def add_actions(actions: argparse._SubParsersAction) -> None:
@@ -96,7 +98,7 @@ def _reader_options(parser: argparse.ArgumentParser, several: bool = False) -> N
         parser.add_argument(
             "--method",
             default="both",
-            help="both, pips, net, baseline, or several as 'both,pips,baseline' (default: both)",
+            help="both, again, pips, net, baseline, or several as 'both,pips,baseline' (default: both)",
         )
     else:
         parser.add_argument("--method", choices=METHODS, default="both")
@@ -134,13 +136,15 @@ def _with_learned(calibration, learned: Path | None):
 
 def _reader(method: str, calibration) -> Callable:
     from bunco_pi.vision.baseline import read_baseline
-    from bunco_pi.vision.fusion import read_both
+    from bunco_pi.vision.fusion import FusionSettings, read_both
     from bunco_pi.vision.net import read_net
     from bunco_pi.vision.reader import read_pips
 
     settings = calibration.reader_settings()
     if method == "both":
         return lambda frame: read_both(frame, settings)
+    if method == "again":
+        return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=True))
     if method == "net":
         return lambda frame: read_net(frame, region=settings.region, look=settings.look)
     if method == "pips":

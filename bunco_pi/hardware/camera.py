@@ -34,10 +34,11 @@ from bunco_pi.atomic_file import write_atomically
 from bunco_pi.errors import UserError
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
-from bunco_pi.vision.fusion import read_both
+from bunco_pi.vision.face_reader import shipped_face_reader
+from bunco_pi.vision.fusion import FusionSettings, read_both
 from bunco_pi.vision.learn import LearnedSetup, applied, from_data, study, to_data
 from bunco_pi.vision.look import warm_up
-from bunco_pi.vision.net import read_net, shipped_net
+from bunco_pi.vision.net import read_net, shipped_finder, shipped_net
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import FrameReading
 from bunco_pi.vision.settle import Event, SettleDetector
@@ -327,6 +328,9 @@ class CameraDiceSource:
             return self._custom_read
         if self.calibration.reader == "pips":
             return lambda frame: read_pips(frame, settings)
+        if self.calibration.reader == "again":
+            shipped_finder(), shipped_face_reader()  # a missing file is said now, not at the first throw
+            return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=True))
         return lambda frame: read_both(frame, settings)
 
     @property

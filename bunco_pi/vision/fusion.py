@@ -21,6 +21,11 @@ So each covers the other's weakness, and neither overrules the other when both a
 - a die only the network found: the network's face if it is very sure, else a die that is
   not sure (it still counts as a die, so a roll is never made of the others alone).
 
+A die the two leave unscored, or both miss, can be looked at once more (``again``): a second
+network trained with renders of coloured dice (the finder) finds it, it is cut out and read
+by the face reader (``face_reader.py``), and it is scored only if the face reader, reading it
+twice, and the finder agree, and no pip count or "cannot be read" stands against them.
+
 The thresholds were chosen with ``scripts/tune_fusion.py`` on the set-aside fifth of the
 training photos (never on the held-out photos): the fewest dice wrong and sure first, then
 the most dice right.
@@ -34,8 +39,9 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
+from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader
 from bunco_pi.vision.look import to_grey
-from bunco_pi.vision.net import DiceNet, NetDie, detect, look_again
+from bunco_pi.vision.net import DiceNet, NetDie, detect, look_again, shipped_finder
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
@@ -65,6 +71,12 @@ class FusionSettings:
     # The network reads each die it is sure of a second time, turned a quarter, and keeps
     # the lesser belief (``net.look_again``): a wrong face it is sure of at one angle only.
     second_look: bool = True
+    # Look again at the dice left unscored (``read_again``): the finder's peak this high is a
+    # die, the face reader this sure and the finder this sure of the same face score it.
+    again: bool = False
+    again_seen: float = 0.3
+    again_sure: float = 0.95
+    again_agree: float = 0.9
 
 
 def read_both(
@@ -72,6 +84,8 @@ def read_both(
     settings: ReaderSettings | None = None,
     net: DiceNet | None = None,
     fusion: FusionSettings | None = None,
+    finder: DiceNet | None = None,
+    faces: FaceReader | None = None,
 ) -> FrameReading:
     settings = settings or ReaderSettings()
     fusion = fusion or FusionSettings()
@@ -81,7 +95,68 @@ def read_both(
         # is no second opinion (it left two pink dice under glare of 102 unread).
         fusion = replace(fusion, net_over_doubt=False, second_look=False)
     pips, found = both_readings(frame, settings, net, fusion)
-    return combine(pips, found, settings.min_confidence, fusion)
+    reading = combine(pips, found, settings.min_confidence, fusion)
+    if not (fusion.again and left_unscored(reading, settings.min_confidence)):
+        return reading
+    again = look_for_more(frame, settings.region, fusion, finder, faces)
+    return read_again(reading, *again, settings.min_confidence, fusion)
+
+
+def left_unscored(reading: FrameReading, min_confidence: float) -> bool:
+    """Whether a die was seen but not scored, or none was seen: only then is it worth the two
+    more networks' time to look again (a die missed beside scored ones leaves the roll short)."""
+    return not reading.dice or any(d.face is None or d.confidence < min_confidence for d in reading.dice)
+
+
+def look_for_more(
+    frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
+    finder: DiceNet | None = None, faces: FaceReader | None = None,
+) -> tuple[list[NetDie], list[NetDie]]:
+    """The finder's dice in the colour frame, and each as the face reader reads it."""
+    found = detect(frame, finder or shipped_finder(), fusion.again_seen, region)
+    return found, (faces or shipped_face_reader()).read(frame, found)
+
+
+def read_again(
+    reading: FrameReading, found: list[NetDie], read: list[NetDie], min_confidence: float,
+    fusion: FusionSettings,
+) -> FrameReading:
+    """The reading with each die it left unscored (or missed) scored where the finder and the
+    face reader agree. A die refused as cocked or hidden stays refused, and a die whose pips
+    claim another face stays not sure: the second stage adds readings, it never overrules one."""
+    dice = list(reading.dice)
+    candidates = [(math.dist(d.center, f.center), i, j) for i, d in enumerate(dice)
+                  for j, f in enumerate(found) if math.dist(d.center, f.center) <= max(d.radius, f.width / 2)]
+    pairs = {j: i for i, j in closest_pairs(candidates)}
+    for j, (first, again) in enumerate(zip(found, read, strict=True)):
+        i = pairs.get(j)
+        if i is None:
+            new = DieReading(None, 0.0, first.center, first.width / 2, "unclear pips")
+            voted = _vote(new, first, again, min_confidence, fusion)
+            if voted.face is not None or first.presence >= fusion.seen:
+                dice.append(voted)
+            continue
+        die = dice[i]
+        if (die.face is not None and die.confidence >= min_confidence) or die.problem in REFUSED:
+            continue
+        dice[i] = _vote(die, first, again, min_confidence, fusion)
+    return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+
+
+# Refusals the second stage never reads over: a die seen cocked, hidden or cut.
+REFUSED = ("tilted", "cocked or hidden")
+
+
+def _vote(die: DieReading, first: NetDie, again: NetDie, min_confidence: float,
+          fusion: FusionSettings) -> DieReading:
+    if max(first.unclear, again.unclear) >= fusion.unclear:
+        return replace(die, face=None, confidence=0.0, problem="cocked or hidden")
+    agreed = first.face == again.face and first.face_probability >= fusion.again_agree
+    sure = again.face_probability >= max(fusion.again_sure, min_confidence)
+    claims_other = die.face is not None and die.face != again.face and die.confidence >= fusion.claim
+    if agreed and sure and not claims_other:
+        return replace(die, face=again.face, confidence=again.face_probability, problem="")
+    return die
 
 
 def both_readings(

@@ -32,6 +32,9 @@ from bunco_pi.vision.reader import region_pixels
 from bunco_pi.vision.reading import DieReading, FrameReading
 
 MODEL_PATH = Path(__file__).with_name("models") / "dice_net.onnx"
+# The same network trained on with renders of coloured dice: it finds them (its faces are left
+# to the face reader), where the shipped network reads the white dice best. fusion.read_again.
+FINDER_PATH = Path(__file__).with_name("models") / "dice_finder.onnx"
 INPUT_WIDTH = 320  # the network's working width; frames are scaled to it
 STRIDE = 4  # one output cell per 4x4 input pixels
 CHANNELS = 3  # blue, green, red
@@ -83,6 +86,12 @@ def load_net(path: Path = MODEL_PATH) -> DiceNet:
 def shipped_net() -> DiceNet:
     """The network that ships with bunco-pi, loaded once (a missing file is a one-line error)."""
     return load_net(MODEL_PATH)
+
+
+@lru_cache(maxsize=1)
+def shipped_finder() -> DiceNet:
+    """The finder network that ships with bunco-pi, loaded once."""
+    return load_net(FINDER_PATH)
 
 
 def prepare(frame: np.ndarray, scale: float | None = None) -> tuple[np.ndarray, tuple[float, float]]:

@@ -1,0 +1,104 @@
+"""The second stage of the dice network: each die it found is cut out and its face read alone.
+
+The network (``net.py``) reads every face off one map of the whole frame at 320 pixels wide,
+where the size of a die, its colours and the tray around it all vary; it finds dice of any
+colour far better than it reads them (on coloured dice it never trained on, its likeliest face
+was right for three dice in four). So each die it finds is cut out at its own scale (the box
+the network gives it, 2.2 times over, made 64 pixels across, of which the classifier sees the
+middle 40) and read by a small classifier trained on nothing but such crops
+(``scripts/train_die_faces.py``): six faces, and "cannot be read" (cocked, cut, hidden).
+
+Each die is read twice, as cut and turned a quarter; a face is believed only as much as the
+lesser of the two views believes it. A face does not change when it turns, but what the
+classifier gets wrong does.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from bunco_pi.errors import UserError
+from bunco_pi.vision.net import NetDie, normalise
+
+MODEL_PATH = Path(__file__).with_name("models") / "die_faces.onnx"
+PATCH = 64  # a die's crop: its box 2.2 times over, so the die is about 29 pixels wide
+SEEN = 40  # the middle of the crop the classifier sees
+REACH = 2.2  # the crop's side in box widths
+UNCLEAR = 6  # the class after the six faces: a die that cannot be read
+THREADS = 2
+
+
+def cut(frame: np.ndarray, center: tuple[float, float], width: float, turns: int = 0,
+        shift: tuple[float, float] = (0.0, 0.0), zoom: float = 1.0, angle: float = 0.0) -> np.ndarray:
+    """The middle SEEN x SEEN pixels of a die's PATCH-pixel crop, turned ``turns`` quarters
+    counter-clockwise (and, for training, moved, zoomed and turned by ``angle`` degrees)."""
+    if frame.ndim == 2:
+        frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    scale = PATCH / max(REACH * width, 1.0) * zoom  # crop pixels per frame pixel
+    matrix = cv2.getRotationMatrix2D(center, 90.0 * turns + angle, scale)
+    matrix[:, 2] += (SEEN / 2 + shift[0] - center[0], SEEN / 2 + shift[1] - center[1])
+    return cv2.warpAffine(frame, matrix, (SEEN, SEEN), flags=cv2.INTER_AREA,
+                          borderMode=cv2.BORDER_REFLECT101)
+
+
+class FaceReader:
+    """The classifier, run by onnxruntime: crops in, each die's belief in each answer out."""
+
+    def __init__(self, path: Path = MODEL_PATH, threads: int = THREADS) -> None:
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise UserError("the dice face reader needs onnxruntime: "
+                            "pip install 'bunco-pi[camera]'") from None
+        if not path.is_file():
+            raise UserError(f"{path}: no such dice face reader file")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
+            raise UserError(f"{path}: cannot load the dice face reader ({exc})".splitlines()[0]) from None
+        shape = self._session.get_inputs()[0].shape
+        if len(shape) != 4 or shape[1:] != [3, SEEN, SEEN]:
+            raise UserError(f"{path}: not a dice face reader (input {shape})")
+        self.path = path
+        self._input = self._session.get_inputs()[0].name
+        self._lock = threading.Lock()
+
+    def beliefs(self, crops: list[np.ndarray]) -> np.ndarray:
+        """(N, 7) probabilities of faces 1..6 and "cannot be read", one row per crop."""
+        if not crops:
+            return np.zeros((0, UNCLEAR + 1), np.float32)
+        x = np.stack([normalise(c) for c in crops])
+        with self._lock:
+            logits = self._session.run(None, {self._input: x})[0]
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def read(self, frame: np.ndarray, dice: list[NetDie]) -> list[NetDie]:
+        """Each die with its face as the two views read it: the likeliest face of both views
+        together, believed as the lesser view believes it (nothing if they differ); "cannot
+        be read" as the greater view believes it."""
+        crops = [cut(frame, d.center, d.width, turns) for d in dice for turns in (0, 1)]
+        both = self.beliefs(crops).reshape(len(dice), 2, UNCLEAR + 1)
+        out = []
+        for die, views in zip(dice, both, strict=True):
+            face = int(np.argmax(views[:, :UNCLEAR].sum(axis=0)))
+            agree = all(int(np.argmax(v[:UNCLEAR])) == face for v in views)
+            belief = float(views[:, face].min()) if agree else 0.0
+            out.append(replace(die, face=face + 1, face_probability=belief,
+                               unclear=float(views[:, UNCLEAR].max())))
+        return out
+
+
+@lru_cache(maxsize=1)
+def shipped_face_reader() -> FaceReader:
+    """The face reader that ships with bunco-pi, loaded once."""
+    return FaceReader(MODEL_PATH)

@@ -1,0 +1,215 @@
+"""Train the dice face reader (bunco_pi/vision/face_reader.py) and write it as ONNX.
+
+    python3 scripts/train_die_faces.py ../shared/datasets/dice-photos \
+        ../shared/datasets/dice-photos-mixed ../shared/datasets/dice-photos-mixed \
+        --renders renders/train --validate --steps 3000
+
+Every labelled die of the training photos (a folder named twice is drawn twice as often)
+and of the renders is cut out as the reader cuts a die the network found (``face_reader.cut``),
+then moved and zoomed as far as the network's box misses a die, turned any angle, its colours
+swapped and turned (``train_dice_net._recolour``) and its light changed
+(``train_dice_net._photometric``). A render's dice that cannot be read (cocked, cut by the
+frame, under a hand) are taught as the seventh answer. ``--validate`` keeps the set-aside fifth
+of the photos out of training and prints, every 250 steps, how each folder's set-aside dice are
+read; the held-out photos are never read. Needs PyTorch (``pip install -e '.[train]'``); seeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from train_dice_net import _photometric, _recolour, _sample, folded  # noqa: E402
+
+from bunco_pi.errors import UserError  # noqa: E402
+from bunco_pi.vision.dataset import list_photos, set_aside  # noqa: E402
+from bunco_pi.vision.face_reader import MODEL_PATH, PATCH, REACH, SEEN, UNCLEAR, FaceReader, cut  # noqa: E402
+from bunco_pi.vision.net import normalise  # noqa: E402
+
+ROOM = 96  # each die is kept as a crop this wide at the reader's scale: room to move and turn
+LAYERS = ((3, 24, 1), (24, 32, 2), (32, 48, 1), (48, 64, 2), (64, 64, 1))
+
+Crop = tuple[np.ndarray, int]  # (ROOM x ROOM BGR, class 0..6)
+
+
+def crops(sample) -> list[Crop]:
+    """Each die of a sample (``train_dice_net._sample``) at the reader's scale, with room round it."""
+    _, image, dice, _ = sample
+    out = []
+    for x, y, size, cls in dice:
+        out.append((cut_room(image, (x, y), size), int(cls)))
+    return out
+
+
+def cut_room(image: np.ndarray, center: tuple[float, float], width: float) -> np.ndarray:
+    scale = PATCH / (REACH * width)
+    matrix = np.array([[scale, 0, ROOM / 2 - center[0] * scale], [0, scale, ROOM / 2 - center[1] * scale]])
+    return cv2.warpAffine(image, matrix, (ROOM, ROOM), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REFLECT101)
+
+
+def view(crop: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+    """What the reader sees of a kept crop: as cut, or (given ``rng``) as the network's box might
+    cut it, turned, recoloured and relit."""
+    middle = (ROOM / 2, ROOM / 2)
+    width = PATCH / REACH  # the die's box at the reader's scale
+    if rng is None:
+        return cut(crop, middle, width)
+    x = cut(crop, middle, width, shift=tuple(rng.uniform(-3, 3, 2)), zoom=float(rng.uniform(0.85, 1.15)),
+            angle=float(rng.uniform(0, 360)))
+    if rng.random() < 0.3:  # light pips on dark bodies as well as dark on light
+        x = 255 - x
+    x = _recolour(x, rng)
+    return _photometric(x, rng) if rng.random() < 0.5 else x
+
+
+def pick(real: list[Crop], drawn: list[Crop], rendered: float, size: int,
+         rng: np.random.Generator) -> list[Crop]:
+    """A batch with about ``rendered`` of it renders (all of it if there are no photos)."""
+    share = rendered if real and drawn else float(bool(drawn))
+    from_renders = rng.random(size) < share
+    return [drawn[rng.integers(len(drawn))] if r else real[rng.integers(len(real))] for r in from_renders]
+
+
+def build() -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for cin, cout, stride in LAYERS:
+        layers += [nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout),
+                   nn.ReLU(inplace=True)]
+    answers = nn.Linear(LAYERS[-1][1], UNCLEAR + 1)
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), answers)
+
+
+def export(model: nn.Sequential, path: Path) -> None:
+    """The folded convolutions, a global average and the last linear layer, as ONNX."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, weights = [], []
+    name = "crops"
+    for i, (weight, bias, stride, _, relu) in enumerate(folded(model)):
+        weights += [numpy_helper.from_array(weight, f"w{i}"), numpy_helper.from_array(bias, f"b{i}")]
+        nodes.append(helper.make_node("Conv", [name, f"w{i}", f"b{i}"], [f"conv{i}"], kernel_shape=[3, 3],
+                                      strides=[stride, stride], pads=[1, 1, 1, 1]))
+        name = f"conv{i}"
+        if relu:
+            nodes.append(helper.make_node("Relu", [name], [f"relu{i}"]))
+            name = f"relu{i}"
+    linear = model[-1]
+    weights += [numpy_helper.from_array(linear.weight.detach().numpy(), "fc_w"),
+                numpy_helper.from_array(linear.bias.detach().numpy(), "fc_b")]
+    nodes += [helper.make_node("GlobalAveragePool", [name], ["pooled"]),
+              helper.make_node("Flatten", ["pooled"], ["flat"]),
+              helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], transB=1)]
+    graph = helper.make_graph(
+        nodes, "die_faces",
+        [helper.make_tensor_value_info("crops", TensorProto.FLOAT, ["dice", 3, SEEN, SEEN])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["dice", UNCLEAR + 1])],
+        weights,
+    )
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx_model.ir_version = 8
+    onnx.checker.check_model(onnx_model)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(onnx_model, str(path))
+
+
+@torch.no_grad()
+def check_export(model: nn.Sequential, path: Path, sample: list[Crop]) -> None:
+    """onnxruntime must read the crops as the trained model reads them."""
+    shown = [view(c, None) for c, _ in sample]
+    want = torch.softmax(model.eval()(torch.from_numpy(np.stack([normalise(x) for x in shown]))), 1).numpy()
+    error = float(np.abs(FaceReader(path).beliefs(shown) - want).max())
+    if error > 1e-3:
+        raise SystemExit(f"{path}: the exported reader differs from the trained one by {error}")
+
+
+@torch.no_grad()
+def measure(model: nn.Sequential, sets: dict[str, list[Crop]], sure: float) -> str:
+    model.eval()
+    parts = []
+    for name, dice in sets.items():
+        x = torch.from_numpy(np.stack([normalise(view(c, None)) for c, _ in dice]))
+        truth = np.array([cls for _, cls in dice])
+        belief = torch.softmax(model(x), 1).numpy()
+        face, certain = belief.argmax(1), belief.max(1) >= sure
+        parts.append(f"{name}: {100 * (face == truth).mean():.1f}% likeliest right, "
+                     f"{100 * ((face == truth) & certain).mean():.1f}% right and sure, "
+                     f"{int(((face != truth) & certain).sum())} wrong and sure")
+    model.train()
+    return "; ".join(parts)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("photos", type=Path, nargs="*",
+                        help="real photo folders (training split); one named twice is drawn twice as often")
+    parser.add_argument("--renders", type=Path, action="append", default=[], help="a folder of renders (all)")
+    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rendered", type=float, default=0.3, help="share of rendered dice in a batch")
+    parser.add_argument("--smoothing", type=float, default=0.0, help="label smoothing of the loss")
+    parser.add_argument("--sure", type=float, default=0.95, help="the belief --validate counts as sure")
+    parser.add_argument("--validate", action="store_true", help="keep a fifth of the training photos aside")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    args = parser.parse_args()
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng = np.random.default_rng(args.seed)
+    train: list[Crop] = []
+    drawn: list[Crop] = []
+    aside: dict[str, list[Crop]] = {}
+    for folder, times in collections.Counter(args.photos).items():
+        for photo in list_photos(folder, "train"):
+            kept = crops(_sample(photo, teach_unclear=False))
+            if args.validate and set_aside(photo.name):
+                aside.setdefault(folder.name, []).extend(kept)
+            else:
+                train.extend(kept * times)
+    for root in args.renders:
+        with contextlib.suppress(UserError):  # a folder with nothing rendered yet
+            drawn.extend(c for photo in list_photos(root, "all") for c in crops(_sample(photo, True)))
+    if not train and not drawn:
+        raise SystemExit("nothing to train on: give photo folders and/or --renders")
+    unclear = sum(cls == UNCLEAR for _, cls in drawn)
+    print(f"{len(train)} photo dice and {len(drawn)} rendered ({unclear} cannot be read); set aside: "
+          + (", ".join(f"{k} {len(v)}" for k, v in aside.items()) or "none"), flush=True)
+    model = build()
+    optimiser = torch.optim.AdamW(model.parameters(), args.lr, weight_decay=1e-4)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=args.steps, pct_start=0.1)
+    start = time.monotonic()
+    for step in range(1, args.steps + 1):
+        picked = pick(train, drawn, args.rendered, args.batch, rng)
+        x = torch.from_numpy(np.stack([normalise(view(crop, rng)) for crop, _ in picked]))
+        y = torch.tensor([cls for _, cls in picked])
+        loss = nn.functional.cross_entropy(model(x), y, label_smoothing=args.smoothing)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        if step % 250 == 0 or step == args.steps:
+            figures = measure(model, aside, args.sure) if aside else ""
+            took = time.monotonic() - start
+            print(f"step {step}  loss {loss.item():.3f}  {took:.0f} s  {figures}", flush=True)
+            export(model, args.out)
+            model.train()
+    check_export(model, args.out, (train or drawn)[:64])
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

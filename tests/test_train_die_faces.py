@@ -1,0 +1,89 @@
+"""The face reader's training script: crops cut as the reader cuts them, batches of the asked mix,
+and a written reader that runs in onnxruntime as it ran in PyTorch. Skipped where PyTorch is not
+installed (``.[train]``)."""
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from drawn_dice import draw_tray
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+from bunco_pi.vision.face_reader import SEEN, UNCLEAR, FaceReader, cut  # noqa: E402
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+@pytest.fixture(scope="module")
+def train():
+    sys.path.insert(0, str(SCRIPTS))  # it borrows train_dice_net's augmentations
+    spec = importlib.util.spec_from_file_location("train_die_faces", SCRIPTS / "train_die_faces.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["train_die_faces"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def labelled_tray(root: Path, name: str, dice: list[tuple[int, float, float, float]]) -> None:
+    """A drawn tray with YOLO labels (class x y w h) round each 56-pixel die."""
+    (root / "images").mkdir(parents=True, exist_ok=True)
+    (root / "labels").mkdir(exist_ok=True)
+    cv2.imwrite(str(root / "images" / f"{name}.png"), draw_tray(dice))
+    (root / "labels" / f"{name}.txt").write_text(
+        "".join(f"{face - 1} {x / 640} {y / 480} {56 / 640} {56 / 480}\n" for face, x, y, _ in dice))
+
+
+def test_a_kept_crop_seen_plainly_is_the_crop_the_reader_cuts(train):
+    image = draw_tray([(5, 200, 220, 20)])
+    kept = train.cut_room(image, (200.0, 220.0), 56.0)
+    assert kept.shape == (train.ROOM, train.ROOM, 3)
+    seen = train.view(kept, None)
+    want = cut(image, (200.0, 220.0), 56.0)
+    assert seen.shape == want.shape == (SEEN, SEEN, 3)
+    assert np.abs(seen.astype(int) - want.astype(int)).mean() < 6  # resampled twice, not once
+
+
+def test_a_batch_has_about_the_asked_share_of_renders(train):
+    rng = np.random.default_rng(3)
+    real = [(np.zeros((1, 1, 3), np.uint8), 0)]
+    drawn = [(np.zeros((1, 1, 3), np.uint8), UNCLEAR)]
+    batch = train.pick(real, drawn, 0.3, 2000, rng)
+    assert 0.25 < sum(cls == UNCLEAR for _, cls in batch) / len(batch) < 0.35
+    assert {cls for _, cls in train.pick([], drawn, 0.3, 50, rng)} == {UNCLEAR}
+    assert {cls for _, cls in train.pick(real, [], 0.3, 50, rng)} == {0}
+
+
+def test_the_written_reader_runs_in_onnxruntime_as_in_pytorch(train, tmp_path):
+    torch.manual_seed(0)
+    model = train.build()
+    with torch.no_grad():  # batch norm with statistics of its own, so folding it is tested
+        model.train()
+        for _ in range(3):
+            model(torch.randn(16, 3, SEEN, SEEN))
+    path = tmp_path / "faces.onnx"
+    train.export(model, path)
+    rng = np.random.default_rng(1)
+    crops = [(rng.integers(0, 255, (train.ROOM, train.ROOM, 3), dtype=np.uint8), 0) for _ in range(5)]
+    train.check_export(model, path, crops)  # raises SystemExit if they differ
+    assert FaceReader(path).beliefs([train.view(c, None) for c, _ in crops]).shape == (5, UNCLEAR + 1)
+
+
+def test_a_short_run_trains_and_writes_a_reader(tmp_path):
+    photos = tmp_path / "photos"
+    for k in range(8):
+        labelled_tray(photos, f"tray_{k}", [(1 + k % 6, 150, 200, 0), (6 - k % 6, 400, 260, 30)])
+    out = tmp_path / "faces.onnx"
+    done = subprocess.run([sys.executable, str(SCRIPTS / "train_die_faces.py"), str(photos),
+                           "--steps", "3", "--batch", "8", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    trained = re.search(r"(\d+) photo dice and 0 rendered", done.stdout)
+    assert trained and int(trained[1]) > 0 and f"wrote {out}" in done.stdout
+    assert FaceReader(out).beliefs([np.zeros((SEEN, SEEN, 3), np.uint8)]).shape == (1, UNCLEAR + 1)
