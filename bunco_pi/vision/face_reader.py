@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 
 from bunco_pi.errors import UserError
-from bunco_pi.vision.net import NetDie, normalise
+from bunco_pi.vision.net import NetDie, normalise, onnx_session
 
 MODEL_PATH = Path(__file__).with_name("models") / "die_faces.onnx"
 PATCH = 64  # a die's crop: its box 2.2 times over, so the die is about 29 pixels wide
@@ -51,20 +51,9 @@ class FaceReader:
     """The classifier, run by onnxruntime: crops in, each die's belief in each answer out."""
 
     def __init__(self, path: Path = MODEL_PATH, threads: int = THREADS) -> None:
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            raise UserError("the dice face reader needs onnxruntime: "
-                            "pip install 'bunco-pi[camera]'") from None
         if not path.is_file():
             raise UserError(f"{path}: no such dice face reader file")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        try:
-            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
-            raise UserError(f"{path}: cannot load the dice face reader ({exc})".splitlines()[0]) from None
+        self._session = onnx_session(path, threads, "the dice face reader")
         shape = self._session.get_inputs()[0].shape
         if len(shape) != 4 or shape[1:] != [3, SEEN, SEEN]:
             raise UserError(f"{path}: not a dice face reader (input {shape})")

@@ -47,17 +47,7 @@ class DiceNet:
     """The network, run by onnxruntime (OpenCV does the image work around it)."""
 
     def __init__(self, path: Path = MODEL_PATH, threads: int = THREADS) -> None:
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            raise UserError("the dice network needs onnxruntime: pip install 'bunco-pi[camera]'") from None
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        try:
-            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
-            raise UserError(f"{path}: cannot load the dice network ({_first_line(exc)})") from None
+        self._session = onnx_session(path, threads, "the dice network")
         shape = self._session.get_inputs()[0].shape
         if len(shape) != 4 or shape[1] != CHANNELS:
             raise UserError(f"{path}: not a colour dice network (input {shape})")
@@ -69,6 +59,21 @@ class DiceNet:
         """(3, H, W) float32 input, H and W multiples of 4 -> (9, H/4, W/4) raw outputs."""
         with self._lock:
             return self._session.run(None, {self._input: image[None].astype(np.float32)})[0][0]
+
+
+def onnx_session(path: Path, threads: int, what: str):
+    """An onnxruntime session of a model file on the CPU (a bad file is a one-line error)."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise UserError(f"{what} needs onnxruntime: pip install 'bunco-pi[camera]'") from None
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own untyped errors for a bad file
+        raise UserError(f"{path}: cannot load {what} ({_first_line(exc)})") from None
 
 
 def _first_line(exc: Exception) -> str:
