@@ -156,7 +156,8 @@ def main() -> int:
         sets.append(("coloured photos 512x384", [cv2.imread(str(p.image_path)) for p in chosen],
                      None))
 
-    shipped_net(), shipped_finder(), shipped_face_reader()  # loaded once, as the table loads them
+    for load in (shipped_net, shipped_finder, shipped_face_reader):
+        load()  # once, before timing, as the table loads them when it starts
     detector = SettleDetector()
     rows = []
     for name, frames, look in sets:

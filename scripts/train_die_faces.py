@@ -164,7 +164,8 @@ def main() -> int:
     parser.add_argument("--sure", type=float, default=0.95, help="the belief --validate counts as sure")
     parser.add_argument("--validate", action="store_true", help="keep a fifth of the training photos aside")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    parser.add_argument("--out", type=Path, required=True,
+                        help=f"the file to write (every 250 steps); the shipped one is {MODEL_PATH}")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)

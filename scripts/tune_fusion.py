@@ -86,20 +86,19 @@ def main() -> int:
     return 0
 
 
-def score(readings: list, fusion: FusionSettings, settings: ReaderSettings) -> tuple:
+def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSettings) -> tuple:
     """(wrong, -right, fusion, totals, each folder's dice, right and wrong) of one set of settings."""
     totals = [0, 0, 0, 0, 0]
     folders: dict[str, list[int]] = {}
-    for folder, photo, size, pips, glanced, again, (found, read) in readings:
+    for folder, photo, size, pips, glanced, again, looked in readings:
         kept = [
             second if fusion.second_look and first.face_probability >= fusion.objection else first
             for first, second in zip(glanced, again, strict=True) if first.presence >= fusion.seen
         ]
         reading = combine(pips, kept, settings.min_confidence, fusion)
         if fusion.again and left_unscored(reading, settings.min_confidence):
-            more = [(f, r) for f, r in zip(found, read, strict=True) if f.presence >= fusion.again_seen]
-            reading = read_again(reading, [f for f, _ in more], [r for _, r in more], settings.min_confidence,
-                                 fusion)
+            more = [(f, r) for f, r in looked if f.presence >= fusion.again_seen]
+            reading = read_again(reading, pips, more, settings.min_confidence, fusion)
         result = score_photo(photo.name, reading, photo.label_path, size, settings.min_confidence)
         counts = (result.dice, result.right, result.wrong, result.unsure, result.missed)
         mine = folders.setdefault(folder, [0, 0, 0])

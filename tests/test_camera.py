@@ -145,6 +145,18 @@ def test_the_calibration_picks_the_reader_the_table_uses(photos, reader, faces):
     assert sorted(got[0].faces) == faces
 
 
+def test_the_reader_again_looks_again_only_where_the_two_readers_leave_dice_unscored(monkeypatch):
+    from bunco_pi.vision import fusion
+
+    asked = []
+    monkeypatch.setattr(fusion, "look_for_more", lambda frame, *_: asked.append(frame) or [])
+    blank = np.full((480, 640, 3), 90, np.uint8)  # no die seen: worth looking again
+    for reader, looked in (("both", 0), ("again", 1)):
+        source = CameraDiceSource(ScriptedCamera(), lambda _: None, TrayCalibration(reader=reader))
+        assert source._read(blank).dice == ()
+        assert len(asked) == looked
+
+
 class ScriptedCamera:
     """A frame source that follows a script: a frame, an exception to raise, an Event to
     block on (a hung read; once set, the read comes back with a frame), or None (no more)."""

@@ -224,8 +224,10 @@ def found(face, probability=0.9, at=(101.0, 99.0), presence=0.9, unclear=0.0):
     return NetDie(at, 40.0, presence, face, probability, unclear)
 
 
-def again(pips, finder, faces):
-    return read_again(FrameReading(tuple(pips)), list(finder), list(faces), 0.5, AGAIN).dice
+def again(dice, finder, faces, pips=()):
+    """``read_again`` of a reading, the finder's dice, the face reader's, the pip reader's own."""
+    looked = list(zip(finder, faces, strict=True))
+    return read_again(FrameReading(tuple(dice)), FrameReading(tuple(pips)), looked, 0.5, AGAIN).dice
 
 
 def test_a_die_left_unscored_is_scored_when_the_finder_and_the_face_reader_agree():
@@ -243,17 +245,39 @@ def test_a_die_left_unscored_stays_so_unless_both_are_sure_of_one_face(finder, f
     assert die.face is None and die.problem == "unclear pips"
 
 
-def test_looking_again_never_overrules_a_sure_reading_or_a_refusal():
+def test_looking_again_never_overrules_a_sure_reading_a_refusal_or_a_dispute():
     sure = pip(2, 0.9)
-    for kept in (sure, pip(None, 0.0, problem="cocked or hidden"), pip(3, 0.2, problem="tilted")):
+    for kept in (sure, pip(None, 0.0, problem="cocked or hidden"), pip(3, 0.2, problem="tilted"),
+                 pip(None, 0.0, problem="unsure: two readings")):
         assert again([kept], [found(5, 0.99)], [found(5, 0.99)]) == (kept,)
+
+
+def test_a_sure_count_the_network_did_not_see_stands_against_the_networks_looking_again():
+    """combine leaves it with no face ("unsure: one reading"); the pip reader's count still stands."""
+    left = pip(None, 0.0, problem="unsure: one reading")
+    assert again([left], [found(5, 0.99)], [found(5, 0.99)], pips=[pip(3, 0.95)]) == (left,)
+    (agreed,) = again([left], [found(3, 0.99)], [found(3, 0.99)], pips=[pip(3, 0.95)])
+    assert (agreed.face, agreed.problem) == (3, "")
+
+
+def test_a_die_the_pip_reader_saw_cocked_is_never_read_by_looking_again():
+    left = pip(None, 0.0, problem="unsure: one reading")
+    assert again([left], [found(5, 0.99)], [found(5, 0.99)], pips=[pip(5, 0.2, problem="tilted")]) == (left,)
+
+
+def test_a_second_peak_beside_a_die_is_not_a_die_of_its_own():
+    beside = (128.0, 100.0)  # out of pairing reach (25 px) of the die at (100, 100), on it all the same
+    dice = again([pip(2)], [found(2, 0.99, at=(101.0, 99.0)), found(6, 0.99, at=beside)],
+                 [found(2, 0.99, at=(101.0, 99.0)), found(6, 0.99, at=beside)])
+    assert [d.face for d in dice] == [2]
 
 
 def test_a_count_of_another_face_keeps_a_die_not_sure():
     doubtful = pip(3, 0.3, problem="side or top?")  # a claim (>= 0.25), not sure
-    assert again([doubtful], [found(5, 0.99)], [found(5, 0.99)]) == (doubtful,)
+    assert again([doubtful], [found(5, 0.99)], [found(5, 0.99)], pips=[doubtful]) == (doubtful,)
     faint = pip(5, 0.3, problem="faint pip")  # the same face: the two make it sure
-    assert [(d.face, d.confidence) for d in again([faint], [found(5, 0.99)], [found(5, 0.95)])] == [(5, 0.95)]
+    sure = again([faint], [found(5, 0.99)], [found(5, 0.95)], pips=[faint])
+    assert [(d.face, d.confidence) for d in sure] == [(5, 0.95)]
 
 
 def test_either_network_seeing_a_die_that_cannot_be_read_refuses_it():
@@ -281,7 +305,7 @@ def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkey
     read = draw_tray([(5, 150, 150, 10), (2, 400, 300, 40)])
     empty = draw_tray([])
     asked = []
-    monkeypatch.setattr(fusion, "look_for_more", lambda *args: asked.append(args) or ([], []))
+    monkeypatch.setattr(fusion, "look_for_more", lambda *args: asked.append(args) or [])
     read_both(empty, ReaderSettings(), fusion=FusionSettings())
     assert asked == []
     both = read_both(read, ReaderSettings(), fusion=FusionSettings(again=True))

@@ -40,13 +40,20 @@ def labelled_tray(root: Path, name: str, dice: list[tuple[int, float, float, flo
         "".join(f"{face - 1} {x / 640} {y / 480} {56 / 640} {56 / 480}\n" for face, x, y, _ in dice))
 
 
+def bright_centre(crop: np.ndarray) -> tuple[float, float]:
+    ys, xs = np.nonzero(crop.mean(axis=2) > 150)
+    return xs.mean(), ys.mean()
+
+
 def test_a_kept_crop_seen_plainly_is_the_crop_the_reader_cuts(train):
-    image = draw_tray([(5, 200, 220, 20)])
+    image = draw_tray([(1, 210, 226, 0)])  # a die's face, one pip, off the place it is cut at
     kept = train.cut_room(image, (200.0, 220.0), 56.0)
     assert kept.shape == (train.ROOM, train.ROOM, 3)
     seen = train.view(kept, None)
     want = cut(image, (200.0, 220.0), 56.0)
     assert seen.shape == want.shape == (SEEN, SEEN, 3)
+    assert np.allclose(bright_centre(seen), bright_centre(want), atol=0.5)
+    assert bright_centre(want)[0] > SEEN / 2 + 2  # the die's offset survives: a real check
     assert np.abs(seen.astype(int) - want.astype(int)).mean() < 6  # resampled twice, not once
 
 

@@ -329,7 +329,8 @@ class CameraDiceSource:
         if self.calibration.reader == "pips":
             return lambda frame: read_pips(frame, settings)
         if self.calibration.reader == "again":
-            shipped_finder(), shipped_face_reader()  # a missing file is said now, not at the first throw
+            shipped_finder()  # a missing file is said now, not at the first throw
+            shipped_face_reader()
             return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=True))
         return lambda frame: read_both(frame, settings)
 

@@ -1,10 +1,10 @@
-"""The second stage of the dice network: each die it found is cut out and its face read alone.
+"""The face reader: a die already found is cut out and its face read alone.
 
-The network (``net.py``) reads every face off one map of the whole frame at 320 pixels wide,
-where the size of a die, its colours and the tray around it all vary; it finds dice of any
-colour far better than it reads them (on coloured dice it never trained on, its likeliest face
-was right for three dice in four). So each die it finds is cut out at its own scale (the box
-the network gives it, 2.2 times over, made 64 pixels across, of which the classifier sees the
+A dice network (``net.py``) reads every face off one map of the whole frame at 320 pixels
+wide, where the size of a die, its colours and the tray around it all vary; the finder finds
+dice of any colour far better than it reads them (on coloured dice it never trained on, its
+likeliest face was right for three dice in four). So each die it finds is cut out at its own
+scale (the box the network gives it, 2.2 times over, made 64 pixels across, of which the classifier sees the
 middle 40) and read by a small classifier trained on nothing but such crops
 (``scripts/train_die_faces.py``): six faces, and "cannot be read" (cocked, cut, hidden).
 

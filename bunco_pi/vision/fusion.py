@@ -21,10 +21,11 @@ So each covers the other's weakness, and neither overrules the other when both a
 - a die only the network found: the network's face if it is very sure, else a die that is
   not sure (it still counts as a die, so a roll is never made of the others alone).
 
-A die the two leave unscored, or both miss, can be looked at once more (``again``): a second
-network trained with renders of coloured dice (the finder) finds it, it is cut out and read
-by the face reader (``face_reader.py``), and it is scored only if the face reader, reading it
-twice, and the finder agree, and no pip count or "cannot be read" stands against them.
+When the two leave a die unscored, or see none, the tray can be looked at once more
+(``again``): a second network trained with renders of coloured dice (the finder) finds the
+dice, each is cut out and read by the face reader (``face_reader.py``), and a die is scored
+only if the face reader, reading it twice, and the finder agree, and no refusal, dispute,
+pip count of another face or "cannot be read" stands against them.
 
 The thresholds were chosen with ``scripts/tune_fusion.py`` on the set-aside fifth of the
 training photos (never on the held-out photos): the fewest dice wrong and sure first, then
@@ -44,6 +45,9 @@ from bunco_pi.vision.look import to_grey
 from bunco_pi.vision.net import DiceNet, NetDie, detect, look_again, shipped_finder
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
+
+# What looking again never reads over: a die seen cocked, hidden or cut, or read as two faces.
+REFUSED = ("tilted", "cocked or hidden", "unsure: two readings")
 
 
 @dataclass(frozen=True)
@@ -72,11 +76,14 @@ class FusionSettings:
     # the lesser belief (``net.look_again``): a wrong face it is sure of at one angle only.
     second_look: bool = True
     # Look again at the dice left unscored (``read_again``): the finder's peak this high is a
-    # die, the face reader this sure and the finder this sure of the same face score it.
+    # die, the face reader this sure and the finder this sure of the same face score it. A die
+    # only the finder found counts as a die, read or not, from a peak of ``again_count`` (the
+    # network's ``seen``, not tuned for the finder); below it only if read.
     again: bool = False
     again_seen: float = 0.3
     again_sure: float = 0.95
     again_agree: float = 0.9
+    again_count: float = 0.5
 
 
 def read_both(
@@ -98,42 +105,52 @@ def read_both(
     reading = combine(pips, found, settings.min_confidence, fusion)
     if not (fusion.again and left_unscored(reading, settings.min_confidence)):
         return reading
-    again = look_for_more(frame, settings.region, fusion, finder, faces)
-    return read_again(reading, *again, settings.min_confidence, fusion)
+    looked = look_for_more(frame, settings.region, fusion, finder, faces)
+    return read_again(reading, pips, looked, settings.min_confidence, fusion)
 
 
 def left_unscored(reading: FrameReading, min_confidence: float) -> bool:
     """Whether a die was seen but not scored, or none was seen: only then is it worth the two
-    more networks' time to look again (a die missed beside scored ones leaves the roll short)."""
+    more networks' time to look again. (A die both readers missed beside dice they scored
+    leaves the roll a die short, which is never scored, and is not looked for.)"""
     return not reading.dice or any(d.face is None or d.confidence < min_confidence for d in reading.dice)
+
+
+Looked = tuple[NetDie, NetDie]  # a die as the finder found it, and as the face reader read it
 
 
 def look_for_more(
     frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
     finder: DiceNet | None = None, faces: FaceReader | None = None,
-) -> tuple[list[NetDie], list[NetDie]]:
-    """The finder's dice in the colour frame, and each as the face reader reads it."""
+) -> list[Looked]:
+    """The finder's dice in the colour frame, each with the face reader's reading of it."""
     found = detect(frame, finder or shipped_finder(), fusion.again_seen, region)
-    return found, (faces or shipped_face_reader()).read(frame, found)
+    return list(zip(found, (faces or shipped_face_reader()).read(frame, found), strict=True))
 
 
 def read_again(
-    reading: FrameReading, found: list[NetDie], read: list[NetDie], min_confidence: float,
+    reading: FrameReading, pips: FrameReading, looked: list[Looked], min_confidence: float,
     fusion: FusionSettings,
 ) -> FrameReading:
     """The reading with each die it left unscored (or missed) scored where the finder and the
-    face reader agree. A die refused as cocked or hidden stays refused, and a die whose pips
-    claim another face stays not sure: the second stage adds readings, it never overrules one."""
+    face reader agree. It adds readings and never overrules one: a scored die, a die refused
+    (cocked or hidden) or in dispute (``REFUSED``), and a die whose pips were seen squashed
+    or counted as another face (``pips``, the pip reader's own reading) are left as they are."""
     dice = list(reading.dice)
-    candidates = [(math.dist(d.center, f.center), i, j) for i, d in enumerate(dice)
-                  for j, f in enumerate(found) if math.dist(d.center, f.center) <= max(d.radius, f.width / 2)]
+    candidates = [(math.dist(d.center, f.center), i, j)
+                  for i, d in enumerate(dice) for j, (f, _) in enumerate(looked)
+                  if math.dist(d.center, f.center) <= max(d.radius, f.width / 2)]
     pairs = {j: i for i, j in closest_pairs(candidates)}
-    for j, (first, again) in enumerate(zip(found, read, strict=True)):
+    for j, (first, again) in enumerate(looked):
+        if _pips_stand(pips, first, again, fusion):
+            continue
         i = pairs.get(j)
         if i is None:
+            if any(math.dist(d.center, first.center) < d.radius + first.width / 2 for d in dice):
+                continue  # a second peak on a die already there, not a die of its own
             new = DieReading(None, 0.0, first.center, first.width / 2, "unclear pips")
             voted = _vote(new, first, again, min_confidence, fusion)
-            if voted.face is not None or first.presence >= fusion.seen:
+            if voted.face is not None or first.presence >= fusion.again_count:
                 dice.append(voted)
             continue
         die = dice[i]
@@ -143,8 +160,15 @@ def read_again(
     return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
 
 
-# Refusals the second stage never reads over: a die seen cocked, hidden or cut.
-REFUSED = ("tilted", "cocked or hidden")
+def _pips_stand(pips: FrameReading, first: NetDie, again: NetDie, fusion: FusionSettings) -> bool:
+    """The pip reader saw this die cocked, or counted another face on it: no vote of the two
+    networks outweighs that (``combine`` may have left such a die with no face and a reason)."""
+    near = [d for d in pips.dice if math.dist(d.center, first.center) <= max(d.radius, first.width / 2)]
+    if not near:
+        return False
+    die = min(near, key=lambda d: math.dist(d.center, first.center))
+    return die.problem == "tilted" or (
+        die.face is not None and die.face != again.face and die.confidence >= fusion.claim)
 
 
 def _vote(die: DieReading, first: NetDie, again: NetDie, min_confidence: float,
@@ -153,8 +177,7 @@ def _vote(die: DieReading, first: NetDie, again: NetDie, min_confidence: float,
         return replace(die, face=None, confidence=0.0, problem="cocked or hidden")
     agreed = first.face == again.face and first.face_probability >= fusion.again_agree
     sure = again.face_probability >= max(fusion.again_sure, min_confidence)
-    claims_other = die.face is not None and die.face != again.face and die.confidence >= fusion.claim
-    if agreed and sure and not claims_other:
+    if agreed and sure:
         return replace(die, face=again.face, confidence=again.face_probability, problem="")
     return die
 

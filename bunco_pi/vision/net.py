@@ -22,6 +22,7 @@ import threading
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -61,7 +62,7 @@ class DiceNet:
             return self._session.run(None, {self._input: image[None].astype(np.float32)})[0][0]
 
 
-def onnx_session(path: Path, threads: int, what: str):
+def onnx_session(path: Path, threads: int, what: str) -> Any:
     """An onnxruntime session of a model file on the CPU (a bad file is a one-line error)."""
     try:
         import onnxruntime as ort
