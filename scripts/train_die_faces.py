@@ -23,7 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 import torch
 from torch import nn
@@ -43,19 +42,10 @@ LAYERS = ((3, 24, 1), (24, 32, 2), (32, 48, 1), (48, 64, 2), (64, 64, 1))
 Crop = tuple[np.ndarray, int]  # (ROOM x ROOM BGR, class 0..6)
 
 
-def crops(sample) -> list[Crop]:
+def crops(sample: tuple) -> list[Crop]:
     """Each die of a sample (``train_dice_net._sample``) at the reader's scale, with room round it."""
     _, image, dice, _ = sample
-    out = []
-    for x, y, size, cls in dice:
-        out.append((cut_room(image, (x, y), size), int(cls)))
-    return out
-
-
-def cut_room(image: np.ndarray, center: tuple[float, float], width: float) -> np.ndarray:
-    scale = PATCH / (REACH * width)
-    matrix = np.array([[scale, 0, ROOM / 2 - center[0] * scale], [0, scale, ROOM / 2 - center[1] * scale]])
-    return cv2.warpAffine(image, matrix, (ROOM, ROOM), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REFLECT101)
+    return [(cut(image, (x, y), size, side=ROOM), int(cls)) for x, y, size, cls in dice]
 
 
 def view(crop: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:

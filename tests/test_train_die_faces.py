@@ -47,7 +47,8 @@ def bright_centre(crop: np.ndarray) -> tuple[float, float]:
 
 def test_a_kept_crop_seen_plainly_is_the_crop_the_reader_cuts(train):
     image = draw_tray([(1, 210, 226, 0)])  # a die's face, one pip, off the place it is cut at
-    kept = train.cut_room(image, (200.0, 220.0), 56.0)
+    (kept, face), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+    assert face == 0
     assert kept.shape == (train.ROOM, train.ROOM, 3)
     seen = train.view(kept, None)
     want = cut(image, (200.0, 220.0), 56.0)

@@ -35,15 +35,19 @@ THREADS = 2
 
 
 def cut(frame: np.ndarray, center: tuple[float, float], width: float, turns: int = 0,
-        shift: tuple[float, float] = (0.0, 0.0), zoom: float = 1.0, angle: float = 0.0) -> np.ndarray:
-    """The middle SEEN x SEEN pixels of a die's PATCH-pixel crop, turned ``turns`` quarters
-    counter-clockwise (and, for training, moved, zoomed and turned by ``angle`` degrees)."""
+        shift: tuple[float, float] = (0.0, 0.0), zoom: float = 1.0, angle: float = 0.0,
+        side: int = SEEN) -> np.ndarray:
+    """The middle ``side`` x ``side`` pixels of a die's crop at the reader's scale (a die's box
+    is PATCH / REACH pixels wide), turned ``turns`` quarters counter-clockwise (and, for
+    training, moved, zoomed, turned by ``angle`` degrees and kept wider with ``side``)."""
     if frame.ndim == 2:
         frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
     scale = PATCH / max(REACH * width, 1.0) * zoom  # crop pixels per frame pixel
     matrix = cv2.getRotationMatrix2D(center, 90.0 * turns + angle, scale)
-    matrix[:, 2] += (SEEN / 2 + shift[0] - center[0], SEEN / 2 + shift[1] - center[1])
-    return cv2.warpAffine(frame, matrix, (SEEN, SEEN), flags=cv2.INTER_AREA,
+    matrix[:, 2] += (side / 2 + shift[0] - center[0], side / 2 + shift[1] - center[1])
+    # Bilinear: warpAffine has no area filter (it reads INTER_AREA as INTER_LINEAR), so a die
+    # much larger than the crop is sampled, not averaged, in training and reading alike.
+    return cv2.warpAffine(frame, matrix, (side, side), flags=cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_REFLECT101)
 
 
