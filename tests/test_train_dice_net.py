@@ -5,6 +5,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -35,6 +36,29 @@ def test_drawn_trays_have_their_dice_inside_and_labelled(train):
             r = max(2, int(size / 3))
             patch = view[max(0, int(y) - r) : int(y) + r, max(0, int(x) - r) : int(x) + r]
             assert np.median(patch) > np.median(view)
+
+
+def test_a_large_photo_is_averaged_down_and_its_dice_move_with_it(train, monkeypatch):
+    """A view of a large photo is made as the network's map of a frame is, by area: fine grain
+    stays grey, and a die's labelled centre lands on the die in the view."""
+    checks = (np.indices((1500, 2000)).sum(axis=0) % 2 * 255).astype(np.uint8)
+    photo = np.dstack([checks] * 3)
+    photo[700:800, 950:1050] = (0, 0, 255)  # a red die 100 pixels wide
+    monkeypatch.setattr(train, "_photometric", lambda view, rng: view)  # no noise, no new light
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        view, dice, _ = train.augment(photo, [(1000.0, 750.0, 100.0, 2)], [], rng, real=False)
+        x, y, size, face = dice[0]
+        if not (size < x < view.shape[1] - size and size < y < view.shape[0] - size):
+            continue  # the die was left out of this view
+        hsv = cv2.cvtColor(view, cv2.COLOR_BGR2HSV)
+        red = (hsv[..., 1] > 120) & ((hsv[..., 0] < 12) | (hsv[..., 0] > 168))
+        near = np.zeros_like(red)  # the photo's edge may be mirrored into a view: look near
+        near[int(y - size) : int(y + size), int(x - size) : int(x + size)] = True
+        ys, xs = np.nonzero(red & near)
+        assert abs(xs.mean() - x) < 2 and abs(ys.mean() - y) < 2
+        grain = view[~red].astype(float)
+        assert grain.std() < 10  # sampled, not averaged, it would be 0 and 255
 
 
 def test_targets_mark_each_die_centre_with_its_face_and_width(train):
