@@ -6,8 +6,8 @@
 
 Every labelled die of the training photos (a folder named twice is drawn twice as often)
 and of the renders is cut out as the reader cuts a die the network found (``face_reader.cut``),
-then moved and zoomed as far as the network's box misses a die, turned any angle, its colours
-swapped and turned (``train_dice_net._recolour``) and its light changed
+then moved and zoomed as far as the network's box misses a die, turned a little (``TILT``),
+mirrored, its colours swapped and turned (``train_dice_net._recolour``) and its light changed
 (``train_dice_net._photometric``). A render's dice that cannot be read (cocked, cut by the
 frame, under a hand) are taught as the seventh answer. ``--validate`` keeps the set-aside fifth
 of the photos out of training and prints, every 250 steps, how each folder's set-aside dice are
@@ -36,6 +36,11 @@ from bunco_pi.vision.dataset import list_photos, set_aside  # noqa: E402
 from bunco_pi.vision.face_reader import MODEL_PATH, PATCH, REACH, SEEN, UNCLEAR, FaceReader, cut  # noqa: E402
 from bunco_pi.vision.net import normalise  # noqa: E402
 
+# Crops are turned a little, never upside down: a camera is held or mounted about level, so a
+# slanted die shows its top face above the side faces facing the camera, and a reader kept
+# upright learns to read the upper face (turned any way, it read the larger side face). Dice
+# lie turned every way on a tray, so every turn of a face is in the photos all the same.
+TILT = 25.0
 ROOM = 96  # each die is kept as a crop this wide at the reader's scale: room to move and turn
 LAYERS = ((3, 24, 1), (24, 32, 2), (32, 48, 1), (48, 64, 2), (64, 64, 1))
 
@@ -56,7 +61,9 @@ def view(crop: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
     if rng is None:
         return cut(crop, middle, width)
     x = cut(crop, middle, width, shift=tuple(rng.uniform(-3, 3, 2)), zoom=float(rng.uniform(0.85, 1.15)),
-            angle=float(rng.uniform(0, 360)))
+            angle=float(rng.uniform(-TILT, TILT)))
+    if rng.random() < 0.5:  # a mirrored face is the same face, and up stays up
+        x = np.ascontiguousarray(x[:, ::-1])
     if rng.random() < 0.3:  # light pips on dark bodies as well as dark on light
         x = 255 - x
     x = _recolour(x, rng)
@@ -108,6 +115,7 @@ def export(model: nn.Sequential, path: Path) -> None:
         weights,
     )
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    helper.set_model_props(onnx_model, {"second_view": "mirrored"})  # see face_reader.SECOND_VIEWS
     onnx_model.ir_version = 8
     onnx.checker.check_model(onnx_model)
     path.parent.mkdir(parents=True, exist_ok=True)

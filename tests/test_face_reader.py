@@ -30,13 +30,36 @@ def frame_with_die(width=41, marker=(15, 0)):
 
 
 def test_a_die_is_cut_out_in_the_middle_at_the_readers_own_scale():
-    for width in (20, 41, 90):  # a die far from the camera, near it, a 12 MP photo's
+    for width in (21, 41, 91, 301):  # a die far from the camera, near it, in 12 MP photos
         crop = cut(frame_with_die(width, marker=(0, 0)), (320.0, 240.0), float(width))
         assert crop.shape == (SEEN, SEEN, 3)
         ys, xs = np.nonzero(crop[..., 1] > 128)
         assert xs.max() - xs.min() + 1 == pytest.approx(PATCH / REACH, abs=2)
-        assert (xs.min() + xs.max()) / 2 == pytest.approx(SEEN / 2, abs=1.5)
-        assert (ys.min() + ys.max()) / 2 == pytest.approx(SEEN / 2, abs=1.5)
+        # the die's centre is the crop's: between its two middle pixels
+        light = crop[..., 1].astype(float)
+        rows, columns = np.indices(light.shape)
+        middle = (SEEN - 1) / 2
+        assert (columns * light).sum() / light.sum() == pytest.approx(middle, abs=0.05)
+        assert (rows * light).sum() / light.sum() == pytest.approx(middle, abs=0.05)
+
+
+def test_a_large_die_is_averaged_down_not_sampled():
+    """Pixel-fine detail (a 12 MP frame's grain, a pip's edge) becomes its average grey in a
+    crop many times smaller, rather than aliasing into stripes that look like pips."""
+    checks = (np.indices((1200, 1600)).sum(axis=0) % 2 * 255).astype(np.uint8)
+    frame = cv2.merge([checks] * 3)
+    for center in ((800.0, 600.0), (30.0, 40.0)):  # in the middle, and cut by the frame's corner
+        crop = cut(frame, center, 300.0, turns=1, angle=20.0).astype(float)
+        assert abs(crop.mean() - 127.5) < 3 and crop.std() < 6
+
+
+def test_a_large_die_is_cut_where_a_small_one_is():
+    small = frame_with_die(41)
+    large = cv2.resize(small, None, fx=8, fy=8, interpolation=cv2.INTER_NEAREST)
+    at = ((320 + 0.5) * 8 - 0.5, (240 + 0.5) * 8 - 0.5)  # the same point, 8 times over
+    for turns in (0, 1):
+        one, other = cut(small, (320.0, 240.0), 41.0, turns), cut(large, at, 41.0 * 8, turns)
+        assert np.abs(one.astype(int) - other.astype(int)).mean() < 6
 
 
 def test_a_quarter_turn_moves_what_is_right_of_a_die_above_it():
@@ -75,12 +98,15 @@ def test_the_shipped_reader_answers_each_crop_with_seven_beliefs():
 class _Views(FaceReader):
     """A reader whose two views of each die say what a test chooses."""
 
-    def __init__(self, *views):
-        self.views = np.array(views, np.float32)
+    def __init__(self, *views, second_view="turned"):
+        self.answers = np.array(views, np.float32)
+        self.second_view = second_view
+        self.crops = []
 
     def beliefs(self, crops):
-        assert len(crops) == len(self.views)
-        return self.views
+        assert len(crops) == len(self.answers)
+        self.crops += crops
+        return self.answers
 
 
 def belief(face=None, p=0.0, unclear=0.0):
@@ -108,6 +134,45 @@ def test_two_views_of_different_faces_are_no_belief_at_all():
 def test_either_view_seeing_a_die_that_cannot_be_read_is_enough():
     (die,) = _Views(belief(4, 0.9), belief(4, 0.1, unclear=0.8)).read(frame_with_die(), [DIE])
     assert die.unclear == pytest.approx(0.8 + 0.1 / 7, abs=1e-4)
+
+
+def test_a_reader_kept_upright_reads_its_second_view_mirrored():
+    """Mirroring keeps a slanted die's top face above its side faces; a quarter turn would not."""
+    image = frame_with_die()  # the red dot right of the die's centre
+    for second, (x, y) in (("turned", (SEEN / 2 - 0.5, SEEN / 2 - 11.5)),
+                           ("mirrored", (SEEN / 2 - 11.5, SEEN / 2 - 0.5))):
+        reader = _Views(belief(5, 0.9), belief(5, 0.9), second_view=second)
+        reader.read(image, [DIE])
+        ys, xs = np.nonzero((reader.crops[1][..., 2] > 100) & (reader.crops[1][..., 1] < 100))
+        assert xs.mean() == pytest.approx(x, abs=1) and ys.mean() == pytest.approx(y, abs=1)
+
+
+def with_metadata(model: bytes, key: str, value: str) -> bytes:
+    """A model file with one more metadata entry (ModelProto field 14, a key and a value), as
+    protobuf allows a repeated field's entries anywhere in a message."""
+    def field(number: int, data: bytes) -> bytes:
+        return bytes([number << 3 | 2]) + _varint(len(data)) + data
+
+    return model + field(14, field(1, key.encode()) + field(2, value.encode()))
+
+
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            return out
+
+
+def test_the_model_file_says_which_second_view_it_learned(tmp_path):
+    upright, odd = tmp_path / "upright.onnx", tmp_path / "odd.onnx"
+    upright.write_bytes(with_metadata(MODEL_PATH.read_bytes(), "second_view", "mirrored"))
+    odd.write_bytes(with_metadata(MODEL_PATH.read_bytes(), "second_view", "sideways"))
+    assert FaceReader(upright).second_view == "mirrored"
+    with pytest.raises(UserError) as error:
+        FaceReader(odd)
+    assert str(odd) in str(error.value) and "unknown second view 'sideways'" in str(error.value)
 
 
 def held_out_dice(photos):

@@ -32,6 +32,9 @@ SEEN = 40  # the middle of the crop the classifier sees
 REACH = 2.2  # the crop's side in box widths
 UNCLEAR = 6  # the class after the six faces: a die that cannot be read
 THREADS = 2
+# A model turned any way in training reads a die turned a quarter as a second view; one kept
+# upright (the side faces of a slanted view below the top) reads it mirrored, which keeps up up.
+SECOND_VIEWS = ("turned", "mirrored")
 
 
 def cut(frame: np.ndarray, center: tuple[float, float], width: float, turns: int = 0,
@@ -43,12 +46,34 @@ def cut(frame: np.ndarray, center: tuple[float, float], width: float, turns: int
     if frame.ndim == 2:
         frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
     scale = PATCH / max(REACH * width, 1.0) * zoom  # crop pixels per frame pixel
+    if scale < 1.0:
+        # A die larger than the crop is averaged down first, as the network's map of the
+        # frame is: sampled straight from a 12 MP frame its pips would alias into noise.
+        frame, center, scale = _shrunk_round(frame, center, scale, side + 2 * max(map(abs, shift)))
+    middle = (side - 1) / 2  # the crop's middle, in pixel centres
     matrix = cv2.getRotationMatrix2D(center, 90.0 * turns + angle, scale)
-    matrix[:, 2] += (side / 2 + shift[0] - center[0], side / 2 + shift[1] - center[1])
-    # Bilinear: warpAffine has no area filter (it reads INTER_AREA as INTER_LINEAR), so a die
-    # much larger than the crop is sampled, not averaged, in training and reading alike.
+    matrix[:, 2] += (middle + shift[0] - center[0], middle + shift[1] - center[1])
     return cv2.warpAffine(frame, matrix, (side, side), flags=cv2.INTER_LINEAR,
                           borderMode=cv2.BORDER_REFLECT101)
+
+
+def _shrunk_round(frame: np.ndarray, center: tuple[float, float], scale: float,
+                  side: float) -> tuple[np.ndarray, tuple[float, float], float]:
+    """The part of ``frame`` a crop ``side`` wide at ``scale`` can reach (any turn), averaged
+    down to that scale: the part, the die's centre in it and the scale left to apply."""
+    reach = side / scale * 0.75 + 2  # half the crop's diagonal, and a margin, in frame pixels
+    h, w = frame.shape[:2]
+    x0, y0 = max(int(center[0] - reach), 0), max(int(center[1] - reach), 0)
+    x1, y1 = min(int(center[0] + reach) + 1, w), min(int(center[1] + reach) + 1, h)
+    if x1 - x0 < 2 or y1 - y0 < 2:  # the die is off the frame: nothing to average
+        return frame, center, scale
+    part = frame[y0:y1, x0:x1]
+    small = cv2.resize(part, (max(round((x1 - x0) * scale), 1), max(round((y1 - y0) * scale), 1)),
+                       interpolation=cv2.INTER_AREA)
+    sx, sy = small.shape[1] / (x1 - x0), small.shape[0] / (y1 - y0)
+    # resize maps pixel centres: frame x goes to (x - x0 + 0.5) * sx - 0.5
+    moved = ((center[0] - x0 + 0.5) * sx - 0.5, (center[1] - y0 + 0.5) * sy - 0.5)
+    return small, moved, scale / sx
 
 
 class FaceReader:
@@ -62,6 +87,10 @@ class FaceReader:
         if len(shape) != 4 or shape[1:] != [3, SEEN, SEEN]:
             raise UserError(f"{path}: not a dice face reader (input {shape})")
         self.path = path
+        second = self._session.get_modelmeta().custom_metadata_map.get("second_view", "turned")
+        if second not in SECOND_VIEWS:
+            raise UserError(f"{path}: unknown second view {second!r} (expected {' or '.join(SECOND_VIEWS)})")
+        self.second_view = second
         self._input = self._session.get_inputs()[0].name
         self._lock = threading.Lock()
 
@@ -75,11 +104,20 @@ class FaceReader:
         e = np.exp(logits - logits.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
 
+    def views(self, frame: np.ndarray, center: tuple[float, float], width: float) -> list[np.ndarray]:
+        """A die's two crops: as cut, and turned a quarter or mirrored, as the model learned."""
+        if self.second_view == "mirrored":
+            crop = cut(frame, center, width)
+            return [crop, np.ascontiguousarray(crop[:, ::-1])]
+        return [cut(frame, center, width, turns) for turns in (0, 1)]
+
     def read(self, frame: np.ndarray, dice: list[NetDie]) -> list[NetDie]:
         """Each die with its face as the two views read it: the likeliest face of both views
         together, believed as the lesser view believes it (nothing if they differ); "cannot
         be read" as the greater view believes it."""
-        crops = [cut(frame, d.center, d.width, turns) for d in dice for turns in (0, 1)]
+        crops = []
+        for d in dice:
+            crops += self.views(frame, d.center, d.width)
         both = self.beliefs(crops).reshape(len(dice), 2, UNCLEAR + 1)
         out = []
         for die, views in zip(dice, both, strict=True):
