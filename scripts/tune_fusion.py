@@ -38,8 +38,10 @@ GRID = {
 }
 AGAIN = {  # looking again (fusion.read_again), tried on the present settings of the rest
     "again_seen": (0.2, 0.3, 0.5),
-    "again_sure": (0.5, 0.7, 0.8, 0.9, 0.95),
-    "again_agree": (0.3, 0.5, 0.7, 0.9),
+    "again_sure": (0.8, 0.9, 0.95),
+    "again_agree": (0.5, 0.7, 0.9),
+    "again_alone": (0.99, 0.995, 0.999, 1.01),
+    "again_object": (0.3, 0.5),
 }
 
 
@@ -112,12 +114,13 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
 def show(rows: list, base: FusionSettings, title: str) -> None:
     print(title)
     print(f"{'seen':>5} {'sure':>5} {'alone':>5} {'object':>6} {'unclear':>7} {'need':>5} {'twice':>5} "
-          f"{'again':>14}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6}")
+          f"{'again':>24}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6}")
     for _, _, f, (dice, right, wrong, unsure, missed), folders in rows:
         each = "  ".join(f"{name} {100 * r / max(d, 1):.1f}%/{w}" for name, (d, r, w) in folders.items())
-        again = f"{f.again_seen}/{f.again_sure}/{f.again_agree}" if f.again else "no"
+        again = (f"{f.again_seen}/{f.again_sure}/{f.again_agree}/{f.again_alone}/{f.again_object}"
+                 if f.again else "no")
         print(f"{f.seen:>5} {f.sure:>5} {f.sure_alone:>5} {f.objection:>6} {f.unclear:>7} "
-              f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>14}  "
+              f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>24}  "
               f"{dice:>5} {100 * right / max(dice, 1):>5.1f}% "
               f"{wrong:>5} {unsure:>6} {missed:>6}  {each}"
               + ("   (present)" if f == base else ""))

@@ -245,6 +245,17 @@ def test_a_die_left_unscored_stays_so_unless_both_are_sure_of_one_face(finder, f
     assert die.face is None and die.problem == "unclear pips"
 
 
+def test_the_face_reader_all_but_certain_scores_a_die_alone_unless_the_finder_names_another_face():
+    assert AGAIN.again_alone == 0.999 and AGAIN.again_object == 0.5
+    left = pip(None, 0.0, problem="unclear pips")
+    (die,) = again([left], [found(4, 0.3)], [found(5, 0.9995)])  # the finder hardly leans to 4
+    assert (die.face, die.confidence, die.problem) == (5, 0.9995, "")
+    assert again([left], [found(4, 0.6)], [found(5, 0.9995)]) == (left,)  # the finder objects
+    assert again([left], [found(4, 0.3)], [found(5, 0.998)]) == (left,)  # not certain enough
+    (die,) = again([left], [found(5, 0.6)], [found(5, 0.9995)])  # the finder leans the same way
+    assert die.face == 5
+
+
 def test_looking_again_never_overrules_a_sure_reading_a_refusal_or_a_dispute():
     sure = pip(2, 0.9)
     for kept in (sure, pip(None, 0.0, problem="cocked or hidden"), pip(3, 0.2, problem="tilted"),

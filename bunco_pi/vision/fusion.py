@@ -24,8 +24,9 @@ So each covers the other's weakness, and neither overrules the other when both a
 When the two leave a die unscored, or see none, the tray can be looked at once more
 (``again``): a second network trained with renders of coloured dice (the finder) finds the
 dice, each is cut out and read by the face reader (``face_reader.py``), and a die is scored
-only if the face reader, reading it twice, and the finder agree, and no refusal, dispute,
-pip count of another face or "cannot be read" stands against them.
+only if the face reader, reading it twice, and the finder agree (or the face reader is all but
+certain and the finder names no other face), and no refusal, dispute, pip count of another
+face or "cannot be read" stands against them.
 
 The thresholds were chosen with ``scripts/tune_fusion.py`` on the set-aside fifth of the
 training photos (never on the held-out photos): the fewest dice wrong and sure first, then
@@ -76,13 +77,17 @@ class FusionSettings:
     # the lesser belief (``net.look_again``): a wrong face it is sure of at one angle only.
     second_look: bool = True
     # Look again at the dice left unscored (``read_again``): the finder's peak this high is a
-    # die, the face reader this sure and the finder this sure of the same face score it. A die
-    # only the finder found counts as a die, read or not, from a peak of ``again_count`` (the
-    # network's ``seen``, not tuned for the finder); below it only if read.
+    # die, the face reader this sure and the finder this sure of the same face score it; the
+    # face reader alone scores it when it is as sure as ``again_alone`` and the finder is not
+    # ``again_object`` sure of another face. A die only the finder found counts as a die, read
+    # or not, from a peak of ``again_count`` (the network's ``seen``, not tuned for the
+    # finder); below it only if read.
     again: bool = False
     again_seen: float = 0.3
-    again_sure: float = 0.95
+    again_sure: float = 0.8
     again_agree: float = 0.9
+    again_alone: float = 0.999
+    again_object: float = 0.5
     again_count: float = 0.5
 
 
@@ -177,7 +182,9 @@ def _vote(die: DieReading, first: NetDie, again: NetDie, min_confidence: float,
         return replace(die, face=None, confidence=0.0, problem="cocked or hidden")
     agreed = first.face == again.face and first.face_probability >= fusion.again_agree
     sure = again.face_probability >= max(fusion.again_sure, min_confidence)
-    if agreed and sure:
+    objected = first.face != again.face and first.face_probability >= fusion.again_object
+    alone = again.face_probability >= max(fusion.again_alone, min_confidence) and not objected
+    if (agreed and sure) or alone:
         return replace(die, face=again.face, confidence=again.face_probability, problem="")
     return die
 
