@@ -83,7 +83,7 @@ class FusionSettings:
     # or not, from a peak of ``again_count`` (the network's ``seen``, not tuned for the
     # finder); below it only if read.
     again: bool = False
-    again_seen: float = 0.3
+    again_seen: float = 0.5
     again_sure: float = 0.8
     again_agree: float = 0.9
     again_alone: float = 0.999
