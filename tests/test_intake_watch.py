@@ -273,7 +273,9 @@ def test_a_head_merely_behind_does_not_reconnect_itself(private_broker, tmp_path
             with contextlib.suppress(queue.Empty):
                 sender.handle(table_link.inbox.get(timeout=0.02))
             sender.tick()
-        deadline = time.monotonic() + 40
+        # some 60 entries at 0.4 s each on the head's network thread, and 4 s a batch: about
+        # 30 s on an idle machine, and more on a loaded one (a run of the whole suite)
+        deadline = time.monotonic() + 90
         while sender.pending_count and time.monotonic() < deadline:
             with contextlib.suppress(queue.Empty):
                 sender.handle(table_link.inbox.get(timeout=0.05))
