@@ -8,9 +8,11 @@ scale (the box the network gives it, 2.2 times over, made 64 pixels across, of w
 middle 40) and read by a small classifier trained on nothing but such crops
 (``scripts/train_die_faces.py``): six faces, and "cannot be read" (cocked, cut, hidden).
 
-Each die is read twice, as cut and turned a quarter; a face is believed only as much as the
-lesser of the two views believes it. A face does not change when it turns, but what the
-classifier gets wrong does.
+Each die is read twice, as cut and mirrored (or, by a model trained turned any way, turned a
+quarter: the model file says which); a face is believed only as much as the lesser of the two
+views believes it. A face does not change when it is mirrored or turned, but what the
+classifier gets wrong does. The shipped reader is kept upright: a slanted die shows its top
+face above the side faces it turns to the camera, and a quarter turn would put them beside it.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def cut(frame: np.ndarray, center: tuple[float, float], width: float, turns: int
     if scale < 1.0:
         # A die larger than the crop is averaged down first, as the network's map of the
         # frame is: sampled straight from a 12 MP frame its pips would alias into noise.
-        frame, center, scale = _shrunk_round(frame, center, scale, side + 2 * max(map(abs, shift)))
+        frame, center, scale = _averaged_down(frame, center, scale, side + 2 * max(map(abs, shift)))
     middle = (side - 1) / 2  # the crop's middle, in pixel centres
     matrix = cv2.getRotationMatrix2D(center, 90.0 * turns + angle, scale)
     matrix[:, 2] += (middle + shift[0] - center[0], middle + shift[1] - center[1])
@@ -57,7 +59,7 @@ def cut(frame: np.ndarray, center: tuple[float, float], width: float, turns: int
                           borderMode=cv2.BORDER_REFLECT101)
 
 
-def _shrunk_round(frame: np.ndarray, center: tuple[float, float], scale: float,
+def _averaged_down(frame: np.ndarray, center: tuple[float, float], scale: float,
                   side: float) -> tuple[np.ndarray, tuple[float, float], float]:
     """The part of ``frame`` a crop ``side`` wide at ``scale`` can reach (any turn), averaged
     down to that scale: the part, the die's centre in it and the scale left to apply."""
