@@ -38,6 +38,7 @@ from bunco_pi.errors import UserError  # noqa: E402
 from bunco_pi.vision.dataset import list_photos, read_labels, read_unclear, set_aside  # noqa: E402
 from bunco_pi.vision.faces import LAYOUTS  # noqa: E402
 from bunco_pi.vision.net import CHANNELS, INPUT_WIDTH, MODEL_PATH, OUTPUTS, STRIDE, UNCLEAR, normalise  # noqa: E402
+from bunco_pi.vision.resample import warp_averaged  # noqa: E402
 
 # (in, out, stride, dilation): about 0.6 G multiply-adds for a 320x240 frame
 LAYERS = ((CHANNELS, 16, 1, 1), (16, 24, 2, 1), (24, 32, 1, 1), (32, 48, 2, 1),
@@ -128,28 +129,12 @@ def augment(image: np.ndarray, dice: list, masked: list, rng: np.random.Generato
     if rng.random() < 0.5:
         matrix[0] = -matrix[0]
         matrix[0, 2] += cw
-    view = cv2.warpAffine(*_shrunk(image, matrix, scale), (cw, ch), flags=cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_REFLECT101)
+    view = warp_averaged(image, matrix, (cw, ch))  # as the network's map of a frame is shrunk
     moved = [(*(matrix @ np.array([x, y, 1.0])), size * scale, cls) for x, y, size, cls in dice]
     hidden = [(*(matrix @ np.array([x, y, 1.0])), size * scale) for x, y, size in masked]
     if real:
         view = _recolour(view, rng)
     return _photometric(view, rng), moved, hidden
-
-
-def _shrunk(image: np.ndarray, matrix: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """The photo averaged down to about the view's scale and the matrix that maps it, so a view
-    is made as the network's map of a frame is (``net.py`` shrinks by area), not by sampling
-    every third pixel of it (warpAffine has no area filter)."""
-    if scale >= 1.0:
-        return image, matrix
-    h, w = image.shape[:2]
-    size = (max(round(w * scale), 1), max(round(h * scale), 1))
-    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-    sx, sy = small.shape[1] / w, small.shape[0] / h
-    # a photo's pixel x is the small one's (x + 0.5) * sx - 0.5
-    back = np.array([[1 / sx, 0, 0.5 / sx - 0.5], [0, 1 / sy, 0.5 / sy - 0.5], [0, 0, 1]])
-    return small, matrix @ back
 
 
 def _recolour(view: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -40,7 +40,7 @@ AGAIN = {  # looking again (fusion.read_again), tried on the present settings of
     "again_seen": (0.2, 0.3, 0.5),
     "again_sure": (0.8, 0.9, 0.95),
     "again_agree": (0.5, 0.7, 0.9),
-    "again_alone": (0.99, 0.995, 0.999, 1.01),
+    "again_alone": (0.99, 0.995, 0.999, 1.01),  # 1.01: the face reader is never trusted alone
     "again_object": (0.3, 0.5),
 }
 

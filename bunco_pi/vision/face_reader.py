@@ -27,6 +27,7 @@ import numpy as np
 
 from bunco_pi.errors import UserError
 from bunco_pi.vision.net import NetDie, normalise, onnx_session
+from bunco_pi.vision.resample import warp_averaged
 
 MODEL_PATH = Path(__file__).with_name("models") / "die_faces.onnx"
 PATCH = 64  # a die's crop: its box 2.2 times over, so the die is about 29 pixels wide
@@ -48,34 +49,10 @@ def cut(frame: np.ndarray, center: tuple[float, float], width: float, turns: int
     if frame.ndim == 2:
         frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
     scale = PATCH / max(REACH * width, 1.0) * zoom  # crop pixels per frame pixel
-    if scale < 1.0:
-        # A die larger than the crop is averaged down first, as the network's map of the
-        # frame is: sampled straight from a 12 MP frame its pips would alias into noise.
-        frame, center, scale = _averaged_down(frame, center, scale, side + 2 * max(map(abs, shift)))
     middle = (side - 1) / 2  # the crop's middle, in pixel centres
     matrix = cv2.getRotationMatrix2D(center, 90.0 * turns + angle, scale)
     matrix[:, 2] += (middle + shift[0] - center[0], middle + shift[1] - center[1])
-    return cv2.warpAffine(frame, matrix, (side, side), flags=cv2.INTER_LINEAR,
-                          borderMode=cv2.BORDER_REFLECT101)
-
-
-def _averaged_down(frame: np.ndarray, center: tuple[float, float], scale: float,
-                  side: float) -> tuple[np.ndarray, tuple[float, float], float]:
-    """The part of ``frame`` a crop ``side`` wide at ``scale`` can reach (any turn), averaged
-    down to that scale: the part, the die's centre in it and the scale left to apply."""
-    reach = side / scale * 0.75 + 2  # half the crop's diagonal, and a margin, in frame pixels
-    h, w = frame.shape[:2]
-    x0, y0 = max(int(center[0] - reach), 0), max(int(center[1] - reach), 0)
-    x1, y1 = min(int(center[0] + reach) + 1, w), min(int(center[1] + reach) + 1, h)
-    if x1 - x0 < 2 or y1 - y0 < 2:  # the die is off the frame: nothing to average
-        return frame, center, scale
-    part = frame[y0:y1, x0:x1]
-    small = cv2.resize(part, (max(round((x1 - x0) * scale), 1), max(round((y1 - y0) * scale), 1)),
-                       interpolation=cv2.INTER_AREA)
-    sx, sy = small.shape[1] / (x1 - x0), small.shape[0] / (y1 - y0)
-    # resize maps pixel centres: frame x goes to (x - x0 + 0.5) * sx - 0.5
-    moved = ((center[0] - x0 + 0.5) * sx - 0.5, (center[1] - y0 + 0.5) * sy - 0.5)
-    return small, moved, scale / sx
+    return warp_averaged(frame, matrix, (side, side))  # a large die averaged, not sampled
 
 
 class FaceReader:

@@ -138,9 +138,10 @@ def read_again(
     fusion: FusionSettings,
 ) -> FrameReading:
     """The reading with each die it left unscored (or missed) scored where the finder and the
-    face reader agree. It adds readings and never overrules one: a scored die, a die refused
-    (cocked or hidden) or in dispute (``REFUSED``), and a die whose pips were seen squashed
-    or counted as another face (``pips``, the pip reader's own reading) are left as they are."""
+    face reader agree, or the face reader is all but certain (``_vote``). It adds readings and
+    never overrules one: a scored die, a die refused (cocked or hidden) or in dispute
+    (``REFUSED``), and a die whose pips were seen squashed or counted as another face
+    (``pips``, the pip reader's own reading) are left as they are."""
     dice = list(reading.dice)
     candidates = [(math.dist(d.center, f.center), i, j)
                   for i, d in enumerate(dice) for j, (f, _) in enumerate(looked)
