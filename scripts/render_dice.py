@@ -26,7 +26,14 @@ flat), ``cocked`` (one die leaning), ``hand`` (a hand over the tray), ``four`` (
 ``out`` (a die partly out of the picture or on the tray's rim), ``scatter`` (six to thirty dice
 of two to six sets of different looks strewn over a wide tray or table, seen at a slant as a
 phone held over them sees them; some lean on others, some hide others: the kind of photo a
-group takes of its own dice, where a tray camera's throw is three dice seen from above).
+group takes of its own dice, where a tray camera's throw is three dice seen from above), ``low``
+(the same heap seen from low down, 50 to 75 degrees off straight down, as a phone held at the
+table's edge sees it: many dice show a side face larger than their top).
+
+A die whose top face the camera sees nearly edge-on (more than ``GRAZING`` degrees from face
+on) is labelled unclear, like a cocked one: its top is a sliver, and the face a reader would
+see is a side. Pictures rendered before this rule (the slants of ``scatter`` reach it rarely)
+may label such a die by its top face.
 
 A 320x320 picture at 12 samples with the denoiser takes about 3 s on one core of a 2020s PC.
 """
@@ -43,8 +50,11 @@ from pathlib import Path
 
 import numpy as np
 
-KINDS = ("roll", "cocked", "hand", "four", "out", "scatter")
+KINDS = ("roll", "cocked", "hand", "four", "out", "scatter", "low")
 DEFAULT_MIX = "roll:0.7,cocked:0.1,hand:0.07,four:0.06,out:0.07"
+
+# A top face seen more than this many degrees from face on is too thin a sliver to read.
+GRAZING = 70.0
 
 # Pip positions on a face, in units of the corner pips' offset from the centre (as faces.py).
 LAYOUTS = {
@@ -395,7 +405,7 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
 
     # the tray: a floor and four low walls, half-width ``half`` metres
     half = float(rng.uniform(0.07, 0.14))
-    if kind == "scatter":
+    if kind in ("scatter", "low"):
         half *= 2.5  # a wide box lid or a table: the walls are mostly out of sight
     floor_mat = plain_material(bpy, "tray", tray["colour"], float(
         rng.uniform(0.15, 0.4) if tray["kind"] == "plastic" else rng.uniform(0.6, 1.0)), rng, tray["kind"])
@@ -418,8 +428,8 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
     # how much of the tray the camera will show: the dice are put where it sees them
     seen = 2 * half * float(rng.uniform(0.45, 1.2))
     reach = min(half - edge, 0.3 * seen)  # inside the picture however the camera is turned
-    if kind == "scatter":
-        return build_scatter(bpy, rng, scene, edge, half, wall_h, look, body, pip_mat)
+    if kind in ("scatter", "low"):
+        return build_scatter(bpy, rng, scene, edge, half, wall_h, look, body, pip_mat, kind)
     # the dice
     count = {"four": 4}.get(kind, int(rng.choice([1, 2, 3, 3, 3, 4, 5])) if kind == "roll" else 3)
     placed: list[tuple[float, float]] = []
@@ -486,8 +496,9 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
 
 
 def build_scatter(bpy, rng: np.random.Generator, scene, edge: float, half: float, wall_h: float,
-                  look: dict, body, pip_mat) -> dict:
-    """Many dice of several sets on a wide floor, seen at a slant (the ``scatter`` kind)."""
+                  look: dict, body, pip_mat, kind: str = "scatter") -> dict:
+    """Many dice of several sets on a wide floor, seen at a slant (``scatter``) or from low
+    down (``low``)."""
     from mathutils import Matrix, Vector  # noqa: PLC0415
 
     sets = [(look, body, pip_mat)]
@@ -498,7 +509,7 @@ def build_scatter(bpy, rng: np.random.Generator, scene, edge: float, half: float
     models: dict[int, object] = {}
     # a slanted view: the camera well off to one side, looking at the middle of the heap
     height = float(rng.uniform(0.2, 0.5))
-    tilt = math.radians(float(rng.uniform(10, 50)))
+    tilt = math.radians(float(rng.uniform(*((50, 75) if kind == "low" else (10, 50)))))
     heading = float(rng.uniform(0, 2 * math.pi))
     seen = float(rng.uniform(0.16, 0.4))  # metres across the picture's middle
     spread = min(half - edge, 0.42 * seen)
@@ -540,7 +551,7 @@ def build_scatter(bpy, rng: np.random.Generator, scene, edge: float, half: float
     light_room(bpy, rng, scene)
     bpy.context.view_layer.update()
     return {"scene": scene, "camera": cam, "dice": dice, "hand": None, "look": look,
-            "tray": {"kind": "wide", "wall": wall_h}, "kind": "scatter", "height": height,
+            "tray": {"kind": "wide", "wall": wall_h}, "kind": kind, "height": height,
             "tilt_degrees": math.degrees(tilt), "sets": len(sets)}
 
 
@@ -580,9 +591,10 @@ def top_face(world):
     return face, n, u, n.cross(u)
 
 
-def top_face_box(scene, cam, die: dict) -> tuple[float, float, float, float, float, int]:
+def top_face_box(scene, cam, die: dict) -> tuple[float, float, float, float, float, float, int]:
     """The top face's centre and box in picture fractions (x right, y down), how upright the
-    face is (1 = facing straight up), and its number."""
+    face is (1 = facing straight up), how many degrees from face on the camera sees it, and
+    its number."""
     from bpy_extras.object_utils import world_to_camera_view  # noqa: PLC0415
 
     half = die["edge"] / 2
@@ -594,8 +606,10 @@ def top_face_box(scene, cam, die: dict) -> tuple[float, float, float, float, flo
     c = world_to_camera_view(scene, cam, centre)
     xs = [p.x for p in points]
     ys = [1 - p.y for p in points]
-    upright = float((world.to_3x3() @ n).normalized().z)
-    return c.x, 1 - c.y, max(xs) - min(xs), max(ys) - min(ys), upright, face
+    normal = (world.to_3x3() @ n).normalized()
+    upright = float(normal.z)
+    slant = math.degrees(normal.angle(cam.matrix_world.translation - centre))
+    return c.x, 1 - c.y, max(xs) - min(xs), max(ys) - min(ys), upright, slant, face
 
 
 def finish(path: Path, out: Path, rng: np.random.Generator) -> None:
@@ -627,16 +641,22 @@ def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], siz
     scene, cam = built["scene"], built["camera"]
     labels, unclear, record = [], [], []
     for die in built["dice"]:
-        x, y, w, h, upright, face = top_face_box(scene, cam, die)
+        x, y, w, h, upright, slant, face = top_face_box(scene, cam, die)
         inside = min(x - w / 2, y - h / 2) >= 0 and max(x + w / 2, y + h / 2) <= 1
         if not (-w / 2 < x < 1 + w / 2 and -h / 2 < y < 1 + h / 2):
             continue  # wholly out of the picture
         covered = _hidden(scene, die)
-        readable = upright > 0.97 and inside and die["state"] == "flat" and not covered
+        edge_on = slant > GRAZING
+        readable = upright > 0.97 and inside and die["state"] == "flat" and not covered and not edge_on
         line = f"{face - 1 if readable else 6} {x:.6f} {y:.6f} {w:.6f} {h:.6f}"
         (labels if readable else unclear).append(line)
-        record.append({"face": face, "state": "covered" if covered else die["state"] if inside else "cut",
-                       "x": round(x, 4), "y": round(y, 4)})
+        state = die["state"]
+        if covered or not inside:
+            state = "covered" if covered else "cut"
+        elif edge_on and state == "flat":
+            state = "edge-on"
+        record.append({"face": face, "state": state, "x": round(x, 4), "y": round(y, 4),
+                       "slant": round(slant, 1)})
     raw = out / "raw" / f"{name}.png"
     scene.render.filepath = str(raw)
     bpy.ops.render.render(write_still=True)

@@ -87,3 +87,23 @@ def test_a_scattered_heap_labels_every_die_it_shows_and_hides_none(render, tmp_p
     readable = [d for d in scene["dice"] if d["state"] == "flat"]
     assert sorted(d.face for d in faces) == sorted(d["face"] for d in readable)
     assert all(line.startswith("6 ") for line in unclear)
+
+
+def test_a_heap_seen_from_low_down_labels_dice_seen_edge_on_as_unclear(render, tmp_path):
+    """The ``low`` kind: the heap 50 to 75 degrees off straight down. A top face seen more than
+    ``GRAZING`` degrees from face on is a sliver: labelled unclear, never by its face."""
+    pytest.importorskip("bpy", reason="Blender's Python module (the render extra) is not installed")
+    from bunco_pi.vision.dataset import list_photos, read_labels
+
+    assert render.main([str(tmp_path), "--count", "1", "--size", "96", "--samples", "1",
+                        "--start", "300000", "--kinds", "low:1"]) == 0
+    (photo,) = list_photos(tmp_path)
+    scene = json.loads((tmp_path / "scenes" / f"{photo.name}.json").read_text())
+    assert scene["kind"] == "low" and 50 <= scene["camera_tilt_degrees"] <= 75
+    faces = read_labels(photo.label_path, 96, 96)
+    unclear = (tmp_path / "labels_unclear" / f"{photo.name}.txt").read_text().splitlines()
+    assert len(faces) + len(unclear) == len(scene["dice"])
+    assert all(d["slant"] <= render.GRAZING for d in scene["dice"] if d["state"] == "flat")
+    assert all(d["state"] == "edge-on" for d in scene["dice"] if d["slant"] > render.GRAZING
+               and d["state"] not in ("covered", "cut", "cocked"))
+    assert sorted(d.face for d in faces) == sorted(d["face"] for d in scene["dice"] if d["state"] == "flat")
