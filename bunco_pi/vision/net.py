@@ -41,6 +41,9 @@ STRIDE = 4  # one output cell per 4x4 input pixels
 CHANNELS = 3  # blue, green, red
 UNCLEAR = 6  # the class after the six faces: a die that cannot be read
 OUTPUTS = 9  # presence, six faces, unclear, log width
+# Pixels (at the working width): a die this wide is read from a look at half the scale
+# (``detect(zoom_out=True)``), where it fits what the network sees round a point.
+BIG = 56
 THREADS = 2  # a Pi 4 has four cores; the camera loop and the box's other work keep the rest
 
 
@@ -175,13 +178,34 @@ def detect(
     net: DiceNet | None = None,
     min_presence: float = 0.5,
     region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
+    zoom_out: bool = True,
 ) -> list[NetDie]:
-    """The dice the network finds in the tray ``region`` (x, y, w, h in 0..1) of a frame."""
+    """The dice the network finds in the tray ``region`` (x, y, w, h in 0..1) of a frame.
+
+    ``zoom_out``: look a second time at half the scale (a quarter of the first look's work),
+    and take from there every die at least ``BIG`` pixels wide (at the working width) in place
+    of what the first look made of it. Each answer of the network rests on at most 69 pixels
+    round its point, mostly on the middle of them, and it learned from dice of mostly 10 to 50 pixels:
+    a die much larger (a camera close over the tray) is seen a part at a time, as several
+    small dice or as one whose width, and so the face reader's crop, is cut short.
+    """
     net = net or shipped_net()
+    dice = _detect_at(frame, net, min_presence, region, 1.0)
+    if not zoom_out:
+        return dice
+    width = frame.shape[1]
+    big = [d for d in _detect_at(frame, net, min_presence, region, 0.5)
+           if d.width * INPUT_WIDTH / width >= BIG]
+    rest = [d for d in dice if not any(math.dist(d.center, b.center) < 0.7 * b.width for b in big)]
+    return sorted(big + rest, key=lambda d: -d.presence)
+
+
+def _detect_at(frame: np.ndarray, net: DiceNet, min_presence: float,
+               region: tuple[float, float, float, float], zoom: float) -> list[NetDie]:
     height, width = frame.shape[:2]
     x0, y0, x1, y1 = region_pixels(region, width, height)
     # The crop at the scale the whole frame would have: a die is the size the network learned.
-    image, scale = prepare(frame[y0:y1, x0:x1], INPUT_WIDTH / width)
+    image, scale = prepare(frame[y0:y1, x0:x1], zoom * INPUT_WIDTH / width)
     return [
         replace(d, center=(d.center[0] + x0, d.center[1] + y0))
         for d in decode(net.forward(image), scale, min_presence)
