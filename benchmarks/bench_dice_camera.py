@@ -55,7 +55,7 @@ from bunco_pi.vision.faces import LAYOUTS  # noqa: E402
 from bunco_pi.vision.fusion import FusionSettings, read_both  # noqa: E402
 from bunco_pi.vision.learn import LearnedSetup, study  # noqa: E402
 from bunco_pi.vision.look import DiceLook, to_grey  # noqa: E402
-from bunco_pi.vision.net import read_net, shipped_finder, shipped_net  # noqa: E402
+from bunco_pi.vision.net import detect, read_net, shipped_finder, shipped_net  # noqa: E402
 from bunco_pi.vision.reader import ReaderSettings, read_pips  # noqa: E402
 from bunco_pi.vision.settle import SettleDetector, SettleSettings  # noqa: E402
 from bunco_pi.vision.verdict import judge  # noqa: E402
@@ -164,7 +164,11 @@ def main() -> int:
         settle = per_frame_ms(detector.feed, frames, args.repeat)
         baseline = per_frame_ms(read_baseline, frames, args.repeat)
         rows.append((name, "settle check", settle, None))
-        stages = [("network", read_net), ("pip reader", read_pips), ("both", read_both),
+        # the network's finding alone, at one scale and with its look at half the scale
+        # (``net.detect``'s ``zoom_out``), side by side: what finding large dice costs
+        stages = [("finding, 1 scale", lambda frame: detect(frame, zoom_out=False)),
+                  ("finding, 2 scales", lambda frame: detect(frame, zoom_out=True)),
+                  ("network", read_net), ("pip reader", read_pips), ("both", read_both),
                   ("both, as before", lambda frame: read_both(frame, fusion=WHOLE_TRAY)),
                   ("again", lambda frame: read_both(frame, fusion=LOOK_AGAIN))]
         if look is not None:

@@ -3,11 +3,13 @@
 from dataclasses import replace
 
 import cv2
+import numpy as np
 import pytest
+from close_ups import close_up, large_held_out_dice
 from drawn_dice import draw_tray
 
 from bunco_pi.vision.dataset import read_labels
-from bunco_pi.vision.fusion import FusionSettings, combine, read_again, read_both
+from bunco_pi.vision.fusion import FusionSettings, combine, look_for_more, read_again, read_both
 from bunco_pi.vision.net import NetDie
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
@@ -323,3 +325,17 @@ def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkey
     assert [d.face for d in both.dice] == [5, 2] and asked == []  # every die scored: no need
     read_both(empty, ReaderSettings(), fusion=FusionSettings(again=True))
     assert len(asked) == 1 and asked[0][0] is empty
+
+
+def test_looking_again_finds_a_die_too_large_for_one_look_once_at_its_width(photos):
+    """The finder looks at half the scale too (``net.detect``'s ``zoom_out``): a held-out die
+    enlarged to 90 pixels of 320 is one die, not the parts of it one look sees (12 of 16 when
+    written; at one scale none: up to six dice a fifth of its width each)."""
+    whole = total = 0
+    for image, die in large_held_out_dice(photos, 16):
+        close, (x, y, side) = close_up(image, die)
+        here = [f for f, _ in look_for_more(close, (0.0, 0.0, 1.0, 1.0), FusionSettings(again_seen=0.3))
+                if np.hypot(f.center[0] - x, f.center[1] - y) < side / 2]
+        total += 1
+        whole += len(here) == 1 and 0.65 < here[0].width / side < 1.35
+    assert total == 16 and whole >= 11

@@ -5,6 +5,7 @@ import threading
 import cv2
 import numpy as np
 import pytest
+from close_ups import close_up, large_held_out_dice
 from drawn_dice import draw_tray
 
 from bunco_pi.errors import UserError
@@ -232,37 +233,13 @@ def test_a_second_look_that_sees_another_face_or_none_makes_the_face_unsure(seen
     assert look_again(image, die, _Turned(seen)).face_probability == pytest.approx(left, abs=0.01)
 
 
-def _close_up(image, die):
-    """A window of a photo round one labelled die, enlarged to the network's working width,
-    in which the die is about 90 pixels wide: a camera close over the tray. Returns the
-    picture and where the die is in it (x, y, box width)."""
-    side = max(die.size)
-    half = int(1.8 * side)
-    x, y = int(die.center[0]), int(die.center[1])
-    x0, y0 = max(0, x - half), max(0, y - half)
-    window = image[y0:y + half, x0:x + half]
-    k = INPUT_WIDTH / window.shape[1]
-    close = cv2.resize(window, None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC)
-    return close, ((x - x0) * k, (y - y0) * k, side * k)
-
-
-def _large_held_out_dice(photos, count):
-    """Held-out photos' dice at least 40 pixels wide (enlarged, mostly their own pixels)."""
-    for photo in list_photos(photos, "heldout"):
-        image = cv2.imread(str(photo.image_path))
-        for die in read_labels(photo.label_path, image.shape[1], image.shape[0]):
-            if max(die.size) >= 40 and count > 0:
-                count -= 1
-                yield image, die
-
-
 def test_a_die_too_large_for_the_network_to_see_whole_is_found_at_half_the_scale(photos):
     """Real held-out dice enlarged to 90 pixels of 320 (the network learned dice of 10 to 50):
     looked at only at full scale each is cut short or seen as several dice; looking again at
     half the scale finds each once, at its labelled width."""
     whole = cut_short = total = 0
-    for image, die in _large_held_out_dice(photos, 16):
-        close, (x, y, side) = _close_up(image, die)
+    for image, die in large_held_out_dice(photos, 16):
+        close, (x, y, side) = close_up(image, die)
         total += 1
         for zoom_out in (True, False):
             here = [d for d in detect(close, zoom_out=zoom_out, min_presence=0.3)

@@ -129,7 +129,7 @@ def look_for_more(
     finder: DiceNet | None = None, faces: FaceReader | None = None,
 ) -> list[Looked]:
     """The finder's dice in the colour frame, each with the face reader's reading of it."""
-    found = detect(frame, finder or shipped_finder(), fusion.again_seen, region)
+    found = detect(frame, finder or shipped_finder(), fusion.again_seen, region, zoom_out=True)
     return list(zip(found, (faces or shipped_face_reader()).read(frame, found), strict=True))
 
 

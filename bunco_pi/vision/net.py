@@ -178,7 +178,7 @@ def detect(
     net: DiceNet | None = None,
     min_presence: float = 0.5,
     region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
-    zoom_out: bool = True,
+    zoom_out: bool = False,
 ) -> list[NetDie]:
     """The dice the network finds in the tray ``region`` (x, y, w, h in 0..1) of a frame.
 
@@ -187,7 +187,9 @@ def detect(
     of what the first look made of it. Each answer of the network rests on at most 69 pixels
     round its point, mostly on the middle of them, and it learned from dice of mostly 10 to 50 pixels:
     a die much larger (a camera close over the tray) is seen a part at a time, as several
-    small dice or as one whose width, and so the face reader's crop, is cut short.
+    small dice or as one whose width, and so the face reader's crop, is cut short. (The
+    finder looks so, when it looks again; the first look at every settled frame does not:
+    it would cost a third more on every frame for a camera few trays have.)
     """
     net = net or shipped_net()
     dice = _detect_at(frame, net, min_presence, region, 1.0)
