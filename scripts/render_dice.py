@@ -496,7 +496,7 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
 
 
 def build_scatter(bpy, rng: np.random.Generator, scene, edge: float, half: float, wall_h: float,
-                  look: dict, body, pip_mat, kind: str = "scatter") -> dict:
+                  look: dict, body, pip_mat, kind: str) -> dict:
     """Many dice of several sets on a wide floor, seen at a slant (``scatter``) or from low
     down (``low``)."""
     from mathutils import Matrix, Vector  # noqa: PLC0415

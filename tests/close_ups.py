@@ -26,6 +26,8 @@ def large_held_out_dice(photos, count):
     for photo in list_photos(photos, "heldout"):
         image = cv2.imread(str(photo.image_path))
         for die in read_labels(photo.label_path, image.shape[1], image.shape[0]):
-            if max(die.size) >= 40 and count > 0:
-                count -= 1
+            if max(die.size) >= 40:
                 yield image, die
+                count -= 1
+                if count == 0:
+                    return

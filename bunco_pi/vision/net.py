@@ -182,7 +182,7 @@ def detect(
 ) -> list[NetDie]:
     """The dice the network finds in the tray ``region`` (x, y, w, h in 0..1) of a frame.
 
-    ``zoom_out``: look a second time at half the scale (a quarter of the first look's work),
+    ``zoom_out``: look a second time at half the scale (a quarter of the first look's pixels),
     and take from there every die at least ``BIG`` pixels wide (at the working width) in place
     of what the first look made of it. Each answer of the network rests on at most 69 pixels
     round its point, mostly on the middle of them, and it learned from dice of mostly 10 to 50 pixels:
