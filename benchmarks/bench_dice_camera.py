@@ -3,9 +3,10 @@
     PYTHONPATH=. python3 benchmarks/bench_dice_camera.py [--photos DIR] [--repeat N]
 
 Rows: the settle check (runs on every frame), the dice network alone, the pip reader, both
-together ("both, as before": the pip reader searching the whole tray and no second look by
-the network, as ``read_both`` was; "again": both, then the finder network and the face reader
-looking again at the dice left unscored, the reader a calibration can choose) and the
+together (the table's reader: the pip reader and the network, then the finder network and the
+face reader looking again at the dice left unscored; "first look": without looking again, the
+reader a calibration can choose; "both, as before": the first look with the pip reader
+searching the whole tray and no second look by the network, as ``read_both`` was) and the
 threshold-and-count baseline (each run once per settled throw), and the
 **settled frame**: what the table does with the frame the dice came to rest in (the settle
 check's last look at it, both readers, the verdict), which must take at most 100 ms on a Pi 4.
@@ -62,9 +63,9 @@ from bunco_pi.vision.verdict import judge  # noqa: E402
 
 # The readers as they were before the pip reader looked only round the network's dice and
 # the network read each die twice: the row beside "both", in the same run.
-WHOLE_TRAY = FusionSettings(pips_near_net=False, second_look=False)
-# The reader "again": both, then the finder and the face reader at every die left unscored.
-LOOK_AGAIN = FusionSettings(again=True)
+WHOLE_TRAY = FusionSettings(pips_near_net=False, second_look=False, again=False)
+# The reader "first": both without the finder and the face reader looking again.
+FIRST_LOOK = FusionSettings(again=False)
 PI4_RATIO = 5.0  # see the module's docstring: an estimate from published single-core ratios
 FRAME_BUDGET_MS = 1000 / 15  # a 15 fps camera: the settle check must keep up with it
 SETTLED_BUDGET_MS = 100.0  # a settled frame read on a Pi 4 (the target)
@@ -169,8 +170,8 @@ def main() -> int:
         stages = [("finding, 1 scale", lambda frame: detect(frame, zoom_out=False)),
                   ("finding, 2 scales", lambda frame: detect(frame, zoom_out=True)),
                   ("network", read_net), ("pip reader", read_pips), ("both", read_both),
-                  ("both, as before", lambda frame: read_both(frame, fusion=WHOLE_TRAY)),
-                  ("again", lambda frame: read_both(frame, fusion=LOOK_AGAIN))]
+                  ("first look", lambda frame: read_both(frame, fusion=FIRST_LOOK)),
+                  ("both, as before", lambda frame: read_both(frame, fusion=WHOLE_TRAY))]
         if look is not None:
             settings = ReaderSettings(look=look)
             coloured = SettleDetector(SettleSettings(look=look))

@@ -403,8 +403,8 @@ def check_dice_net(path: Path | None = None) -> CheckResult:
                        f"({out.shape[0]} outputs a cell)")
 
 
-def check_reader_again(finder: Path | None = None, faces: Path | None = None) -> CheckResult:
-    """The finder network and the face reader (the reader "again") load and run once."""
+def check_face_reader(finder: Path | None = None, faces: Path | None = None) -> CheckResult:
+    """The finder network and the face reader (which look again at dice left unscored) load and run once."""
     from bunco_pi.errors import UserError
 
     try:
@@ -412,7 +412,7 @@ def check_reader_again(finder: Path | None = None, faces: Path | None = None) ->
 
         from bunco_pi.vision import face_reader, net
     except ImportError as exc:
-        return CheckResult("dice reader again", FAIL, f"cannot import the camera stack ({exc}): "
+        return CheckResult("dice face reader", FAIL, f"cannot import the camera stack ({exc}): "
                            "see the camera stack line")
     finder = finder or net.FINDER_PATH
     faces = faces or face_reader.MODEL_PATH
@@ -420,12 +420,12 @@ def check_reader_again(finder: Path | None = None, faces: Path | None = None) ->
         net.load_net(finder).forward(np.zeros((net.CHANNELS, 64, 64), np.float32))
         answers = face_reader.FaceReader(faces).beliefs([np.zeros((face_reader.SEEN,) * 2 + (3,), np.uint8)])
     except UserError as exc:
-        return CheckResult("dice reader again", FAIL, f"{exc}: reinstall bunco-pi (the file ships with it)")
+        return CheckResult("dice face reader", FAIL, f"{exc}: reinstall bunco-pi (the file ships with it)")
     except Exception as exc:  # onnxruntime's error for a file it parses but cannot run
-        return CheckResult("dice reader again", FAIL, f"{finder.name} or {faces.name}: loads but does not "
+        return CheckResult("dice face reader", FAIL, f"{finder.name} or {faces.name}: loads but does not "
                            f"run ({_first_line(exc)}): reinstall bunco-pi")
     sizes = [p.stat().st_size // 1024 for p in (finder, faces)]
-    return CheckResult("dice reader again", OK, f"{finder.name} ({sizes[0]} KB) and {faces.name} "
+    return CheckResult("dice face reader", OK, f"{finder.name} ({sizes[0]} KB) and {faces.name} "
                        f"({sizes[1]} KB, {answers.shape[1]} answers a die) load and run")
 
 

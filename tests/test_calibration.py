@@ -77,7 +77,7 @@ def test_a_tray_too_bright_for_white_dice_is_refused():
         ('{"settle_frames": 0}', "setting 'settle_frames' must be a whole number"),
         ('{"min_confidence": "high"}', "setting 'min_confidence' must be a number"),
         ('{"version": 9}', "version 9"),
-        ('{"reader": "magic"}', "setting 'reader' must be 'both' or 'pips' or 'again', got 'magic'"),
+        ('{"reader": "magic"}', "setting 'reader' must be 'both' or 'first' or 'pips', got 'magic'"),
     ],
 )
 def test_a_bad_calibration_file_is_a_one_line_error_naming_it(tmp_path, content, message):
@@ -86,6 +86,13 @@ def test_a_bad_calibration_file_is_a_one_line_error_naming_it(tmp_path, content,
     with pytest.raises(UserError, match=message) as caught:
         load_calibration(path)
     assert "\n" not in str(caught.value) and "tray.json" in str(caught.value)
+
+
+def test_a_file_naming_the_reader_that_looks_again_by_its_old_name_reads_as_the_table_does(tmp_path):
+    """Looking again was the reader "again" before the table's reader "both" did it."""
+    path = tmp_path / "tray.json"
+    path.write_text(json.dumps({"reader": "again"}))
+    assert load_calibration(path).reader == "both"
 
 
 def test_a_hand_written_file_may_give_only_some_settings(tmp_path):

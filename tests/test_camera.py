@@ -131,7 +131,7 @@ def test_a_broken_camera_is_reported_not_scored():
 
 
 @pytest.mark.parametrize(("reader", "faces"), [("both", [2, 2, 2]), ("pips", [2, 2, 3]),
-                                              ("again", [2, 2, 2])])
+                                              ("first", [2, 2, 2])])
 def test_the_calibration_picks_the_reader_the_table_uses(photos, reader, faces):
     # A two beside a side pip: the pip reader alone is sure of a three. With the network, the
     # pip reader looks only at the top face the network found, and both read the labelled two.
@@ -145,13 +145,13 @@ def test_the_calibration_picks_the_reader_the_table_uses(photos, reader, faces):
     assert sorted(got[0].faces) == faces
 
 
-def test_the_reader_again_looks_again_only_where_the_two_readers_leave_dice_unscored(monkeypatch):
+def test_the_table_looks_again_where_the_two_readers_leave_dice_unscored_unless_set_not_to(monkeypatch):
     from bunco_pi.vision import fusion
 
     asked = []
     monkeypatch.setattr(fusion, "look_for_more", lambda frame, *_: asked.append(frame) or [])
     blank = np.full((480, 640, 3), 90, np.uint8)  # no die seen: worth looking again
-    for reader, looked in (("both", 0), ("again", 1)):
+    for reader, looked in (("first", 0), ("both", 1)):
         source = CameraDiceSource(ScriptedCamera(), lambda _: None, TrayCalibration(reader=reader))
         assert source._read(blank).dice == ()
         assert len(asked) == looked

@@ -164,7 +164,7 @@ def test_eval_errors_are_one_line(tmp_path, monkeypatch):
     assert run("eval", str(tmp_path)) == f"{tmp_path}: expected images/ and labels/ folders inside"
     folder = labelled_folder(tmp_path / "set")
     assert run("eval", str(folder), "--method", "magic") == (
-        "--method: unknown method 'magic' (use both, again, pips, net, baseline)"
+        "--method: unknown method 'magic' (use both, first, pips, net, baseline)"
     )
 
 

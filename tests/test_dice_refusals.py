@@ -53,7 +53,6 @@ def test_a_fourth_die_is_not_scored():
     assert isinstance(result, Unsure)
 
 
-@NOT_YET
 def test_a_fourth_die_is_refused_as_a_fourth_die():
     _, result = read("four")
     assert result == Unsure("saw 4 dice, not 3")

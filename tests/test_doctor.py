@@ -528,19 +528,19 @@ def test_a_missing_or_corrupt_dice_network_is_one_line(tmp_path):
     assert "reinstall bunco-pi" in result.message
 
 
-def test_the_shipped_reader_again_loads_and_runs():
-    result = _one_line(doctor.check_reader_again())
+def test_the_shipped_finder_and_face_reader_load_and_run():
+    result = _one_line(doctor.check_face_reader())
     assert result.status == OK
     assert result.message.startswith("dice_finder.onnx (") and "die_faces.onnx (" in result.message
     assert "7 answers a die) load and run" in result.message
 
 
-def test_a_missing_or_corrupt_reader_again_file_is_one_line(tmp_path):
-    missing = _one_line(doctor.check_reader_again(faces=tmp_path / "gone.onnx"))
+def test_a_missing_or_corrupt_finder_or_face_reader_file_is_one_line(tmp_path):
+    missing = _one_line(doctor.check_face_reader(faces=tmp_path / "gone.onnx"))
     assert missing.status == FAIL and "no such dice face reader file" in missing.message
     corrupt = tmp_path / "dice_finder.onnx"
     corrupt.write_bytes(b"not a network at all" * 10)
-    result = _one_line(doctor.check_reader_again(finder=corrupt))
+    result = _one_line(doctor.check_face_reader(finder=corrupt))
     assert result.status == FAIL and str(corrupt) in result.message
     assert "reinstall bunco-pi" in result.message
 
@@ -618,9 +618,9 @@ def test_doctor_checks_the_camera_the_config_names(tmp_path, capsys):
     doctor_command.run(args, service_running=lambda: False)
     lines = capsys.readouterr().out.splitlines()
     camera = [line for line in lines if line.split(":")[0].split(maxsplit=1)[1].startswith(
-        ("camera", "dice network", "dice reader again"))]
+        ("camera", "dice network", "dice face reader"))]
     assert [line.split(":")[0] for line in camera] == [
-        "OK   camera stack", "OK   dice network", "OK   dice reader again", "OK   camera"], lines
+        "OK   camera stack", "OK   dice network", "OK   dice face reader", "OK   camera"], lines
     assert f"frame from folder:{tmp_path / 'photos'}" in camera[3]
 
 

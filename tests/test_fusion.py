@@ -99,9 +99,10 @@ def test_read_both_keeps_the_pip_readers_doubt_for_dice_with_light_pips(monkeypa
     seen = []
     monkeypatch.setattr(fusion, "combine", lambda p, f, c, rules: seen.append(rules))
     frame = draw_tray([(2, 200, 200, 0)])
-    fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))))
-    fusion.read_both(frame, ReaderSettings(look=DiceLook((60, 150, 30), (20, 20, 20))))
-    fusion.read_both(frame, ReaderSettings())
+    first = fusion.FusionSettings(again=False)  # the first look's rules are the question
+    fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))), fusion=first)
+    fusion.read_both(frame, ReaderSettings(look=DiceLook((60, 150, 30), (20, 20, 20))), fusion=first)
+    fusion.read_both(frame, ReaderSettings(), fusion=first)
     assert [rules.net_over_doubt for rules in seen] == [False, True, True]
 
 
@@ -123,8 +124,9 @@ def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(
     monkeypatch.setattr(fusion, "detect", net_sees)
     monkeypatch.setattr(fusion, "read_pips", pips_see)
     frame = draw_tray([(2, 200, 200, 0)])
-    fusion.read_both(frame, ReaderSettings())
-    fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))))
+    first = fusion.FusionSettings(again=False)  # the first look's frames are the question
+    fusion.read_both(frame, ReaderSettings(), fusion=first)
+    fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))), fusion=first)
     assert frames == [("net", 3), ("pips", 2), ("net", 2), ("pips", 2)]
 
 
@@ -212,9 +214,9 @@ def test_the_pip_reader_looks_only_where_the_network_glanced(monkeypatch):
         d for d in glances if d.presence >= least])
     from bunco_pi.vision.reader import ReaderSettings
 
-    reading = read_both(frame, ReaderSettings(), fusion=FusionSettings())
+    reading = read_both(frame, ReaderSettings(), fusion=FusionSettings(again=False))
     assert [(d.face, d.problem) for d in reading.dice] == [(3, ""), (None, "unsure: one reading")]
-    everywhere = read_both(frame, ReaderSettings(), fusion=FusionSettings(pips_near_net=False))
+    everywhere = read_both(frame, ReaderSettings(), fusion=FusionSettings(pips_near_net=False, again=False))
     assert len(everywhere.dice) == 3
 
 
@@ -319,11 +321,11 @@ def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkey
     empty = draw_tray([])
     asked = []
     monkeypatch.setattr(fusion, "look_for_more", lambda *args: asked.append(args) or [])
-    read_both(empty, ReaderSettings(), fusion=FusionSettings())
+    read_both(empty, ReaderSettings(), fusion=FusionSettings(again=False))  # the reader "first"
     assert asked == []
-    both = read_both(read, ReaderSettings(), fusion=FusionSettings(again=True))
+    both = read_both(read, ReaderSettings())
     assert [d.face for d in both.dice] == [5, 2] and asked == []  # every die scored: no need
-    read_both(empty, ReaderSettings(), fusion=FusionSettings(again=True))
+    read_both(empty, ReaderSettings())  # the table's reader looks again by default
     assert len(asked) == 1 and asked[0][0] is empty
 
 

@@ -17,9 +17,11 @@ from bunco_pi.errors import UserError
 DEFAULT_CALIBRATION = "dice-tray.json"
 DATASET_ENV = "BUNCO_DICE_PHOTOS"  # where `dice eval` looks when no folder is given
 ROLLING = object()  # `dice watch`: the dice started to tumble
-# "both": the pip reader and the network together; "again": both, then the finder network and
-# the face reader look again at every die they left unscored (fusion.read_again)
-METHODS = ("both", "again", "pips", "net", "baseline")
+# "both": the pip reader and the network together, then the finder network and the face reader
+# look again at every die they left unscored (fusion.read_again): the table's reader; "first":
+# the first look alone, without looking again
+METHODS = ("both", "first", "pips", "net", "baseline")
+OLD_METHODS = {"again": "both"}  # the name "both" had when looking again was not the default
 
 
 def add_actions(actions: argparse._SubParsersAction) -> None:
@@ -98,10 +100,10 @@ def _reader_options(parser: argparse.ArgumentParser, several: bool = False) -> N
         parser.add_argument(
             "--method",
             default="both",
-            help="both, again, pips, net, baseline, or several as 'both,pips,baseline' (default: both)",
+            help="both, first, pips, net, baseline, or several as 'both,pips,baseline' (default: both)",
         )
     else:
-        parser.add_argument("--method", choices=METHODS, default="both")
+        parser.add_argument("--method", choices=(*METHODS, *OLD_METHODS), default="both")
     parser.add_argument(
         "--calibration",
         type=Path,
@@ -141,10 +143,11 @@ def _reader(method: str, calibration) -> Callable:
     from bunco_pi.vision.reader import read_pips
 
     settings = calibration.reader_settings()
+    method = OLD_METHODS.get(method, method)
     if method == "both":
         return lambda frame: read_both(frame, settings)
-    if method == "again":
-        return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=True))
+    if method == "first":
+        return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False))
     if method == "net":
         return lambda frame: read_net(frame, region=settings.region, look=settings.look)
     if method == "pips":

@@ -76,7 +76,7 @@ def checks(args: argparse.Namespace, pin_factory=None, i2c_probe=doctor.probe_i2
         yield stack
         if not stack.failed:
             yield doctor.check_dice_net()
-            yield doctor.check_reader_again()
+            yield doctor.check_face_reader()
             yield doctor.check_camera_frame(cfg.camera_source, cfg.camera_calibration,
                                             service_running=running)
     yield from _broker_checks(cfg, args.broker_timeout)

@@ -328,10 +328,10 @@ class CameraDiceSource:
             return self._custom_read
         if self.calibration.reader == "pips":
             return lambda frame: read_pips(frame, settings)
-        if self.calibration.reader == "again":
-            shipped_finder()  # a missing file is said now, not at the first throw
-            shipped_face_reader()
-            return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=True))
+        if self.calibration.reader == "first":
+            return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False))
+        shipped_finder()  # a missing file is said now, not at the first throw
+        shipped_face_reader()
         return lambda frame: read_both(frame, settings)
 
     @property

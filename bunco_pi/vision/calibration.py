@@ -21,7 +21,9 @@ from bunco_pi.vision.reader import ReaderSettings, region_pixels
 from bunco_pi.vision.settle import SettleSettings, thumbnail
 
 FORMAT_VERSION = 1
-READERS = ("both", "pips", "again")  # what reads a settled tray at the table (docs/dice-camera.md)
+READERS = ("both", "first", "pips")  # what reads a settled tray at the table (docs/dice-camera.md)
+# Older files name the reader that looks again "again": it is "both" now.
+OLD_READERS = {"again": "both"}
 TARGET_TRAY_LEVEL = 90.0  # grey level to expose the empty tray at: white dice stay unclipped
 BRIGHTEST_TRAY = 200.0  # above this, white dice cannot stand out from the tray
 MIN_TRAY_CONTRAST = 0.15  # faces this much (of 255) brighter than the tray, in the readers' grey
@@ -42,8 +44,9 @@ class TrayCalibration:
     settle_frames: int = 5
     dice: int = 3
     exposure: dict[str, float] = field(default_factory=dict)  # picamera2 controls; {} = auto
-    # "both": pip reader and network together; "pips": the pip reader alone; "again": both, then
-    # the finder network and the face reader look again at the dice they leave unscored
+    # "both": pip reader and network together, then the finder network and the face reader look
+    # again at the dice they leave unscored; "first": the first look alone, without looking
+    # again; "pips": the pip reader alone
     reader: str = "both"
     # Measured from a picture of the dice in the tray (None: white dice, dark pips, unmeasured).
     dice_colour: tuple[float, float, float] | None = None  # BGR of a face
@@ -166,6 +169,7 @@ def _checked(path: Path, key: str, value: object) -> object:
             raise bad("more than 0 and at most 1")
         return result
     if key == "reader":
+        value = OLD_READERS.get(value, value) if isinstance(value, str) else value
         if value not in READERS:
             raise bad(" or ".join(repr(r) for r in READERS))
         return value
