@@ -32,6 +32,7 @@ GRID = {
     "sure": (0.8, 0.9, 0.95, 0.98),
     "sure_alone": (0.9, 0.95, 0.97, 0.99),
     "objection": (0.3, 0.5, 0.7),
+    "turned_objection": (0.3, 0.5, 0.7, 1.01),  # 1.01: the second look's other face is no objection
     "unclear": (0.3, 0.5, 0.7),
     "pips_need_net": (False, True),
     "second_look": (False, True),
@@ -113,13 +114,15 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
 
 def show(rows: list, base: FusionSettings, title: str) -> None:
     print(title)
-    print(f"{'seen':>5} {'sure':>5} {'alone':>5} {'object':>6} {'unclear':>7} {'need':>5} {'twice':>5} "
+    print(f"{'seen':>5} {'sure':>5} {'alone':>5} {'object':>6} {'turned':>6} {'unclear':>7} "
+          f"{'need':>5} {'twice':>5} "
           f"{'again':>24}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6}")
     for _, _, f, (dice, right, wrong, unsure, missed), folders in rows:
         each = "  ".join(f"{name} {100 * r / max(d, 1):.1f}%/{w}" for name, (d, r, w) in folders.items())
         again = (f"{f.again_seen}/{f.again_sure}/{f.again_agree}/{f.again_alone}/{f.again_object}"
                  if f.again else "no")
-        print(f"{f.seen:>5} {f.sure:>5} {f.sure_alone:>5} {f.objection:>6} {f.unclear:>7} "
+        print(f"{f.seen:>5} {f.sure:>5} {f.sure_alone:>5} {f.objection:>6} {f.turned_objection:>6} "
+              f"{f.unclear:>7} "
               f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>24}  "
               f"{dice:>5} {100 * right / max(dice, 1):>5.1f}% "
               f"{wrong:>5} {unsure:>6} {missed:>6}  {each}"

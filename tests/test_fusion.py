@@ -31,6 +31,20 @@ def one(pips, found):
     return reading.dice
 
 
+def test_a_count_the_networks_turned_look_names_another_face_for_is_in_dispute():
+    """The first look leaned to the count's face, the turned look saw another: the same face
+    from one view of two is no backing, and the other face stands against the count."""
+    turned = replace(net(2, 0.0), other_face=3, other_probability=RULES.turned_objection)
+    (die,) = one([pip(2, 0.55)], [turned])
+    assert (die.face, die.problem) == (None, "unsure: two readings")
+    faint = replace(turned, other_probability=RULES.turned_objection - 0.01)
+    (die,) = one([pip(2, 0.55)], [faint])  # too faint to stand against it: the count stands
+    assert (die.face, die.confidence) == (2, 0.55)
+    backed = replace(net(3, 0.0), other_face=2, other_probability=0.9)  # the turned look backs it
+    (die,) = one([pip(2, 0.55)], [backed])
+    assert (die.face, die.confidence) == (2, 0.55)
+
+
 def test_both_sure_and_alike_is_sure():
     (die,) = one([pip(4, 0.6)], [net(4, 0.99)])
     assert (die.face, die.confidence) == (4, pytest.approx(0.99))

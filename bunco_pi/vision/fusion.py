@@ -58,6 +58,9 @@ class FusionSettings:
     sure_alone: float = 0.97  # ... of a die the pip reader did not find at all
     claim: float = 0.25  # a pip count this confident, though doubtful, is still a claim
     objection: float = 0.3  # a network face this probable, though not sure, stands against a count
+    # ... and a face the network's second look (turned) names this probably, against a count of
+    # the face its first look named
+    turned_objection: float = 0.7
     unclear: float = 0.5  # the network this sure a die cannot be read: it is not read
     # The network's sure face stands for a die whose pips the pip reader saw but could not
     # read. Not for dice calibrated as having light pips: there a glint is as white as a pip
@@ -270,11 +273,15 @@ def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: Fusion
     net_sure = other.face_probability >= fusion.sure
     pip_sure = die.face is not None and die.confidence >= min_confidence
     pip_claim = die.face is not None and die.confidence >= fusion.claim
-    if die.face == other.face:
+    # the network's second look named another face than the count: the same face in the first
+    # look is no backing then, and the other face, if believed, stands against the count
+    turned_objects = (other.other_face is not None and other.other_face != die.face
+                      and other.other_probability >= fusion.turned_objection)
+    if die.face == other.face and not turned_objects:
         if pip_sure or net_sure:
             return DieReading(die.face, max(die.confidence, other.face_probability), die.center, die.radius)
         return die
-    net_objects = other.face_probability >= fusion.objection
+    net_objects = (other.face != die.face and other.face_probability >= fusion.objection) or turned_objects
     if pip_sure and net_objects or pip_claim and net_sure:
         return DieReading(None, 0.0, die.center, die.radius, "unsure: two readings")
     if net_sure and fusion.net_over_doubt:

@@ -139,6 +139,10 @@ class NetDie:
     face: int  # 1..6, the likeliest
     face_probability: float  # 0..1
     unclear: float = 0.0  # 0..1: how likely this die cannot be read (cocked, cut, hidden)
+    # The face a second look (``look_again``) named instead, and its belief in it: a view that
+    # sees another face is an objection to that face, not only a doubt about this one.
+    other_face: int | None = None
+    other_probability: float = 0.0
 
 
 def decode(
@@ -220,7 +224,9 @@ def look_again(frame: np.ndarray, die: NetDie, net: DiceNet | None = None) -> Ne
     A face's pips do not change when it turns, but what the network gets wrong does: a
     reading that holds only at one angle is a guess. Returns the die with the lesser of the
     two views' belief in its face (none if the second view sees another face or no die),
-    and the greater of their belief that it cannot be read.
+    and the greater of their belief that it cannot be read. A face the second view names
+    instead is kept (``other_face``): a pip count of the first view's face is not backed by a
+    network that also sees another.
     """
     net = net or shipped_net()
     height, width = frame.shape[:2]
@@ -238,8 +244,11 @@ def look_again(frame: np.ndarray, die: NetDie, net: DiceNet | None = None) -> Ne
     if not seen:
         return replace(die, face_probability=0.0)
     again = min(seen, key=lambda d: math.dist(d.center, want))
-    agreed = min(die.face_probability, again.face_probability) if again.face == die.face else 0.0
-    return replace(die, face_probability=agreed, unclear=max(die.unclear, again.unclear))
+    unclear = max(die.unclear, again.unclear)
+    if again.face != die.face:
+        return replace(die, face_probability=0.0, unclear=unclear, other_face=again.face,
+                       other_probability=again.face_probability)
+    return replace(die, face_probability=min(die.face_probability, again.face_probability), unclear=unclear)
 
 
 def as_reading(die: NetDie) -> DieReading:
