@@ -324,6 +324,28 @@ def test_drawn_blue_dice_through_the_camera_source_with_poison_between(tmp_path)
     assert source.calibration.look is not None and source.calibration.look.coloured
 
 
+RENDERED = Path(__file__).with_name("fixtures") / "rendered"
+
+
+def test_while_learning_the_table_reads_what_looking_again_reads_and_learns_nothing_from_it(tmp_path):
+    """Translucent pink dice, white pips, on a pink tray (a held-out render): in plain grey
+    neither reader of the first look sees a die, and under the colours guessed from the
+    picture neither is sure, so learning alone leaves every such throw unscored ("learning
+    0/3: re-roll") and never learns the dice."""
+    frame = cv2.imread(str(RENDERED / "pink.jpg"))
+    truth = read_labels(RENDERED / "pink.txt", frame.shape[1], frame.shape[0])
+    assert not read_pips(frame).dice and not read_net(frame).dice
+    cv2.imwrite(str(tmp_path / "00.png"), np.full_like(frame, np.median(frame, axis=(0, 1))))  # empty
+    cv2.imwrite(str(tmp_path / "01.png"), frame)
+    kept = []
+    source = CameraDiceSource(ImageFolderSource(tmp_path), lambda r: None, TrayCalibration(),
+                              learned=LearnedSetup(), on_learned=kept.append)
+    results = feed_folder(tmp_path, source)
+    (roll,) = results.values()
+    assert isinstance(roll, SettledRoll) and sorted(roll.faces) == sorted(d.face for d in truth)
+    assert source.learning and kept == [] and source.status() == "learning dice 0/3"
+
+
 def photos_of_three(photos: Path, count: int) -> list:
     held_out = list_photos(photos, "heldout")
     three = [p for p in held_out

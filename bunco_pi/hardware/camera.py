@@ -275,7 +275,8 @@ class CameraDiceSource:
     ``learned`` (what earlier rolls taught, ``LearnedSetup()`` for none yet) sets the tray up
     by rolling when the calibration does not know the dice's colours (``vision/learn.py``):
     until enough sure rolls agree on them, a roll is scored only if both readers are sure of
-    every die, and any other is ``Unsure("learning 1/3: re-roll")``. ``on_learned`` is
+    every die, or if the table's reader (which looks again) reads it sure in the colours
+    trusted so far, and any other is ``Unsure("learning 1/3: re-roll")``. ``on_learned`` is
     called (on the camera's thread) whenever that changes, to keep it.
     """
 
@@ -366,7 +367,14 @@ class CameraDiceSource:
                 self._on_learned(self._setup)
         if outcome.reading is not None:
             return outcome.reading
-        if not outcome.seen.dice and not outcome.noticed:
+        # Not sure to both readers in the colours trusted now: the table's reader, in those
+        # same colours, may still read it (looking again reads dice of colours the first look
+        # does not know, which would otherwise never be scored, nor ever taught). What it
+        # reads is scored as at any time, and teaches nothing.
+        reading = self._read(frame)
+        if isinstance(judge(reading, self._given.dice, self.calibration.min_confidence), SettledRoll):
+            return reading
+        if not outcome.seen.dice and not outcome.noticed and not reading.dice:
             return None
         if outcome.seen.dice and len(outcome.seen.dice) != self._given.dice:
             return judge(outcome.seen, self._given.dice)  # "saw 2 dice, not 3": re-roll

@@ -9,7 +9,8 @@ they are. Once ``LEARN_ROLLS`` samples agree on the colours, those are the dice'
 Nothing here can make the reader sure of a wrong face:
 
 - only rolls read sure by both readers, at the same places with the same faces, are learned
-  from, and while learning only such rolls are scored (``study``);
+  from, and ``study`` scores only such rolls (the shell may also score a roll its ordinary
+  reader reads sure in the colours trusted, as it would with nothing to learn; never a guess);
 - a roll whose dice are not of one colour (a die of another set, a hand read as a die) is
   no sample;
 - colours are trusted only when ``LEARN_ROLLS`` samples agree, so one odd roll (a lamp
