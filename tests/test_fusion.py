@@ -33,7 +33,8 @@ def one(pips, found):
 
 def test_a_count_the_networks_turned_look_names_another_face_for_is_in_dispute():
     """The first look leaned to the count's face, the turned look saw another: the same face
-    from one view of two is no backing, and the other face stands against the count."""
+    from one view of two is no backing, and the other face stands against a count the pip
+    reader is not all but certain of."""
     turned = replace(net(2, 0.0), other_face=3, other_probability=RULES.turned_objection)
     (die,) = one([pip(2, 0.55)], [turned])
     assert (die.face, die.problem) == (None, "unsure: two readings")
@@ -43,6 +44,8 @@ def test_a_count_the_networks_turned_look_names_another_face_for_is_in_dispute()
     backed = replace(net(3, 0.0), other_face=2, other_probability=0.9)  # the turned look backs it
     (die,) = one([pip(2, 0.55)], [backed])
     assert (die.face, die.confidence) == (2, 0.55)
+    (die,) = one([pip(2, RULES.sure)], [turned])  # a count all but certain outweighs one view
+    assert (die.face, die.confidence) == (2, RULES.sure)
 
 
 def test_both_sure_and_alike_is_sure():

@@ -59,7 +59,8 @@ class FusionSettings:
     claim: float = 0.25  # a pip count this confident, though doubtful, is still a claim
     objection: float = 0.3  # a network face this probable, though not sure, stands against a count
     # ... and a face the network's second look (turned) names this probably, against a count of
-    # the face its first look named
+    # the face its first look named: one view of two, the other backing the count, so it must
+    # be believed more than a face both views name
     turned_objection: float = 0.7
     unclear: float = 0.5  # the network this sure a die cannot be read: it is not read
     # The network's sure face stands for a die whose pips the pip reader saw but could not
@@ -274,9 +275,12 @@ def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: Fusion
     pip_sure = die.face is not None and die.confidence >= min_confidence
     pip_claim = die.face is not None and die.confidence >= fusion.claim
     # the network's second look named another face than the count: the same face in the first
-    # look is no backing then, and the other face, if believed, stands against the count
+    # look is no backing then, and the other face, if believed, stands against a count the pip
+    # reader is not all but certain of (a certain count outweighs one view of two: turned, the
+    # network took a clear three's diagonal for a two on drawn trays under glare)
     turned_objects = (other.other_face is not None and other.other_face != die.face
-                      and other.other_probability >= fusion.turned_objection)
+                      and other.other_probability >= fusion.turned_objection
+                      and die.confidence < fusion.sure)
     if die.face == other.face and not turned_objects:
         if pip_sure or net_sure:
             return DieReading(die.face, max(die.confidence, other.face_probability), die.center, die.radius)
