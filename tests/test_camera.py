@@ -155,6 +155,11 @@ def test_the_table_looks_again_where_the_two_readers_leave_dice_unscored_unless_
         source = CameraDiceSource(ScriptedCamera(), lambda _: None, TrayCalibration(reader=reader))
         assert source._read(blank).dice == ()
         assert len(asked) == looked
+    two = draw_tray([(5, 150, 150, 10), (2, 400, 300, 40)])  # both read sure
+    for dice, looked in ((2, 1), (3, 2)):  # a roll of three a die short: the third looked for
+        source = CameraDiceSource(ScriptedCamera(), lambda _: None, TrayCalibration(dice=dice))
+        assert [d.face for d in source._read(two).dice] == [5, 2]
+        assert len(asked) == looked
 
 
 class ScriptedCamera:

@@ -344,6 +344,10 @@ def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkey
     assert [d.face for d in both.dice] == [5, 2] and asked == []  # every die scored: no need
     read_both(empty, ReaderSettings())  # the table's reader looks again by default
     assert len(asked) == 1 and asked[0][0] is empty
+    read_both(read, ReaderSettings(), dice=2)  # both dice of a roll of two: no need
+    assert len(asked) == 1
+    read_both(read, ReaderSettings(), dice=3)  # a roll of three a die short: a die to look for
+    assert len(asked) == 2 and asked[1][0] is read
 
 
 def test_looking_again_finds_a_die_too_large_for_one_look_once_at_its_width(photos):

@@ -144,8 +144,8 @@ def _reader(method: str, calibration) -> Callable:
 
     settings = calibration.reader_settings()
     method = OLD_METHODS.get(method, method)
-    if method == "both":
-        return lambda frame: read_both(frame, settings)
+    if method == "both":  # as the table reads it: a roll short of the calibration's dice is looked at again
+        return lambda frame: read_both(frame, settings, dice=calibration.dice)
     if method == "first":
         return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False))
     if method == "net":

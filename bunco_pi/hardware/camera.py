@@ -333,7 +333,8 @@ class CameraDiceSource:
             return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False))
         shipped_finder()  # a missing file is said now, not at the first throw
         shipped_face_reader()
-        return lambda frame: read_both(frame, settings)
+        dice = self.calibration.dice  # a roll short of a die is looked at again too
+        return lambda frame: read_both(frame, settings, dice=dice)
 
     @property
     def learning(self) -> bool:

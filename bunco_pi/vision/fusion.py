@@ -104,7 +104,11 @@ def read_both(
     fusion: FusionSettings | None = None,
     finder: DiceNet | None = None,
     faces: FaceReader | None = None,
+    dice: int | None = None,
 ) -> FrameReading:
+    """The frame read by the pip reader and the network together, then, where they leave a
+    die unscored, see none, or see fewer than the ``dice`` a roll has, by the finder and the
+    face reader looking again (unless ``fusion.again`` is off)."""
     settings = settings or ReaderSettings()
     fusion = fusion or FusionSettings()
     if settings.look is not None and settings.look.pips == "light":
@@ -114,17 +118,19 @@ def read_both(
         fusion = replace(fusion, net_over_doubt=False, second_look=False)
     pips, found = both_readings(frame, settings, net, fusion)
     reading = combine(pips, found, settings.min_confidence, fusion)
-    if not (fusion.again and left_unscored(reading, settings.min_confidence)):
+    if not (fusion.again and left_unscored(reading, settings.min_confidence, dice)):
         return reading
     looked = look_for_more(frame, settings.region, fusion, finder, faces)
     return read_again(reading, pips, looked, settings.min_confidence, fusion)
 
 
-def left_unscored(reading: FrameReading, min_confidence: float) -> bool:
-    """Whether a die was seen but not scored, or none was seen: only then is it worth the two
-    more networks' time to look again. (A die both readers missed beside dice they scored
-    leaves the roll a die short, which is never scored, and is not looked for.)"""
-    return not reading.dice or any(d.face is None or d.confidence < min_confidence for d in reading.dice)
+def left_unscored(reading: FrameReading, min_confidence: float, dice: int | None = None) -> bool:
+    """Whether a die was seen but not scored, none was seen, or fewer than the ``dice`` a roll
+    has: only then is it worth the two more networks' time to look again. (Without ``dice``, a
+    die both readers missed beside dice they scored is not looked for: the roll is a die
+    short, which is never scored.)"""
+    return (not reading.dice or (dice is not None and len(reading.dice) < dice)
+            or any(d.face is None or d.confidence < min_confidence for d in reading.dice))
 
 
 Looked = tuple[NetDie, NetDie]  # a die as the finder found it, and as the face reader read it
