@@ -113,16 +113,20 @@ def settled_frame(calibration: TrayCalibration):
 
     def work(frame: np.ndarray) -> None:
         detector.feed(frame)
-        judge(read_both(frame, settings), calibration.dice, calibration.min_confidence)
+        judge(read_both(frame, settings, dice=calibration.dice), calibration.dice, calibration.min_confidence)
 
     return work
 
 
 def learning_roll(frame: np.ndarray) -> None:
-    """A settled frame while the set-up is learned by rolling: no calibration, nothing learned."""
-    study(frame, LearnedSetup(), TrayCalibration(),
-          lambda f, s: read_pips(f, s),
-          lambda f, s: read_net(f, region=s.region, look=s.look))
+    """A settled frame while the set-up is learned by rolling: no calibration, nothing learned;
+    a throw both readers are not sure of is read by the table's reader too, as the table does."""
+    calibration = TrayCalibration()
+    outcome = study(frame, LearnedSetup(), calibration,
+                    lambda f, s: read_pips(f, s),
+                    lambda f, s: read_net(f, region=s.region, look=s.look))
+    if outcome.reading is None:
+        read_both(frame, calibration.reader_settings(), dice=calibration.dice)
 
 
 def main() -> int:
