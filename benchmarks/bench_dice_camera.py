@@ -149,6 +149,8 @@ def main() -> int:
          BLUE_LOOK)
         for w, h in ((640, 480), (1280, 960))
     ]
+    # the tray the dice were picked up from: it settles too, and no die seen is looked at again
+    sets.append(("empty tray 640x480", [np.full((480, 640, 3), WHITE_DICE[0], np.uint8)] * count, None))
     if (args.photos / "images").is_dir():
         held_out = list_photos(args.photos, "heldout")[:count]
         photos = [cv2.imread(str(p.image_path)) for p in held_out]

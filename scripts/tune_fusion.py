@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bunco_pi.vision.calibration import TrayCalibration  # noqa: E402
 from bunco_pi.vision.dataset import list_photos  # noqa: E402
 from bunco_pi.vision.evaluate import load_image, score_photo  # noqa: E402
 from bunco_pi.vision.face_reader import FaceReader  # noqa: E402
@@ -37,6 +38,7 @@ GRID = {
     "pips_need_net": (False, True),
     "second_look": (False, True),
 }
+ROLL = TrayCalibration().dice  # a reading short of a roll's dice is looked at again, as at the table
 AGAIN = {  # looking again (fusion.read_again), tried on the present settings of the rest
     "again_seen": (0.2, 0.3, 0.5),
     "again_sure": (0.8, 0.9, 0.95),
@@ -85,7 +87,8 @@ def main() -> int:
             fusion = replace(base, again=False, seen=seen, **dict(zip(GRID, values, strict=True)))
             rows.append(score(readings, fusion, settings))
     rows.sort(key=lambda r: (r[0], r[1]))
-    show(rows[:8] + [r for r in rows if r[2] == replace(base, again=False)], base, "the two readers:")
+    present = replace(base, again=False)  # the first look's settings, as the table has them
+    show(rows[:8] + [r for r in rows if r[2] == present], present, "the two readers (the first look alone):")
     return 0
 
 
@@ -99,7 +102,7 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
             for first, second in zip(glanced, again, strict=True) if first.presence >= fusion.seen
         ]
         reading = combine(pips, kept, settings.min_confidence, fusion)
-        if fusion.again and left_unscored(reading, settings.min_confidence):
+        if fusion.again and left_unscored(reading, settings.min_confidence, ROLL):
             more = [(f, r) for f, r in looked if f.presence >= fusion.again_seen]
             reading = read_again(reading, pips, more, settings.min_confidence, fusion)
         result = score_photo(photo.name, reading, photo.label_path, size, settings.min_confidence)

@@ -35,17 +35,20 @@ def test_a_count_the_networks_turned_look_names_another_face_for_is_in_dispute()
     """The first look leaned to the count's face, the turned look saw another: the same face
     from one view of two is no backing, and the other face stands against a count the pip
     reader is not all but certain of."""
-    turned = replace(net(2, 0.0), other_face=3, other_probability=RULES.turned_objection)
+    turned = replace(net(2, 0.0), turned_face=3, turned_probability=RULES.turned_objection)
     (die,) = one([pip(2, 0.55)], [turned])
     assert (die.face, die.problem) == (None, "unsure: two readings")
-    faint = replace(turned, other_probability=RULES.turned_objection - 0.01)
+    faint = replace(turned, turned_probability=RULES.turned_objection - 0.01)
     (die,) = one([pip(2, 0.55)], [faint])  # too faint to stand against it: the count stands
     assert (die.face, die.confidence) == (2, 0.55)
-    backed = replace(net(3, 0.0), other_face=2, other_probability=0.9)  # the turned look backs it
+    backed = replace(net(3, 0.0), turned_face=2, turned_probability=0.9)  # the turned look backs it
     (die,) = one([pip(2, 0.55)], [backed])
     assert (die.face, die.confidence) == (2, 0.55)
     (die,) = one([pip(2, RULES.sure)], [turned])  # a count all but certain outweighs one view
     assert (die.face, die.confidence) == (2, RULES.sure)
+    third = replace(net(4, 0.0), turned_face=3, turned_probability=0.9)  # neither view names the count
+    (die,) = one([pip(2, 0.55)], [third])
+    assert (die.face, die.problem) == (None, "unsure: two readings")
 
 
 def test_both_sure_and_alike_is_sure():

@@ -344,6 +344,10 @@ def test_while_learning_the_table_reads_what_looking_again_reads_and_learns_noth
     (roll,) = results.values()
     assert isinstance(roll, SettledRoll) and sorted(roll.faces) == sorted(d.face for d in truth)
     assert source.learning and kept == [] and source.status() == "learning dice 0/3"
+    # A calibration that narrowed the reader keeps learning's own rule: both readers sure.
+    narrowed = CameraDiceSource(ImageFolderSource(tmp_path), lambda r: None, TrayCalibration(reader="first"),
+                                learned=LearnedSetup())
+    assert list(feed_folder(tmp_path, narrowed).values()) == [Unsure("learning 0/3: re-roll")]
 
 
 def photos_of_three(photos: Path, count: int) -> list:

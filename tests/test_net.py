@@ -237,9 +237,9 @@ def test_a_second_look_that_sees_another_face_says_which_and_how_sure():
     image = draw_tray([(4, 320, 240, 0)])
     die = NetDie((320.0, 240.0), 60.0, 0.9, 4, 0.99)
     other = look_again(image, die, _Turned(2))
-    assert (other.face, other.other_face) == (4, 2) and other.other_probability > 0.9
+    assert (other.face, other.turned_face) == (4, 2) and other.turned_probability > 0.9
     for seen in (None, 4):  # no die, or the same face: nothing named against it
-        assert look_again(image, die, _Turned(seen)).other_face is None
+        assert look_again(image, die, _Turned(seen)).turned_face is None
 
 
 def test_a_die_too_large_for_the_network_to_see_whole_is_found_at_half_the_scale(photos):

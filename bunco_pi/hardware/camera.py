@@ -338,7 +338,8 @@ class CameraDiceSource:
 
     @property
     def learning(self) -> bool:
-        """Still setting up by rolling: only rolls both readers are sure of are scored."""
+        """Still setting up by rolling: only rolls both readers are sure of teach, and only
+        those, or those the table's reader reads sure in the colours trusted, are scored."""
         return self._setup is not None and not self._setup.learned
 
     @property
@@ -368,14 +369,16 @@ class CameraDiceSource:
                 self._on_learned(self._setup)
         if outcome.reading is not None:
             return outcome.reading
-        # Not sure to both readers in the colours trusted now: the table's reader, in those
-        # same colours, may still read it (looking again reads dice of colours the first look
-        # does not know, which would otherwise never be scored, nor ever taught). What it
-        # reads is scored as at any time, and teaches nothing.
-        reading = self._read(frame)
-        if isinstance(judge(reading, self._given.dice, self.calibration.min_confidence), SettledRoll):
-            return reading
-        if not outcome.seen.dice and not outcome.noticed and not reading.dice:
+        # Not sure to both readers in the colours trusted now: the table's reader, which looks
+        # again, may still read it in those same colours (it reads dice of colours the first
+        # look does not know, which would otherwise never be scored). What it reads is scored
+        # as at any time, and teaches nothing. Not a reader the calibration narrowed ("first",
+        # "pips") or one given: while learning, those score only what both readers are sure of.
+        if self._custom_read is None and self.calibration.reader == "both":
+            reading = self._read(frame)
+            if isinstance(judge(reading, self._given.dice, self.calibration.min_confidence), SettledRoll):
+                return reading
+        if not outcome.seen.dice and not outcome.noticed:
             return None
         if outcome.seen.dice and len(outcome.seen.dice) != self._given.dice:
             return judge(outcome.seen, self._given.dice)  # "saw 2 dice, not 3": re-roll

@@ -280,12 +280,13 @@ def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: Fusion
     net_sure = other.face_probability >= fusion.sure
     pip_sure = die.face is not None and die.confidence >= min_confidence
     pip_claim = die.face is not None and die.confidence >= fusion.claim
-    # the network's second look named another face than the count: the same face in the first
-    # look is no backing then, and the other face, if believed, stands against a count the pip
-    # reader is not all but certain of (a certain count outweighs one view of two: turned, the
-    # network took a clear three's diagonal for a two on drawn trays under glare)
-    turned_objects = (other.other_face is not None and other.other_face != die.face
-                      and other.other_probability >= fusion.turned_objection
+    # the network's turned second look named a face other than the count: the first look's
+    # naming the count's face is no backing then, and the turned face, if believed, stands
+    # against a count the pip reader is not all but certain of (``sure``, the network's own
+    # bar, reused: a certain count outweighs one view of two; turned, the network took a clear
+    # three's diagonal for a two on drawn trays under glare)
+    turned_objects = (other.turned_face is not None and other.turned_face != die.face
+                      and other.turned_probability >= fusion.turned_objection
                       and die.confidence < fusion.sure)
     if die.face == other.face and not turned_objects:
         if pip_sure or net_sure:

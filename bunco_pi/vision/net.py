@@ -139,10 +139,10 @@ class NetDie:
     face: int  # 1..6, the likeliest
     face_probability: float  # 0..1
     unclear: float = 0.0  # 0..1: how likely this die cannot be read (cocked, cut, hidden)
-    # The face a second look (``look_again``) named instead, and its belief in it: a view that
-    # sees another face is an objection to that face, not only a doubt about this one.
-    other_face: int | None = None
-    other_probability: float = 0.0
+    # The face the turned second look (``look_again``) named instead, and its belief in it: a
+    # view that sees another face is an objection to this one, not only a doubt about it.
+    turned_face: int | None = None
+    turned_probability: float = 0.0
 
 
 def decode(
@@ -225,7 +225,7 @@ def look_again(frame: np.ndarray, die: NetDie, net: DiceNet | None = None) -> Ne
     reading that holds only at one angle is a guess. Returns the die with the lesser of the
     two views' belief in its face (none if the second view sees another face or no die),
     and the greater of their belief that it cannot be read. A face the second view names
-    instead is kept (``other_face``): a pip count of the first view's face is not backed by a
+    instead is kept (``turned_face``): a pip count of the first view's face is not backed by a
     network that also sees another.
     """
     net = net or shipped_net()
@@ -246,8 +246,8 @@ def look_again(frame: np.ndarray, die: NetDie, net: DiceNet | None = None) -> Ne
     again = min(seen, key=lambda d: math.dist(d.center, want))
     unclear = max(die.unclear, again.unclear)
     if again.face != die.face:
-        return replace(die, face_probability=0.0, unclear=unclear, other_face=again.face,
-                       other_probability=again.face_probability)
+        return replace(die, face_probability=0.0, unclear=unclear, turned_face=again.face,
+                       turned_probability=again.face_probability)
     return replace(die, face_probability=min(die.face_probability, again.face_probability), unclear=unclear)
 
 
