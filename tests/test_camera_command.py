@@ -3,6 +3,8 @@
 import argparse
 import json
 import re
+import shutil
+from pathlib import Path
 
 import cv2
 import pytest
@@ -105,6 +107,19 @@ def test_eval_prints_a_row_per_method(tmp_path, capsys, monkeypatch):
                               "wrong", "unsure", "missed", "invented", "ms/photo"]
     assert pips.split()[:10] == ["pips", "all", "12", "24", "100.0%", "100.0%", "0", "0", "0", "0"]
     assert baseline.split()[0] == "baseline"
+
+
+def test_eval_method_again_is_the_old_name_of_both(tmp_path, capsys, monkeypatch):
+    """Pink dice on a pink tray (a held-out render) that only looking again reads."""
+    monkeypatch.chdir(tmp_path)
+    rendered = Path(__file__).with_name("fixtures") / "rendered"
+    for kind, suffix in (("images", "jpg"), ("labels", "txt")):
+        (tmp_path / "set" / kind).mkdir(parents=True)
+        shutil.copy(rendered / f"pink.{suffix}", tmp_path / "set" / kind / f"pink.{suffix}")
+    assert run("eval", str(tmp_path / "set"), "--split", "all", "--method", "both,again,first") == 0
+    rows = {line.split()[0]: line.split()[2:10] for line in capsys.readouterr().out.splitlines()[2:]}
+    assert rows["both"][:3] == ["1", "3", "100.0%"] and rows["again"] == rows["both"]
+    assert rows["first"][:3] == ["1", "3", "0.0%"]
 
 
 def test_eval_on_a_folder_of_other_photos_reads_every_one_and_says_so(tmp_path, capsys,
