@@ -211,6 +211,14 @@ def text_of(browser, css: str) -> str:
         "const e = document.querySelector(arguments[0]); return e ? e.textContent : '';", css)
 
 
+def undo_bar(browser) -> str:
+    """The Undo bar's text while it is shown ('' when hidden: a hidden bar keeps the text of the
+    last action held, which a test that waited on the text alone took for the one just asked)."""
+    return browser.execute_script(
+        "const e = document.getElementById('pending');"
+        "return e.classList.contains('hidden') ? '' : e.textContent;")
+
+
 def wait_page(browser, predicate, what: str, seconds: float = WAIT) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
@@ -465,7 +473,7 @@ def test_a_question_asked_again_at_once_takes_its_own_answer(night, browser):
                            "document.getElementById(arguments[0]).click()", leave)
     wait_page(browser, lambda: dialog_open(browser), "the question again")
     click(browser, "confirm-yes")
-    wait_page(browser, lambda: "Ann leaves in" in text_of(browser, "#pending"), "the undo bar")
+    wait_page(browser, lambda: "Ann leaves in" in undo_bar(browser), "the undo bar")
     click(browser, "pending-undo")
     wait_page(browser, lambda: "Undone" in message(browser), "the undo's message")
     assert not _ann(night)["ghost"]
@@ -480,7 +488,7 @@ def test_leaving_asks_first_and_the_host_can_take_it_back_before_it_is_sent(nigh
     wait_page(browser, lambda: not dialog_open(browser), "the question closed")
     # a yes waits, and its Undo keeps it from being sent
     confirm(browser, leave)
-    wait_page(browser, lambda: "Ann leaves in" in text_of(browser, "#pending"), "the undo bar")
+    wait_page(browser, lambda: "Ann leaves in" in undo_bar(browser), "the undo bar")
     click(browser, "pending-undo")
     time.sleep(held + 1.5)
     assert not _ann(night)["ghost"] and "Undone" in message(browser)
@@ -584,7 +592,7 @@ def test_the_host_ends_the_night_and_downloads_it(night, browser):
     shoot(browser, "confirm-end", PHONE)
     click(browser, "confirm-no")
     confirm(browser, "act-end")
-    wait_page(browser, lambda: "night ends in" in text_of(browser, "#pending"), "the undo bar")
+    wait_page(browser, lambda: "night ends in" in undo_bar(browser), "the undo bar")
     click(browser, "pending-undo")
     time.sleep(browser.execute_script("return UNDO_SECONDS") + 1.5)
     assert night.phase() != "ended"
