@@ -281,10 +281,29 @@ def test_the_face_reader_all_but_certain_scores_a_die_alone_unless_the_finder_na
 
 
 def test_looking_again_never_overrules_a_sure_reading_a_refusal_or_a_dispute():
+    """It never puts its own face on a die the first look scored or refused; where the two
+    networks agree on another face, a scored die is no longer sure (below)."""
     sure = pip(2, 0.9)
-    for kept in (sure, pip(None, 0.0, problem="cocked or hidden"), pip(3, 0.2, problem="tilted"),
+    for kept in (pip(None, 0.0, problem="cocked or hidden"), pip(3, 0.2, problem="tilted"),
                  pip(None, 0.0, problem="unsure: two readings")):
         assert again([kept], [found(5, 0.99)], [found(5, 0.99)]) == (kept,)
+    for finder, faces in ((found(5, 0.99), found(4, 0.99)),  # they read two faces themselves
+                          (found(5, 0.4), found(5, 0.99)),  # the finder in doubt (0.4 < 0.5)
+                          (found(5, 0.99), found(5, 0.7)),  # the face reader not sure (0.7 < 0.8)
+                          (found(2, 0.99), found(2, 0.99))):  # both read the scored face
+        assert again([sure], [finder], [faces]) == (sure,)
+
+
+def test_a_scored_die_the_finder_and_face_reader_read_as_another_face_is_not_sure():
+    """A white die seen low from the side on a carpet (a real photo): the pip reader counted the
+    one pip of the face turned to the camera, sure, with the network's first look in doubt; the
+    finder and the face reader both read the two on top. Two readings: the die is not sure."""
+    settings = replace(AGAIN, again_agree=0.9)
+    (die,) = read_again(FrameReading((pip(1, 1.0),)), FrameReading((pip(1, 1.0),)),
+                        [(found(2, 0.92), found(2, 0.9))], 0.5, settings).dice
+    assert (die.face, die.confidence, die.problem) == (None, 0.0, "unsure: two readings")
+    assert judge(FrameReading((die, pip(3, at=(300.0, 100.0)), pip(4, at=(100.0, 300.0)))),
+                 dice=3) == Unsure("unsure: two readings")
 
 
 def test_a_sure_count_the_network_did_not_see_stands_against_the_networks_looking_again():
@@ -305,6 +324,16 @@ def test_a_second_peak_beside_a_die_is_not_a_die_of_its_own():
     dice = again([pip(2)], [found(2, 0.99, at=(101.0, 99.0)), found(6, 0.99, at=beside)],
                  [found(2, 0.99, at=(101.0, 99.0)), found(6, 0.99, at=beside)])
     assert [d.face for d in dice] == [2]
+
+
+def test_a_die_touching_a_read_die_is_looked_at_too():
+    """Dice side by side lie a whole die apart, centre to centre: a peak that far from a read
+    die is a die of its own (in crowded trays of real coloured dice such dice went unread)."""
+    # the pip die's half-width plus the finder's, less the overlap boxes of dice side by side have
+    touching = (100.0 + 0.85 * (25.0 + 20.0), 100.0)
+    dice = again([pip(2)], [found(2, 0.99, at=(101.0, 99.0)), found(6, 0.99, at=touching)],
+                 [found(2, 0.99, at=(101.0, 99.0)), found(6, 0.99, at=touching)])
+    assert [(d.face, d.center) for d in dice] == [(2, (100.0, 100.0)), (6, touching)]
 
 
 def test_a_count_of_another_face_keeps_a_die_not_sure():

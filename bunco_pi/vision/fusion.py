@@ -49,6 +49,10 @@ from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
 # What looking again never reads over: a die seen cocked, hidden or cut, or read as two faces.
 REFUSED = ("tilted", "cocked or hidden", "unsure: two readings")
+# A peak of the finder nearer a die than this share of their two half-widths is on that die,
+# not a die of its own: dice lying side by side are a whole sum of half-widths apart (at the
+# whole sum, a die touching a read die in a crowded tray was never looked at).
+ON_THE_DIE = 0.7
 
 
 @dataclass(frozen=True)
@@ -160,11 +164,16 @@ def read_again(
                   if math.dist(d.center, f.center) <= max(d.radius, f.width / 2)]
     pairs = {j: i for i, j in closest_pairs(candidates)}
     for j, (first, again) in enumerate(looked):
+        i = pairs.get(j)
+        if i is not None and dice[i].face is not None and dice[i].confidence >= min_confidence:
+            if _disputes(dice[i], first, again, fusion):
+                dice[i] = replace(dice[i], face=None, confidence=0.0, problem="unsure: two readings")
+            continue
         if _pips_stand(pips, first, again, fusion):
             continue
-        i = pairs.get(j)
         if i is None:
-            if any(math.dist(d.center, first.center) < d.radius + first.width / 2 for d in dice):
+            if any(math.dist(d.center, first.center) < ON_THE_DIE * (d.radius + first.width / 2)
+                   for d in dice):
                 continue  # a second peak on a die already there, not a die of its own
             new = DieReading(None, 0.0, first.center, first.width / 2, "unclear pips")
             voted = _vote(new, first, again, min_confidence, fusion)
@@ -172,10 +181,19 @@ def read_again(
                 dice.append(voted)
             continue
         die = dice[i]
-        if (die.face is not None and die.confidence >= min_confidence) or die.problem in REFUSED:
+        if die.problem in REFUSED:
             continue
         dice[i] = _vote(die, first, again, min_confidence, fusion)
     return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+
+
+def _disputes(die: DieReading, first: NetDie, again: NetDie, fusion: FusionSettings) -> bool:
+    """The finder and the face reader agree, as surely as it takes them to score a die, on a
+    face other than the one the first look scored: two readings, so the die is not sure. (On a
+    die seen low from the side, the pip reader, with the network's first look in doubt, counted
+    the face turned to the camera.)"""
+    return (first.face == again.face != die.face and first.face_probability >= fusion.again_agree
+            and again.face_probability >= fusion.again_sure)
 
 
 def _pips_stand(pips: FrameReading, first: NetDie, again: NetDie, fusion: FusionSettings) -> bool:
