@@ -26,7 +26,8 @@ When the two leave a die unscored, or see none, the tray can be looked at once m
 dice, each is cut out and read by the face reader (``face_reader.py``), and a die is scored
 only if the face reader, reading it twice, and the finder agree (or the face reader is all but
 certain and the finder names no other face), and no refusal, dispute, pip count of another
-face or "cannot be read" stands against them.
+face or "cannot be read" stands against them. Where they look, a die the first look scored
+that they agree is another face is no longer sure: two readings.
 
 The thresholds were chosen with ``scripts/tune_fusion.py`` on the set-aside fifth of the
 training photos (never on the held-out photos): the fewest dice wrong and sure first, then
@@ -155,9 +156,10 @@ def read_again(
 ) -> FrameReading:
     """The reading with each die it left unscored (or missed) scored where the finder and the
     face reader agree, or the face reader is all but certain (``_vote``). It adds readings and
-    never overrules one: a scored die, a die refused (cocked or hidden) or in dispute
-    (``REFUSED``), and a die whose pips were seen squashed or counted as another face
-    (``pips``, the pip reader's own reading) are left as they are."""
+    never puts its own face on a die read otherwise: a die refused (cocked or hidden) or in
+    dispute (``REFUSED``), and a die whose pips were seen squashed or counted as another face
+    (``pips``, the pip reader's own reading) are left as they are, and a scored die is left as
+    it is unless the two agree it is another face (``_disputes``), which leaves it not sure."""
     dice = list(reading.dice)
     candidates = [(math.dist(d.center, f.center), i, j)
                   for i, d in enumerate(dice) for j, (f, _) in enumerate(looked)
