@@ -52,6 +52,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", type=Path, nargs="+")
     parser.add_argument("--split", default="setaside", help="setaside (default); never heldout")
+    parser.add_argument("--renders", type=Path, action="append", default=[],
+                        help="renders never trained on, read whole (say, dice seen from low down), whose "
+                             "dice count with the photos'")
     parser.add_argument("--net", type=Path, help="a network file other than the shipped one")
     parser.add_argument("--finder", type=Path, help="a finder network other than the shipped one")
     parser.add_argument("--faces", type=Path, help="a face reader other than the shipped one")
@@ -65,8 +68,8 @@ def main() -> int:
     faces = FaceReader(args.faces) if args.faces else None
     lowest = replace(base, again_seen=min(AGAIN["again_seen"]))
     readings = []
-    for folder in args.folders:
-        for photo in list_photos(folder, args.split):
+    for folder, split in [(f, args.split) for f in args.folders] + [(r, "all") for r in args.renders]:
+        for photo in list_photos(folder, split):
             image = load_image(photo.image_path)
             glanced = detect(image, net, base.glance, settings.region)
             pips = read_pips(image, settings, [(*d.center, base.window * d.width) for d in glanced])
@@ -74,7 +77,8 @@ def main() -> int:
             more = look_for_more(image, settings.region, lowest, finder, faces)
             size = (image.shape[1], image.shape[0])
             readings.append((folder.name, photo, size, pips, glanced, again, more))
-    print(f"{len(readings)} photos of {', '.join(str(f) for f in args.folders)} ({args.split})")
+    print(f"{len(readings)} photos of {', '.join(str(f) for f in args.folders)} ({args.split})"
+          + "".join(f", {r} (all)" for r in args.renders))
     rows = []
     for values in itertools.product(*AGAIN.values()):
         fusion = replace(base, again=True, **dict(zip(AGAIN, values, strict=True)))
