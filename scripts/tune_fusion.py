@@ -4,7 +4,9 @@
 
 Only the set-aside fifth of each folder's training photos is read (``set_aside`` in
 bunco_pi/vision/dataset.py): neither trained on nor held out, so the held-out photos stay a
-fair measure. Each photo is read once by each reader as ``read_both`` reads it (the network
+fair measure. Renders never trained on (``--renders``, say dice seen from low down, which the
+set-aside photos hold few of) are read whole, and their dice count with the photos'. Each
+photo is read once by each reader as ``read_both`` reads it (the network
 first, its second look at every die it found, the pip reader round those dice); every
 combination of thresholds is then scored from those readings. Prints the best few, fewest
 dice wrong and sure first, then the most dice right, and the present settings beside them,

@@ -159,7 +159,7 @@ def read_again(
     never puts its own face on a die read otherwise: a die refused (cocked or hidden) or in
     dispute (``REFUSED``), and a die whose pips were seen squashed or counted as another face
     (``pips``, the pip reader's own reading) are left as they are, and a scored die is left as
-    it is unless the two agree it is another face (``_disputes``), which leaves it not sure."""
+    it is unless the two agree it is another face, which leaves it not sure."""
     dice = list(reading.dice)
     candidates = [(math.dist(d.center, f.center), i, j)
                   for i, d in enumerate(dice) for j, (f, _) in enumerate(looked)
@@ -168,7 +168,10 @@ def read_again(
     for j, (first, again) in enumerate(looked):
         i = pairs.get(j)
         if i is not None and dice[i].face is not None and dice[i].confidence >= min_confidence:
-            if _disputes(dice[i], first, again, fusion):
+            if _agree_surely(first, again, min_confidence, fusion) and again.face != dice[i].face:
+                # the two agree, as surely as scores a die, on another face than the first
+                # look scored: two readings (a die seen low from the side, whose front face the
+                # pip reader counted while the network's first look was in doubt)
                 dice[i] = replace(dice[i], face=None, confidence=0.0, problem="unsure: two readings")
             continue
         if _pips_stand(pips, first, again, fusion):
@@ -189,13 +192,10 @@ def read_again(
     return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
 
 
-def _disputes(die: DieReading, first: NetDie, again: NetDie, fusion: FusionSettings) -> bool:
-    """The finder and the face reader agree, as surely as it takes them to score a die, on a
-    face other than the one the first look scored: two readings, so the die is not sure. (On a
-    die seen low from the side, the pip reader, with the network's first look in doubt, counted
-    the face turned to the camera.)"""
-    return (first.face == again.face != die.face and first.face_probability >= fusion.again_agree
-            and again.face_probability >= fusion.again_sure)
+def _agree_surely(first: NetDie, again: NetDie, min_confidence: float, fusion: FusionSettings) -> bool:
+    """The finder and the face reader name one face, each as surely as it takes to score a die."""
+    return (first.face == again.face and first.face_probability >= fusion.again_agree
+            and again.face_probability >= max(fusion.again_sure, min_confidence))
 
 
 def _pips_stand(pips: FrameReading, first: NetDie, again: NetDie, fusion: FusionSettings) -> bool:
@@ -213,11 +213,9 @@ def _vote(die: DieReading, first: NetDie, again: NetDie, min_confidence: float,
           fusion: FusionSettings) -> DieReading:
     if max(first.unclear, again.unclear) >= fusion.unclear:
         return replace(die, face=None, confidence=0.0, problem="cocked or hidden")
-    agreed = first.face == again.face and first.face_probability >= fusion.again_agree
-    sure = again.face_probability >= max(fusion.again_sure, min_confidence)
     objected = first.face != again.face and first.face_probability >= fusion.again_object
     alone = again.face_probability >= max(fusion.again_alone, min_confidence) and not objected
-    if (agreed and sure) or alone:
+    if _agree_surely(first, again, min_confidence, fusion) or alone:
         return replace(die, face=again.face, confidence=again.face_probability, problem="")
     return die
 
