@@ -9,7 +9,13 @@ and of the renders is cut out as the reader cuts a die the network found (``face
 then moved and zoomed as far as the network's box misses a die, turned a little (``TILT``),
 mirrored, its colours swapped and turned (``train_dice_net._recolour``) and its light changed
 (``train_dice_net._photometric``). A render's dice that cannot be read (cocked, cut by the
-frame, under a hand) are taught as the seventh answer. ``--validate`` keeps the set-aside fifth
+frame, under a hand) are taught as the seventh answer, and so, with ``--side DEG``, are those
+whose top face is more than DEG degrees from face-on (the render's scene says): both where the
+labels box them and where the first look's network and the finder find them, as the table's
+reader cuts them (a die seen low from the side is found centred on its front face); there the
+renders' dice lying flat and near face-on are taught as their faces. ``--unclear`` sets the
+share of the batch's renders that cannot be read, ``--init`` trains on from a written reader
+(its batch norm folded). ``--validate`` keeps the set-aside fifth
 of the photos out of training and prints, every 250 steps, how each folder's set-aside dice are
 read; the held-out photos are never read. Needs PyTorch (``pip install -e '.[train]'``); seeded.
 """
@@ -19,9 +25,12 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import json
+import math
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -34,7 +43,7 @@ from train_dice_net import _photometric, _recolour, _sample, folded  # noqa: E40
 from bunco_pi.errors import UserError  # noqa: E402
 from bunco_pi.vision.dataset import list_photos, set_aside  # noqa: E402
 from bunco_pi.vision.face_reader import MODEL_PATH, PATCH, REACH, SEEN, UNCLEAR, FaceReader, cut  # noqa: E402
-from bunco_pi.vision.net import normalise  # noqa: E402
+from bunco_pi.vision.net import detect, normalise, shipped_finder, shipped_net  # noqa: E402
 
 # Crops are turned a little, never upside down: a camera is held or mounted about level, so a
 # slanted die shows its top face above the side faces facing the camera, and a reader kept
@@ -42,6 +51,10 @@ from bunco_pi.vision.net import normalise  # noqa: E402
 # lie turned every way on a tray, so every turn of a face is in the photos all the same.
 TILT = 25.0
 ROOM = 96  # each die is kept as a crop this wide at the reader's scale: room to move and turn
+# The networks' peaks this high are cut as the table's reader would cut them (lower than the
+# table's own 0.5: a die barely found is still one the reader may be shown).
+NETWORK_SEEN = 0.3
+FACE_ON = 40.0  # a rendered die this near face-on, found centred, is taught as its face
 LAYERS = ((3, 24, 1), (24, 32, 2), (32, 48, 1), (48, 64, 2), (64, 64, 1))
 
 Crop = tuple[np.ndarray, int]  # (ROOM x ROOM BGR, class 0..6)
@@ -71,11 +84,23 @@ def view(crop: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
 
 
 def pick(real: list[Crop], drawn: list[Crop], rendered: float, size: int,
-         rng: np.random.Generator) -> list[Crop]:
-    """A batch with about ``rendered`` of it renders (all of it if there are no photos)."""
+         rng: np.random.Generator, unclear: float | None = None) -> list[Crop]:
+    """A batch with about ``rendered`` of it renders (all of it if there are no photos), and
+    of those, given ``unclear``, about that share dice that cannot be read."""
     share = rendered if real and drawn else float(bool(drawn))
-    from_renders = rng.random(size) < share
-    return [drawn[rng.integers(len(drawn))] if r else real[rng.integers(len(real))] for r in from_renders]
+    pools = [drawn]
+    if unclear is not None:
+        pools = [[c for c in drawn if c[1] != UNCLEAR], [c for c in drawn if c[1] == UNCLEAR]]
+        if not all(pools):
+            pools = [drawn]
+    batch = []
+    for from_renders in rng.random(size) < share:
+        if not from_renders:
+            batch.append(real[rng.integers(len(real))])
+            continue
+        pool = pools[int(rng.random() < unclear)] if len(pools) == 2 else pools[0]
+        batch.append(pool[rng.integers(len(pool))])
+    return batch
 
 
 def build() -> nn.Sequential:
@@ -85,6 +110,88 @@ def build() -> nn.Sequential:
                    nn.ReLU(inplace=True)]
     answers = nn.Linear(LAYERS[-1][1], UNCLEAR + 1)
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), answers)
+
+
+def from_onnx(path: Path) -> nn.Sequential:
+    """A written face reader as a model to train on: its folded convolutions, without batch norm."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    weights = {w.name: torch.from_numpy(numpy_helper.to_array(w).copy()) for w in graph.initializer}
+    layers: list[nn.Module] = []
+    for i, (cin, cout, stride) in enumerate(LAYERS):
+        conv = nn.Conv2d(cin, cout, 3, stride, 1)
+        conv.weight.data, conv.bias.data = weights[f"w{i}"], weights[f"b{i}"]
+        layers += [conv, nn.ReLU(inplace=True)]
+    answers = nn.Linear(LAYERS[-1][1], UNCLEAR + 1)
+    answers.weight.data, answers.bias.data = weights["fc_w"], weights["fc_b"]
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), answers)
+
+
+class Drawn(NamedTuple):
+    """A die as a render's scene drew it."""
+
+    x: float  # pixels
+    y: float
+    slant: float  # degrees of its top face from face-on to the camera
+    face: int  # 1..6
+    flat: bool  # lying flat, neither cocked nor cut by the frame
+
+
+def _scene_dice(root: Path, name: str, image: np.ndarray) -> list[Drawn]:
+    scene = root / "scenes" / f"{name}.json"
+    if not scene.is_file():
+        return []
+    h, w = image.shape[:2]
+    drawn = json.loads(scene.read_text(encoding="utf-8"))["dice"]
+    return [Drawn(d["x"] * w, d["y"] * h, d["slant"], d["face"], d["state"] == "flat") for d in drawn]
+
+
+def _nearest(drawn: list[Drawn], x: float, y: float, reach: float) -> Drawn | None:
+    """The drawn die nearest (x, y), if one is within ``reach`` pixels."""
+    near = min(drawn, key=lambda d: (d.x - x) ** 2 + (d.y - y) ** 2, default=None)
+    if near is None or (near.x - x) ** 2 + (near.y - y) ** 2 >= reach ** 2:
+        return None
+    return near
+
+
+def _seen_from_the_side(root: Path, sample: tuple, side: float) -> tuple:
+    """A render's sample with each die whose top face is more than ``side`` degrees from face-on
+    (the render's scene says) taught as "cannot be read"."""
+    name, image, dice, masked = sample
+    drawn = _scene_dice(root, name, image) if side < 90 else []
+    out = []
+    for x, y, size, cls in dice:
+        near = _nearest(drawn, x, y, size)
+        out.append((x, y, size, UNCLEAR if near is not None and near.slant > side else cls))
+    return name, image, out, masked
+
+
+def as_the_networks_cut(root: Path, sample: tuple, side: float) -> list[Crop]:
+    """The crops the table's reader cuts where the first look's network and the finder find a
+    render's dice: a die more than ``side`` degrees from face-on taught as "cannot be read", a
+    die lying flat and at most ``FACE_ON`` degrees from it, its box centred on its top face, as
+    its face. A die seen low from the side is found centred on its front face, which then looks
+    like a top face seen from above; a crop round the top face's box (``crops``) never shows the
+    reader that view."""
+    name, image, dice, _ = sample
+    drawn = _scene_dice(root, name, image)
+    if side >= 90 or not drawn:
+        return []
+    out = []
+    found = detect(image, shipped_net(), NETWORK_SEEN)
+    found += detect(image, shipped_finder(), NETWORK_SEEN, zoom_out=True)
+    for die in found:
+        near = _nearest(drawn, *die.center, die.width)
+        if near is None:
+            continue
+        crop = cut(image, die.center, die.width, side=ROOM)
+        if near.slant > side:
+            out.append((crop, UNCLEAR))
+        elif near.flat and near.slant <= FACE_ON and math.dist((near.x, near.y), die.center) < die.width / 4:
+            out.append((crop, near.face - 1))
+    return out
 
 
 def export(model: nn.Sequential, path: Path) -> None:
@@ -158,10 +265,17 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rendered", type=float, default=0.3, help="share of rendered dice in a batch")
+    parser.add_argument("--unclear", type=float,
+                        help="share of the rendered dice in a batch that cannot be read (default: as drawn)")
     parser.add_argument("--smoothing", type=float, default=0.0, help="label smoothing of the loss")
     parser.add_argument("--sure", type=float, default=0.95, help="the belief --validate counts as sure")
     parser.add_argument("--validate", action="store_true", help="keep a fifth of the training photos aside")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--init", type=Path,
+                        help="a face reader file to train on from (its batch norm folded)")
+    parser.add_argument("--side", type=float, default=90.0,
+                        help="a rendered die whose top face is more than this many degrees from face-on is "
+                             "taught as 'cannot be read' (its scene says; the renderer's own line is 70)")
     parser.add_argument("--out", type=Path, required=True,
                         help=f"the file to write (every 250 steps); the shipped one is {MODEL_PATH}")
     args = parser.parse_args()
@@ -180,18 +294,21 @@ def main() -> int:
                 train.extend(kept * times)
     for root in args.renders:
         with contextlib.suppress(UserError):  # a folder with nothing rendered yet
-            drawn.extend(c for photo in list_photos(root, "all") for c in crops(_sample(photo, True)))
+            for photo in list_photos(root, "all"):
+                sample = _sample(photo, True)
+                drawn.extend(crops(_seen_from_the_side(root, sample, args.side)))
+                drawn.extend(as_the_networks_cut(root, sample, args.side))
     if not train and not drawn:
         raise SystemExit("nothing to train on: give photo folders and/or --renders")
     unclear = sum(cls == UNCLEAR for _, cls in drawn)
     print(f"{len(train)} photo dice and {len(drawn)} rendered ({unclear} cannot be read); set aside: "
           + (", ".join(f"{k} {len(v)}" for k, v in aside.items()) or "none"), flush=True)
-    model = build()
+    model = build() if args.init is None else from_onnx(args.init)
     optimiser = torch.optim.AdamW(model.parameters(), args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=args.steps, pct_start=0.1)
     start = time.monotonic()
     for step in range(1, args.steps + 1):
-        picked = pick(train, drawn, args.rendered, args.batch, rng)
+        picked = pick(train, drawn, args.rendered, args.batch, rng, args.unclear)
         x = torch.from_numpy(np.stack([normalise(view(crop, rng)) for crop, _ in picked]))
         y = torch.tensor([cls for _, cls in picked])
         loss = nn.functional.cross_entropy(model(x), y, label_smoothing=args.smoothing)

@@ -3,6 +3,7 @@ and a written reader that runs in onnxruntime as it ran in PyTorch. Skipped wher
 installed (``.[train]``)."""
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -111,3 +112,55 @@ def test_a_short_run_trains_and_writes_a_reader(tmp_path):
     trained = re.search(r"(\d+) photo dice and 0 rendered", done.stdout)
     assert trained and int(trained[1]) > 0 and f"wrote {out}" in done.stdout
     assert FaceReader(out).beliefs([np.zeros((SEEN, SEEN, 3), np.uint8)]).shape == (1, UNCLEAR + 1)
+
+
+def test_a_batch_has_about_the_asked_share_of_rendered_dice_that_cannot_be_read(train):
+    rng = np.random.default_rng(4)
+    real = [(np.zeros((1, 1, 3), np.uint8), 0)]
+    drawn = [(np.zeros((1, 1, 3), np.uint8), UNCLEAR)] + [(np.zeros((1, 1, 3), np.uint8), 2)] * 9
+    batch = train.pick(real, drawn, 1.0, 2000, rng, unclear=0.5)
+    assert 0.45 < sum(cls == UNCLEAR for _, cls in batch) / len(batch) < 0.55  # not the tenth drawn
+    as_drawn = train.pick(real, drawn, 1.0, 2000, rng)
+    assert 0.07 < sum(cls == UNCLEAR for _, cls in as_drawn) / len(as_drawn) < 0.13
+
+
+def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_path):
+    torch.manual_seed(2)
+    model = train.build()
+    with torch.no_grad():
+        model.train()
+        for _ in range(3):
+            model(torch.randn(16, 3, SEEN, SEEN))
+    path = tmp_path / "faces.onnx"
+    train.export(model, path)
+    again = train.from_onnx(path)
+    rng = np.random.default_rng(5)
+    crops = [(rng.integers(0, 255, (train.ROOM, train.ROOM, 3), dtype=np.uint8), 0) for _ in range(4)]
+    train.check_export(again, path, crops)  # raises SystemExit if the two read apart
+    assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in again)  # folded: nothing to relearn
+
+
+def scene(root: Path, name: str, dice: list[dict]) -> None:
+    (root / "scenes").mkdir(parents=True, exist_ok=True)
+    (root / "scenes" / f"{name}.json").write_text(json.dumps({"dice": dice}))
+
+
+def test_rendered_dice_seen_from_the_side_are_taught_as_cannot_be_read(train, tmp_path):
+    """Where the scene says a die's top is more than --side degrees from face-on: its label's
+    crop, and the crops the first look and the finder cut where they find it."""
+    image = draw_tray([(5, 200, 200, 0), (3, 440, 260, 20)])
+    h, w = image.shape[:2]
+    scene(tmp_path, "r1", [
+        {"face": 5, "state": "flat", "x": 200 / w, "y": 200 / h, "slant": 62.0},
+        {"face": 3, "state": "flat", "x": 440 / w, "y": 260 / h, "slant": 12.0},
+    ])
+    sample = ("r1", image, [(200.0, 200.0, 56.0, 4), (440.0, 260.0, 56.0, 2)], [])
+    _, _, labelled, _ = train._seen_from_the_side(tmp_path, sample, 50.0)
+    assert [cls for *_, cls in labelled] == [UNCLEAR, 2]
+    assert train._seen_from_the_side(tmp_path, sample, 90.0) == sample  # 90: as the labels say
+    cut_by_networks = train.as_the_networks_cut(tmp_path, sample, 50.0)
+    taught = [cls for _, cls in cut_by_networks]
+    assert UNCLEAR in taught and 2 in taught  # each network found each die
+    assert set(taught) == {UNCLEAR, 2}
+    assert all(crop.shape == (train.ROOM, train.ROOM, 3) for crop, _ in cut_by_networks)
+    assert train.as_the_networks_cut(tmp_path, sample, 90.0) == []
