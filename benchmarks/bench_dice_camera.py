@@ -3,7 +3,8 @@
     PYTHONPATH=. python3 benchmarks/bench_dice_camera.py [--photos DIR] [--repeat N]
 
 Rows: the settle check (runs on every frame), the dice network alone, the pip reader, both
-together (the table's reader: the pip reader and the network, then the finder network and the
+together (the table's reader: the pip reader and the network, the face reader's check of the
+dice they scored ("both, no side check": without it), then the finder network and the
 face reader looking again at the dice left unscored; "first look": without looking again, the
 reader a calibration can choose; "both, as before": the first look with the pip reader
 searching the whole tray and no second look by the network, as ``read_both`` was) and the
@@ -66,6 +67,8 @@ from bunco_pi.vision.verdict import judge  # noqa: E402
 WHOLE_TRAY = FusionSettings(pips_near_net=False, second_look=False, again=False)
 # The reader "first": both without the finder and the face reader looking again.
 FIRST_LOOK = FusionSettings(again=False)
+# The table's reader without the face reader's check of the dice the first look scored.
+UNCHECKED = FusionSettings(check=1.01)
 PI4_RATIO = 5.0  # see the module's docstring: an estimate from published single-core ratios
 FRAME_BUDGET_MS = 1000 / 15  # a 15 fps camera: the settle check must keep up with it
 SETTLED_BUDGET_MS = 100.0  # a settled frame read on a Pi 4 (the target)
@@ -176,6 +179,7 @@ def main() -> int:
         stages = [("finding, 1 scale", lambda frame: detect(frame, zoom_out=False)),
                   ("finding, 2 scales", lambda frame: detect(frame, zoom_out=True)),
                   ("network", read_net), ("pip reader", read_pips), ("both", read_both),
+                  ("both, no side check", lambda frame: read_both(frame, fusion=UNCHECKED)),
                   ("first look", lambda frame: read_both(frame, fusion=FIRST_LOOK)),
                   ("both, as before", lambda frame: read_both(frame, fusion=WHOLE_TRAY))]
         if look is not None:

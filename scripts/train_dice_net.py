@@ -439,7 +439,7 @@ def record(args: argparse.Namespace, renders: int) -> None:
                  "only the held-out photos of a folder holding any of these.",
         "photos": folders,
         "renders": {"count": renders, "made_by": "scripts/render_dice.py (default seed, kinds and size)",
-                    "held_out": "pictures numbered 900000 and up are never trained on"},
+                    "held_out": "pictures numbered 800000 to 979999 are never trained on"},
         "sha256": sorted(hashes),
     }, indent=1) + "\n", encoding="utf-8")
 

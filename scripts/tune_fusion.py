@@ -7,8 +7,9 @@ bunco_pi/vision/dataset.py): neither trained on nor held out, so the held-out ph
 fair measure. Renders never trained on (``--renders``, say dice seen from low down, which the
 set-aside photos hold few of) are read whole, and their dice count with the photos'. Each
 photo is read once by each reader as ``read_both`` reads it (the network
-first, its second look at every die it found, the pip reader round those dice); every
-combination of thresholds is then scored from those readings. Prints the best few, fewest
+first, its second look at every die it found, the pip reader round those dice, the face
+reader's reading of each die the network found, for its check); every combination of
+thresholds is then scored from those readings. Prints the best few, fewest
 dice wrong and sure first, then the most dice right, and the present settings beside them,
 with each folder's figures.
 """
@@ -26,8 +27,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bunco_pi.vision.calibration import TrayCalibration  # noqa: E402
 from bunco_pi.vision.dataset import list_photos  # noqa: E402
 from bunco_pi.vision.evaluate import load_image, score_photo  # noqa: E402
-from bunco_pi.vision.face_reader import FaceReader  # noqa: E402
-from bunco_pi.vision.fusion import FusionSettings, combine, left_unscored, look_for_more, read_again  # noqa: E402
+from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader  # noqa: E402
+from bunco_pi.vision.fusion import (  # noqa: E402
+    FusionSettings,
+    combine,
+    left_unscored,
+    look_for_more,
+    read_again,
+    refuse_side_views,
+)
 from bunco_pi.vision.net import detect, load_net, look_again  # noqa: E402
 from bunco_pi.vision.reader import ReaderSettings, read_pips  # noqa: E402
 
@@ -41,12 +49,13 @@ GRID = {
     "second_look": (False, True),
 }
 ROLL = TrayCalibration().dice  # a reading short of a roll's dice is looked at again, as at the table
-AGAIN = {  # looking again (fusion.read_again), tried on the present settings of the rest
+AGAIN = {  # the face reader's check and looking again (fusion.read_again), on the present rest
     "again_seen": (0.2, 0.3, 0.5),
     "again_sure": (0.8, 0.9, 0.95),
     "again_agree": (0.5, 0.7, 0.9),
     "again_alone": (0.99, 0.995, 0.999, 1.01),  # 1.01: the face reader is never trusted alone
     "again_object": (0.3, 0.5),
+    "check": (0.3, 0.5, 0.7, 0.9, 1.01),
 }
 
 
@@ -77,8 +86,9 @@ def main() -> int:
             pips = read_pips(image, settings, [(*d.center, base.window * d.width) for d in glanced])
             again = [look_again(image, d, net) for d in glanced]
             more = look_for_more(image, settings.region, lowest, finder, faces)
+            checks = (faces or shipped_face_reader()).read(image, glanced)
             size = (image.shape[1], image.shape[0])
-            readings.append((folder.name, photo, size, pips, glanced, again, more))
+            readings.append((folder.name, photo, size, pips, glanced, again, checks, more))
     print(f"{len(readings)} photos of {', '.join(str(f) for f in args.folders)} ({args.split})"
           + "".join(f", {r} (all)" for r in args.renders))
     rows = []
@@ -102,12 +112,15 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
     """(wrong, -right, fusion, totals, each folder's dice, right and wrong) of one set of settings."""
     totals = [0, 0, 0, 0, 0]
     folders: dict[str, list[int]] = {}
-    for folder, photo, size, pips, glanced, again, looked in readings:
+    for folder, photo, size, pips, glanced, again, checks, looked in readings:
         kept = [
-            second if fusion.second_look and first.face_probability >= fusion.objection else first
-            for first, second in zip(glanced, again, strict=True) if first.presence >= fusion.seen
+            (second if fusion.second_look and first.face_probability >= fusion.objection else first, check)
+            for first, second, check in zip(glanced, again, checks, strict=True)
+            if first.presence >= fusion.seen
         ]
-        reading = combine(pips, kept, settings.min_confidence, fusion)
+        reading = combine(pips, [die for die, _ in kept], settings.min_confidence, fusion)
+        if fusion.again and fusion.check <= 1:
+            reading = refuse_side_views(reading, kept, settings.min_confidence, fusion)
         if fusion.again and left_unscored(reading, settings.min_confidence, ROLL):
             more = [(f, r) for f, r in looked if f.presence >= fusion.again_seen]
             reading = read_again(reading, pips, more, settings.min_confidence, fusion)
@@ -125,14 +138,14 @@ def show(rows: list, base: FusionSettings, title: str) -> None:
     print(title)
     print(f"{'seen':>5} {'sure':>5} {'alone':>5} {'object':>6} {'turned':>6} {'unclear':>7} "
           f"{'need':>5} {'twice':>5} "
-          f"{'again':>24}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6}")
+          f"{'again':>28}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6}")
     for _, _, f, (dice, right, wrong, unsure, missed), folders in rows:
         each = "  ".join(f"{name} {100 * r / max(d, 1):.1f}%/{w}" for name, (d, r, w) in folders.items())
-        again = (f"{f.again_seen}/{f.again_sure}/{f.again_agree}/{f.again_alone}/{f.again_object}"
+        again = (f"{f.again_seen}/{f.again_sure}/{f.again_agree}/{f.again_alone}/{f.again_object}/{f.check}"
                  if f.again else "no")
         print(f"{f.seen:>5} {f.sure:>5} {f.sure_alone:>5} {f.objection:>6} {f.turned_objection:>6} "
               f"{f.unclear:>7} "
-              f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>24}  "
+              f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>28}  "
               f"{dice:>5} {100 * right / max(dice, 1):>5.1f}% "
               f"{wrong:>5} {unsure:>6} {missed:>6}  {each}"
               + ("   (present)" if f == base else ""))

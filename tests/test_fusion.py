@@ -9,7 +9,14 @@ from close_ups import close_up, large_held_out_dice
 from drawn_dice import draw_tray
 
 from bunco_pi.vision.dataset import read_labels
-from bunco_pi.vision.fusion import FusionSettings, combine, look_for_more, read_again, read_both
+from bunco_pi.vision.fusion import (
+    FusionSettings,
+    combine,
+    look_for_more,
+    read_again,
+    read_both,
+    refuse_side_views,
+)
 from bunco_pi.vision.net import NetDie
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
@@ -285,7 +292,8 @@ def test_looking_again_never_overrules_a_sure_reading_a_refusal_or_a_dispute():
     networks agree on another face, a scored die is no longer sure (below)."""
     sure = pip(2, 0.9)
     for kept in (pip(None, 0.0, problem="cocked or hidden"), pip(3, 0.2, problem="tilted"),
-                 pip(None, 0.0, problem="unsure: two readings")):
+                 pip(None, 0.0, problem="unsure: two readings"),
+                 pip(None, 0.0, problem="seen from the side")):
         assert again([kept], [found(5, 0.99)], [found(5, 0.99)]) == (kept,)
     for finder, faces in ((found(5, 0.99), found(4, 0.99)),  # they read two faces themselves
                           (found(5, 0.4), found(5, 0.99)),  # the finder in doubt (0.4 < 0.5)
@@ -304,6 +312,37 @@ def test_a_scored_die_the_finder_and_face_reader_read_as_another_face_is_not_sur
     assert (die.face, die.confidence, die.problem) == (None, 0.0, "unsure: two readings")
     assert judge(FrameReading((die, pip(3, at=(300.0, 100.0)), pip(4, at=(100.0, 300.0)))),
                  dice=3) == Unsure("unsure: two readings")
+
+
+# The face reader's check of the dice the first look scored (``refuse_side_views``).
+CHECK = replace(AGAIN, check=0.5)
+
+
+def test_a_scored_die_the_face_reader_says_cannot_be_read_is_refused_as_seen_from_the_side():
+    """Seen from low down, the first look read a die's front face as its top, sure; the face
+    reader, shown the network's box round it, learned that view as "cannot be read"."""
+    scored = pip(2, 0.99)
+    reading = FrameReading((scored,))
+    (die,) = refuse_side_views(reading, [(net(2), found(2, 0.1, unclear=0.5))], 0.5, CHECK).dice
+    assert (die.face, die.confidence, die.problem) == (None, 0.0, "seen from the side")
+    assert judge(FrameReading((die, pip(3, at=(300.0, 100.0)), pip(4, at=(100.0, 300.0)))),
+                 dice=3) == Unsure("seen from the side")
+    assert refuse_side_views(reading, [(net(2), found(2, 0.1, unclear=0.49))], 0.5, CHECK).dice == (scored,)
+
+
+def test_the_check_leaves_unscored_dice_and_dice_elsewhere_alone():
+    left = pip(None, 0.0, problem="unclear pips")
+    doubtful = pip(3, 0.3, at=(300.0, 100.0))  # a count below min_confidence is not scored
+    scored = pip(5, 0.9, at=(100.0, 300.0))
+    checked = [(net(None, 0.0), found(2, unclear=0.99)), (net(3, at=(300.0, 100.0)), found(3, unclear=0.99)),
+               (net(5, at=(400.0, 400.0)), found(5, unclear=0.99))]  # the last is at no die
+    reading = FrameReading((left, doubtful, scored))
+    assert refuse_side_views(reading, checked, 0.5, CHECK) == reading
+
+
+def test_a_die_refused_as_seen_from_the_side_is_never_read_by_looking_again():
+    seen = pip(None, 0.0, problem="seen from the side")
+    assert again([seen], [found(4, 0.99)], [found(4, 0.9999)]) == (seen,)
 
 
 def test_a_sure_count_the_network_did_not_see_stands_against_the_networks_looking_again():

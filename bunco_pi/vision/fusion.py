@@ -21,6 +21,11 @@ So each covers the other's weakness, and neither overrules the other when both a
 - a die only the network found: the network's face if it is very sure, else a die that is
   not sure (it still counts as a die, so a roll is never made of the others alone).
 
+Then the face reader (``face_reader.py``) is shown each die the two scored, cut from the
+network's box round it, and a die it is sure cannot be read is refused ("seen from the
+side"): seen from low down, a die's front face is more nearly face-on than its top, and the
+first look reads it, sure, as a top seen from above; the face reader was taught that view.
+
 When the two leave a die unscored, or see none, the tray can be looked at once more
 (``again``): a second network trained with renders of coloured dice (the finder) finds the
 dice, each is cut out and read by the face reader (``face_reader.py``), and a die is scored
@@ -49,11 +54,12 @@ from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
 # What looking again never reads over: a die seen cocked, hidden or cut, or read as two faces.
-REFUSED = ("tilted", "cocked or hidden", "unsure: two readings")
+REFUSED = ("tilted", "cocked or hidden", "unsure: two readings", "seen from the side")
 # A peak of the finder nearer a die than this share of their two half-widths is on that die,
 # not a die of its own: dice lying side by side are a whole sum of half-widths apart (at the
 # whole sum, a die touching a read die in a crowded tray was never looked at).
 ON_THE_DIE = 0.7
+Looked = tuple[NetDie, NetDie]  # a die as a network found it, and as the face reader read it
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,13 @@ class FusionSettings:
     again_alone: float = 0.999
     again_object: float = 0.5
     again_count: float = 0.5
+    # Before looking again, the face reader reads each die the first look scored, cut from the
+    # network's own box, and a die it is this sure cannot be read is refused ("seen from the
+    # side"). Seen from low down, a die's front face is more nearly face-on to the camera than
+    # its top: the first look reads the front face as a top seen from above, sure, and it is
+    # the face reader that was taught that view (``scripts/train_die_faces.py --side``). Only
+    # with ``again``: the reader "first" stays the first look alone. 1.01: no check.
+    check: float = 0.9
 
 
 def read_both(
@@ -123,10 +136,37 @@ def read_both(
         fusion = replace(fusion, net_over_doubt=False, second_look=False)
     pips, found = both_readings(frame, settings, net, fusion)
     reading = combine(pips, found, settings.min_confidence, fusion)
+    if fusion.again and fusion.check <= 1:
+        scored = [found[j] for j in _scored(reading, found, settings.min_confidence)]
+        checked = list(zip(scored, (faces or shipped_face_reader()).read(frame, scored), strict=True))
+        reading = refuse_side_views(reading, checked, settings.min_confidence, fusion)
     if not (fusion.again and left_unscored(reading, settings.min_confidence, dice)):
         return reading
     looked = look_for_more(frame, settings.region, fusion, finder, faces)
     return read_again(reading, pips, looked, settings.min_confidence, fusion)
+
+
+def refuse_side_views(
+    reading: FrameReading, checked: list[Looked], min_confidence: float, fusion: FusionSettings,
+) -> FrameReading:
+    """The reading with each scored die refused ("seen from the side") that the face reader,
+    shown the first look's box round it (``checked``: the network's die and the face reader's
+    reading of it), is ``fusion.check`` sure cannot be read."""
+    dice = list(reading.dice)
+    found = [die for die, _ in checked]
+    for j, i in _scored(reading, found, min_confidence).items():
+        if checked[j][1].unclear >= fusion.check:
+            dice[i] = replace(dice[i], face=None, confidence=0.0, problem="seen from the side")
+    return FrameReading(tuple(dice))
+
+
+def _scored(reading: FrameReading, found: list[NetDie], min_confidence: float) -> dict[int, int]:
+    """The network's dice at the place of a die the reading scored -> that die's index."""
+    candidates = [(math.dist(d.center, f.center), i, j)
+                  for i, d in enumerate(reading.dice) for j, f in enumerate(found)
+                  if d.face is not None and d.confidence >= min_confidence
+                  and math.dist(d.center, f.center) <= max(d.radius, f.width / 2)]
+    return {j: i for i, j in closest_pairs(candidates)}
 
 
 def left_unscored(reading: FrameReading, min_confidence: float, dice: int | None = None) -> bool:
@@ -136,9 +176,6 @@ def left_unscored(reading: FrameReading, min_confidence: float, dice: int | None
     short, which is never scored.)"""
     return (not reading.dice or (dice is not None and len(reading.dice) < dice)
             or any(d.face is None or d.confidence < min_confidence for d in reading.dice))
-
-
-Looked = tuple[NetDie, NetDie]  # a die as the finder found it, and as the face reader read it
 
 
 def look_for_more(
