@@ -18,10 +18,11 @@ import cv2
 import pytest
 
 from bunco_pi.vision.dataset import read_labels
-from bunco_pi.vision.fusion import read_both
+from bunco_pi.vision.fusion import FusionSettings, read_both
 from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
 
 FIXTURES = Path(__file__).with_name("fixtures") / "refusals"
+LOW = Path(__file__).with_name("fixtures") / "low"
 
 
 def read(name: str):
@@ -72,12 +73,13 @@ def test_a_die_partly_out_of_the_tray_is_not_scored():
     assert isinstance(result, Unsure)
 
 
-@pytest.mark.parametrize("name", ["roll", "cocked", "hand", "four", "out"])
-def test_the_fixtures_stay_small(name):
-    assert (FIXTURES / f"{name}.jpg").stat().st_size < 50_000
+SMALL = [FIXTURES / f"{name}.jpg" for name in ("roll", "cocked", "hand", "four", "out")]
+SMALL += [LOW / f"{name}.jpg" for name in ("r970007", "r970039")]
 
 
-LOW = Path(__file__).with_name("fixtures") / "low"
+@pytest.mark.parametrize("path", SMALL, ids=lambda p: p.stem)
+def test_the_fixtures_stay_small(path):
+    assert path.stat().st_size < 50_000
 
 
 @pytest.mark.parametrize("name, at", [("r970007", (121, 77)), ("r970039", (142, 96))])
@@ -93,3 +95,6 @@ def test_a_die_seen_from_low_down_is_refused_not_read_by_its_front_face(name, at
     die = min(reading.dice, key=lambda d: math.dist(d.center, label.center))
     assert math.dist(die.center, label.center) < max(label.size)  # the die was found
     assert (die.face, die.problem) == (None, "seen from the side")
+    for unchecked in (FusionSettings(again=False), FusionSettings(check=1.01)):  # "first", no check
+        first = read_both(image, fusion=unchecked, dice=3)
+        assert all(d.problem != "seen from the side" for d in first.dice)

@@ -6,7 +6,8 @@ dice of any colour far better than it reads them (on coloured dice it never trai
 likeliest face was right for three dice in four). So each die it finds is cut out at its own
 scale (the box the network gives it, 2.2 times over, made 64 pixels across, of which the classifier sees the
 middle 40) and read by a small classifier trained on nothing but such crops
-(``scripts/train_die_faces.py``): six faces, and "cannot be read" (cocked, cut, hidden).
+(``scripts/train_die_faces.py``): six faces, and "cannot be read" (cocked, cut, hidden, or
+seen so far from the side that the face it shows is not its top).
 
 Each die is read twice, as cut and mirrored (or, by a model trained turned any way, turned a
 quarter: the model file says which); a face is believed only as much as the lesser of the two
