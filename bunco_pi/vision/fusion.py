@@ -161,12 +161,11 @@ def refuse_side_views(
 
 
 def _scored(reading: FrameReading, found: list[NetDie], min_confidence: float) -> dict[int, int]:
-    """The network's dice at the place of a die the reading scored -> that die's index."""
-    candidates = [(math.dist(d.center, f.center), i, j)
-                  for i, d in enumerate(reading.dice) for j, f in enumerate(found)
-                  if d.face is not None and d.confidence >= min_confidence
-                  and math.dist(d.center, f.center) <= max(d.radius, f.width / 2)]
-    return {j: i for i, j in closest_pairs(candidates)}
+    """The network's dice at the place of a die the reading scored -> that die's index (paired
+    among the scored dice alone, so an unscored die beside one never takes its network die)."""
+    scored = [i for i, d in enumerate(reading.dice) if d.face is not None and d.confidence >= min_confidence]
+    pairs = _pairs(tuple(reading.dice[i] for i in scored), found)
+    return {j: scored[k] for k, j in pairs.items()}
 
 
 def left_unscored(reading: FrameReading, min_confidence: float, dice: int | None = None) -> bool:
@@ -198,10 +197,7 @@ def read_again(
     (``pips``, the pip reader's own reading) are left as they are, and a scored die is left as
     it is unless the two agree it is another face, which leaves it not sure."""
     dice = list(reading.dice)
-    candidates = [(math.dist(d.center, f.center), i, j)
-                  for i, d in enumerate(dice) for j, (f, _) in enumerate(looked)
-                  if math.dist(d.center, f.center) <= max(d.radius, f.width / 2)]
-    pairs = {j: i for i, j in closest_pairs(candidates)}
+    pairs = {j: i for i, j in _pairs(reading.dice, [f for f, _ in looked]).items()}
     for j, (first, again) in enumerate(looked):
         i = pairs.get(j)
         if i is not None and dice[i].face is not None and dice[i].confidence >= min_confidence:
@@ -356,7 +352,7 @@ def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: Fusion
 
 
 def _pairs(dice: tuple[DieReading, ...], found: list[NetDie]) -> dict[int, int]:
-    """Pip dice -> network dice at the same place (closest first, each used once)."""
+    """A reading's dice -> network dice at the same place (closest first, each used once)."""
     candidates = []
     for i, die in enumerate(dice):
         for j, other in enumerate(found):
