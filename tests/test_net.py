@@ -23,6 +23,7 @@ from bunco_pi.vision.net import (
     detect,
     load_net,
     look_again,
+    normalise,
     onnx_session,
     prepare,
     read_net,
@@ -120,6 +121,21 @@ def test_prepare_makes_a_dim_frame_and_a_bright_one_alike():
     dark, _ = prepare(dim)
     assert abs(float(bright.mean())) < 1e-3 and abs(float(dark.mean())) < 1e-3
     assert np.corrcoef(bright.ravel(), dark.ravel())[0, 1] > 0.99
+
+
+def test_normalise_centres_each_channel_and_divides_by_the_spread_of_all_three():
+    # The definition the networks were trained with, written the plain way: in 0..1, each
+    # channel less its own mean, over the standard deviation of all that is left (plus 0.05).
+    rng = np.random.default_rng(3)
+    frame = np.clip(draw_tray([(5, 320, 240, 0), (2, 200, 300, 30)]) * rng.uniform(0.5, 1.2, 3)
+                    + rng.normal(0, 6, (480, 640, 3)), 0, 255).astype(np.uint8)
+    for image in (frame, frame[40:200, 300:100:-1]):  # and a mirrored crop: not contiguous
+        x = image.astype(np.float64) / 255
+        x -= x.mean(axis=(0, 1))
+        want = (x / (x.std() + 0.05)).transpose(2, 0, 1)
+        got = normalise(image)
+        assert got.dtype == np.float32 and got.shape == want.shape and got.flags.c_contiguous
+        assert np.abs(got - want).max() < 1e-5
 
 
 def test_a_missing_or_broken_network_file_is_a_one_line_error(tmp_path):

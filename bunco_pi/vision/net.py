@@ -130,9 +130,15 @@ def normalise(image: np.ndarray) -> np.ndarray:
     A dim room and a bright one look alike, and so do a warm lamp and a cold one (a channel's
     mean is the white balance); what is left is how the dice stand out from the tray.
     """
-    x = image.astype(np.float32) / 255.0
-    x = x - x.mean(axis=(0, 1), dtype=np.float64).astype(np.float32)
-    return (x / (x.std() + 0.05)).transpose(2, 0, 1).copy()
+    # One pass of OpenCV's for the channels' means and spreads: numpy's mean and std over a
+    # float copy took 2 ms a frame, four times this, and the network runs twice or more a throw.
+    # The spread is of all three channels each less its own mean: the root of their mean variance.
+    means, spreads = cv2.meanStdDev(np.ascontiguousarray(image))
+    spread = float(np.sqrt(np.mean(np.square(spreads[:, 0])))) / 255.0
+    x = image.astype(np.float32)
+    x -= means[:, 0].astype(np.float32)
+    x *= np.float32(1.0 / (255.0 * (spread + 0.05)))
+    return x.transpose(2, 0, 1).copy()
 
 
 @dataclass(frozen=True)
