@@ -103,12 +103,25 @@ def pick(real: list[Crop], drawn: list[Crop], rendered: float, size: int,
     return batch
 
 
-def build() -> nn.Sequential:
+def parse_layers(text: str) -> tuple[tuple[int, int, int], ...]:
+    """"24,32s,48" -> the convolutions (in, out, stride): each a width, "s" for a stride of 2."""
+    layers, cin = [], 3
+    for part in text.split(","):
+        try:
+            cout, stride = int(part.strip().rstrip("s")), 2 if part.strip().endswith("s") else 1
+        except ValueError:
+            raise SystemExit(f"--layers: {part!r} is not a width (48, or 48s: a stride of 2)") from None
+        layers.append((cin, cout, stride))
+        cin = cout
+    return tuple(layers)
+
+
+def build(shape: tuple[tuple[int, int, int], ...] = LAYERS) -> nn.Sequential:
     layers: list[nn.Module] = []
-    for cin, cout, stride in LAYERS:
+    for cin, cout, stride in shape:
         layers += [nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout),
                    nn.ReLU(inplace=True)]
-    answers = nn.Linear(LAYERS[-1][1], UNCLEAR + 1)
+    answers = nn.Linear(shape[-1][1], UNCLEAR + 1)
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), answers)
 
 
@@ -119,12 +132,15 @@ def from_onnx(path: Path) -> nn.Sequential:
 
     graph = onnx.load(str(path)).graph
     weights = {w.name: torch.from_numpy(numpy_helper.to_array(w).copy()) for w in graph.initializer}
+    strides = [next(a.ints[0] for a in node.attribute if a.name == "strides")
+               for node in graph.node if node.op_type == "Conv"]
     layers: list[nn.Module] = []
-    for i, (cin, cout, stride) in enumerate(LAYERS):
+    for i, stride in enumerate(strides):  # its own shape, whatever --layers it was trained with
+        cout, cin = weights[f"w{i}"].shape[:2]
         conv = nn.Conv2d(cin, cout, 3, stride, 1)
         conv.weight.data, conv.bias.data = weights[f"w{i}"], weights[f"b{i}"]
         layers += [conv, nn.ReLU(inplace=True)]
-    answers = nn.Linear(LAYERS[-1][1], UNCLEAR + 1)
+    answers = nn.Linear(weights["fc_w"].shape[1], UNCLEAR + 1)
     answers.weight.data, answers.bias.data = weights["fc_w"], weights["fc_b"]
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), answers)
 
@@ -276,6 +292,9 @@ def main() -> int:
     parser.add_argument("--side", type=float, default=90.0,
                         help="a rendered die whose top face is more than this many degrees from face-on is "
                              "taught as 'cannot be read' (its scene says; the renderer's own line is 70)")
+    parser.add_argument("--layers", default=",".join(f"{c}{'s' if st == 2 else ''}" for _, c, st in LAYERS),
+                        help="the convolutions' widths, 's' for a stride of 2 (default: %(default)s); "
+                             "with --init, the file's own")
     parser.add_argument("--out", type=Path, required=True,
                         help=f"the file to write (every 250 steps); the shipped one is {MODEL_PATH}")
     args = parser.parse_args()
@@ -303,7 +322,7 @@ def main() -> int:
     unclear = sum(cls == UNCLEAR for _, cls in drawn)
     print(f"{len(train)} photo dice and {len(drawn)} rendered ({unclear} cannot be read); set aside: "
           + (", ".join(f"{k} {len(v)}" for k, v in aside.items()) or "none"), flush=True)
-    model = build() if args.init is None else from_onnx(args.init)
+    model = build(parse_layers(args.layers)) if args.init is None else from_onnx(args.init)
     optimiser = torch.optim.AdamW(model.parameters(), args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=args.steps, pct_start=0.1)
     start = time.monotonic()

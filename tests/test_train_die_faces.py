@@ -124,9 +124,10 @@ def test_a_batch_has_about_the_asked_share_of_rendered_dice_that_cannot_be_read(
     assert 0.07 < sum(cls == UNCLEAR for _, cls in as_drawn) / len(as_drawn) < 0.13
 
 
-def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_path):
+@pytest.mark.parametrize("layers", [None, "16,24s,32,48s,48,64"])
+def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_path, layers):
     torch.manual_seed(2)
-    model = train.build()
+    model = train.build() if layers is None else train.build(train.parse_layers(layers))
     with torch.no_grad():
         model.train()
         for _ in range(3):
@@ -138,6 +139,16 @@ def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_pat
     crops = [(rng.integers(0, 255, (train.ROOM, train.ROOM, 3), dtype=np.uint8), 0) for _ in range(4)]
     train.check_export(again, path, crops)  # raises SystemExit if the two read apart
     assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in again)  # folded: nothing to relearn
+    convs = [m for m in again if isinstance(m, torch.nn.Conv2d)]
+    assert [(c.in_channels, c.out_channels, c.stride[0]) for c in convs] == list(
+        train.LAYERS if layers is None else train.parse_layers(layers))  # its own shape, not the default
+
+
+def test_layers_are_widths_with_s_for_a_stride_of_two(train):
+    assert train.parse_layers("24,32s,48,64s,64") == train.LAYERS
+    assert train.parse_layers("8, 16s") == ((3, 8, 1), (8, 16, 2))
+    with pytest.raises(SystemExit, match="--layers: 'x' is not a width"):
+        train.parse_layers("8,x")
 
 
 def scene(root: Path, name: str, dice: list[dict]) -> None:
