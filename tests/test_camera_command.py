@@ -110,12 +110,13 @@ def test_eval_prints_a_row_per_method(tmp_path, capsys, monkeypatch):
 
 
 def test_eval_method_again_is_the_old_name_of_both(tmp_path, capsys, monkeypatch):
-    """Pink dice on a pink tray (a held-out render) that only looking again reads."""
+    """Green dice with white pips on dark felt (a render of the set the thresholds were chosen on,
+    never trained on) that only looking again reads."""
     monkeypatch.chdir(tmp_path)
     rendered = Path(__file__).with_name("fixtures") / "rendered"
     for kind, suffix in (("images", "jpg"), ("labels", "txt")):
         (tmp_path / "set" / kind).mkdir(parents=True)
-        shutil.copy(rendered / f"pink.{suffix}", tmp_path / "set" / kind / f"pink.{suffix}")
+        shutil.copy(rendered / f"green.{suffix}", tmp_path / "set" / kind / f"green.{suffix}")
     assert run("eval", str(tmp_path / "set"), "--split", "all", "--method", "both,again,first") == 0
     rows = {line.split()[0]: line.split()[2:10] for line in capsys.readouterr().out.splitlines()[2:]}
     assert rows["both"][:3] == ["1", "3", "100.0%"] and rows["again"] == rows["both"]
