@@ -15,7 +15,7 @@ labels box them and where the first look's network and the finder find them, as 
 reader cuts them (a die seen low from the side is found centred on its front face); there the
 renders' dice lying flat and near face-on are taught as their faces. ``--unclear`` sets the
 share of the batch's renders that cannot be read, ``--init`` trains on from a written reader
-(its batch norm folded). ``--validate`` keeps the set-aside fifth
+(its batch norm folded; ``--layers`` sets the shape of a new one). ``--validate`` keeps the set-aside fifth
 of the photos out of training and prints, every 250 steps, how each folder's set-aside dice are
 read; the held-out photos are never read. Needs PyTorch (``pip install -e '.[train]'``); seeded.
 """
@@ -55,7 +55,9 @@ ROOM = 96  # each die is kept as a crop this wide at the reader's scale: room to
 # table's own 0.5: a die barely found is still one the reader may be shown).
 NETWORK_SEEN = 0.3
 FACE_ON = 40.0  # a rendered die this near face-on, found centred, is taught as its face
-LAYERS = ((3, 24, 1), (24, 32, 2), (32, 48, 1), (48, 64, 2), (64, 64, 1))
+# The shipped reader's convolutions (in, out, stride); --layers trains another shape. Five of
+# (24, 32s, 48, 64s, 64) read plain rendered dice too poorly (docs: "retrained larger").
+LAYERS = ((3, 32, 1), (32, 48, 2), (48, 64, 1), (64, 96, 2), (96, 96, 1), (96, 128, 1))
 
 Crop = tuple[np.ndarray, int]  # (ROOM x ROOM BGR, class 0..6)
 
