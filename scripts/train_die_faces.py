@@ -15,9 +15,10 @@ labels box them and where the first look's network and the finder find them, as 
 reader cuts them (a die seen low from the side is found centred on its front face); there the
 renders' dice lying flat and near face-on are taught as their faces. ``--unclear`` sets the
 share of the batch's renders that cannot be read, ``--init`` trains on from a written reader
-(its batch norm folded; ``--layers`` sets the shape of a new one). ``--validate`` keeps the set-aside fifth
-of the photos out of training and prints, every 250 steps, how each folder's set-aside dice are
-read; the held-out photos are never read. Needs PyTorch (``pip install -e '.[train]'``); seeded.
+(its batch norm folded, its shape its own; ``--layers`` sets a new one's). ``--validate`` keeps
+the set-aside fifth of the photos out of training and prints, every 250 steps, how each
+folder's set-aside dice are read; the held-out photos are never read. Needs PyTorch
+(``pip install -e '.[train]'``); seeded.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import collections
 import contextlib
 import json
 import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -109,10 +111,10 @@ def parse_layers(text: str) -> tuple[tuple[int, int, int], ...]:
     """"24,32s,48" -> the convolutions (in, out, stride): each a width, "s" for a stride of 2."""
     layers, cin = [], 3
     for part in text.split(","):
-        try:
-            cout, stride = int(part.strip().rstrip("s")), 2 if part.strip().endswith("s") else 1
-        except ValueError:
-            raise SystemExit(f"--layers: {part!r} is not a width (48, or 48s: a stride of 2)") from None
+        width = re.fullmatch(r"\s*([1-9][0-9]*)(s?)\s*", part)
+        if width is None:
+            raise SystemExit(f"--layers: {part!r} is not a width (48, or 48s: a stride of 2)")
+        cout, stride = int(width[1]), 2 if width[2] else 1
         layers.append((cin, cout, stride))
         cin = cout
     return tuple(layers)
@@ -134,7 +136,7 @@ def from_onnx(path: Path) -> nn.Sequential:
 
     graph = onnx.load(str(path)).graph
     weights = {w.name: torch.from_numpy(numpy_helper.to_array(w).copy()) for w in graph.initializer}
-    strides = [next(a.ints[0] for a in node.attribute if a.name == "strides")
+    strides = [next((a.ints[0] for a in node.attribute if a.name == "strides"), 1)  # ONNX's default
                for node in graph.node if node.op_type == "Conv"]
     layers: list[nn.Module] = []
     for i, stride in enumerate(strides):  # its own shape, whatever --layers it was trained with
@@ -294,12 +296,14 @@ def main() -> int:
     parser.add_argument("--side", type=float, default=90.0,
                         help="a rendered die whose top face is more than this many degrees from face-on is "
                              "taught as 'cannot be read' (its scene says; the renderer's own line is 70)")
-    parser.add_argument("--layers", default=",".join(f"{c}{'s' if st == 2 else ''}" for _, c, st in LAYERS),
-                        help="the convolutions' widths, 's' for a stride of 2 (default: %(default)s); "
-                             "with --init, the file's own")
+    shipped = ",".join(f"{c}{'s' if st == 2 else ''}" for _, c, st in LAYERS)
+    parser.add_argument("--layers", help=f"a new reader's convolutions: widths, 's' for a stride of 2 "
+                                         f"(default: {shipped}, the shipped reader's); not with --init")
     parser.add_argument("--out", type=Path, required=True,
                         help=f"the file to write (every 250 steps); the shipped one is {MODEL_PATH}")
     args = parser.parse_args()
+    if args.init is not None and args.layers is not None:
+        raise SystemExit("--layers with --init: a reader trained on keeps the shape of its file")
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
@@ -324,7 +328,7 @@ def main() -> int:
     unclear = sum(cls == UNCLEAR for _, cls in drawn)
     print(f"{len(train)} photo dice and {len(drawn)} rendered ({unclear} cannot be read); set aside: "
           + (", ".join(f"{k} {len(v)}" for k, v in aside.items()) or "none"), flush=True)
-    model = build(parse_layers(args.layers)) if args.init is None else from_onnx(args.init)
+    model = build(parse_layers(args.layers or shipped)) if args.init is None else from_onnx(args.init)
     optimiser = torch.optim.AdamW(model.parameters(), args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=args.steps, pct_start=0.1)
     start = time.monotonic()

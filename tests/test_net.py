@@ -129,7 +129,8 @@ def test_normalise_centres_each_channel_and_divides_by_the_spread_of_all_three()
     rng = np.random.default_rng(3)
     frame = np.clip(draw_tray([(5, 320, 240, 0), (2, 200, 300, 30)]) * rng.uniform(0.5, 1.2, 3)
                     + rng.normal(0, 6, (480, 640, 3)), 0, 255).astype(np.uint8)
-    for image in (frame, frame[40:200, 300:100:-1]):  # and a mirrored crop: not contiguous
+    # and a mirrored crop (not contiguous), and floats, as the training scripts may pass
+    for image in (frame, frame[40:200, 300:100:-1], frame.astype(np.float32)):
         x = image.astype(np.float64) / 255
         x -= x.mean(axis=(0, 1))
         want = (x / (x.std() + 0.05)).transpose(2, 0, 1)

@@ -147,8 +147,14 @@ def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_pat
 def test_layers_are_widths_with_s_for_a_stride_of_two(train):
     assert train.parse_layers("32,48s,64,96s,96,128") == train.LAYERS  # the shipped reader's
     assert train.parse_layers("8, 16s") == ((3, 8, 1), (8, 16, 2))
-    with pytest.raises(SystemExit, match="--layers: 'x' is not a width"):
-        train.parse_layers("8,x")
+    for bad in ("x", "", "s", "0", "-8", "48ss"):
+        with pytest.raises(SystemExit, match=f"--layers: {bad!r} is not a width"):
+            train.parse_layers(f"8,{bad}")
+
+
+def test_the_shipped_reader_is_trained_on_in_its_own_shape(train):
+    convs = [m for m in train.from_onnx(train.MODEL_PATH) if isinstance(m, torch.nn.Conv2d)]
+    assert [(c.in_channels, c.out_channels, c.stride[0]) for c in convs] == list(train.LAYERS)
 
 
 def scene(root: Path, name: str, dice: list[dict]) -> None:
@@ -174,3 +180,12 @@ def test_rendered_dice_seen_from_the_side_are_taught_as_cannot_be_read(train, tm
     assert taught == [2, 2, UNCLEAR, UNCLEAR]  # each network found each die once
     assert all(crop.shape == (train.ROOM, train.ROOM, 3) for crop, _ in cut_by_networks)
     assert train.as_the_networks_cut(tmp_path, sample, 90.0) == []
+
+
+def test_layers_with_init_is_a_one_line_error(tmp_path):
+    script = str(SCRIPTS / "train_die_faces.py")
+    done = subprocess.run([sys.executable, script, "--init", str(tmp_path / "a.onnx"), "--layers", "8,16s",
+                           "--out", str(tmp_path / "b.onnx")], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == [
+        "--layers with --init: a reader trained on keeps the shape of its file"]
