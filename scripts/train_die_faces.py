@@ -87,22 +87,26 @@ def view(crop: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
     return _photometric(x, rng) if rng.random() < 0.5 else x
 
 
-def pick(real: list[Crop], drawn: list[Crop], rendered: float, size: int,
+def pools(drawn: list[Crop], unclear: float | None = None) -> list[list[Crop]]:
+    """The rendered dice a batch is drawn from, split once: given ``unclear`` (and both kinds
+    rendered), those that can be read and those that cannot; else one pool, as drawn."""
+    split = [[c for c in drawn if c[1] != UNCLEAR], [c for c in drawn if c[1] == UNCLEAR]]
+    return split if unclear is not None and all(split) else [drawn]
+
+
+def pick(real: list[Crop], rendered_pools: list[list[Crop]], rendered: float, size: int,
          rng: np.random.Generator, unclear: float | None = None) -> list[Crop]:
     """A batch with about ``rendered`` of it renders (all of it if there are no photos), and
-    of those, given ``unclear``, about that share dice that cannot be read."""
-    share = rendered if real and drawn else float(bool(drawn))
-    pools = [drawn]
-    if unclear is not None:
-        pools = [[c for c in drawn if c[1] != UNCLEAR], [c for c in drawn if c[1] == UNCLEAR]]
-        if not all(pools):
-            pools = [drawn]
+    of those, given ``unclear`` (and ``rendered_pools`` split by it), about that share dice that
+    cannot be read."""
+    drawn = any(rendered_pools)
+    share = rendered if real and drawn else float(drawn)
     batch = []
     for from_renders in rng.random(size) < share:
         if not from_renders:
             batch.append(real[rng.integers(len(real))])
             continue
-        pool = pools[int(rng.random() < unclear)] if len(pools) == 2 else pools[0]
+        pool = rendered_pools[int(rng.random() < unclear)] if len(rendered_pools) == 2 else rendered_pools[0]
         batch.append(pool[rng.integers(len(pool))])
     return batch
 
@@ -176,11 +180,10 @@ def _nearest(drawn: list[Drawn], x: float, y: float, reach: float) -> Drawn | No
     return near
 
 
-def _seen_from_the_side(root: Path, sample: tuple, side: float) -> tuple:
+def _seen_from_the_side(sample: tuple, drawn: list[Drawn], side: float) -> tuple:
     """A render's sample with each die whose top face is more than ``side`` degrees from face-on
-    (the render's scene says) taught as "cannot be read"."""
+    (its scene, ``drawn``, says) taught as "cannot be read"."""
     name, image, dice, masked = sample
-    drawn = _scene_dice(root, name, image) if side < 90 else []
     out = []
     for x, y, size, cls in dice:
         near = _nearest(drawn, x, y, size)
@@ -188,15 +191,14 @@ def _seen_from_the_side(root: Path, sample: tuple, side: float) -> tuple:
     return name, image, out, masked
 
 
-def as_the_networks_cut(root: Path, sample: tuple, side: float) -> list[Crop]:
+def as_the_networks_cut(sample: tuple, drawn: list[Drawn], side: float) -> list[Crop]:
     """The crops the table's reader cuts where the first look's network and the finder find a
     render's dice: a die more than ``side`` degrees from face-on taught as "cannot be read", a
     die lying flat and at most ``FACE_ON`` degrees from it, its box centred on its top face, as
     its face. A die seen low from the side is found centred on its front face, which then looks
     like a top face seen from above; a crop round the top face's box (``crops``) never shows the
     reader that view."""
-    name, image, dice, _ = sample
-    drawn = _scene_dice(root, name, image)
+    _, image, _, _ = sample
     if side >= 90 or not drawn:
         return []
     out = []
@@ -321,8 +323,9 @@ def main() -> int:
         with contextlib.suppress(UserError):  # a folder with nothing rendered yet
             for photo in list_photos(root, "all"):
                 sample = _sample(photo, True)
-                drawn.extend(crops(_seen_from_the_side(root, sample, args.side)))
-                drawn.extend(as_the_networks_cut(root, sample, args.side))
+                scene = _scene_dice(root, photo.name, sample[1]) if args.side < 90 else []
+                drawn.extend(crops(_seen_from_the_side(sample, scene, args.side)))
+                drawn.extend(as_the_networks_cut(sample, scene, args.side))
     if not train and not drawn:
         raise SystemExit("nothing to train on: give photo folders and/or --renders")
     unclear = sum(cls == UNCLEAR for _, cls in drawn)
@@ -331,9 +334,10 @@ def main() -> int:
     model = build(parse_layers(args.layers or shipped)) if args.init is None else from_onnx(args.init)
     optimiser = torch.optim.AdamW(model.parameters(), args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=args.steps, pct_start=0.1)
+    rendered_pools = pools(drawn, args.unclear)
     start = time.monotonic()
     for step in range(1, args.steps + 1):
-        picked = pick(train, drawn, args.rendered, args.batch, rng, args.unclear)
+        picked = pick(train, rendered_pools, args.rendered, args.batch, rng, args.unclear)
         x = torch.from_numpy(np.stack([normalise(view(crop, rng)) for crop, _ in picked]))
         y = torch.tensor([cls for _, cls in picked])
         loss = nn.functional.cross_entropy(model(x), y, label_smoothing=args.smoothing)

@@ -109,16 +109,22 @@ def test_eval_prints_a_row_per_method(tmp_path, capsys, monkeypatch):
     assert baseline.split()[0] == "baseline"
 
 
+def eval_rows_of_render(name: str, tmp_path: Path, capsys, methods: str) -> dict[str, list[str]]:
+    """``dice eval --split all`` of a folder holding one rendered fixture: each method's row
+    (photos, dice, per die, all right, wrong, unsure, missed, invented)."""
+    rendered = Path(__file__).with_name("fixtures") / "rendered"
+    for kind, suffix in (("images", "jpg"), ("labels", "txt")):
+        (tmp_path / "set" / kind).mkdir(parents=True)
+        shutil.copy(rendered / f"{name}.{suffix}", tmp_path / "set" / kind / f"{name}.{suffix}")
+    assert run("eval", str(tmp_path / "set"), "--split", "all", "--method", methods) == 0
+    return {line.split()[0]: line.split()[2:10] for line in capsys.readouterr().out.splitlines()[2:]}
+
+
 def test_eval_method_again_is_the_old_name_of_both(tmp_path, capsys, monkeypatch):
     """Green dice with white pips on dark felt (a render of the set the thresholds were chosen on,
     never trained on) that only looking again reads."""
     monkeypatch.chdir(tmp_path)
-    rendered = Path(__file__).with_name("fixtures") / "rendered"
-    for kind, suffix in (("images", "jpg"), ("labels", "txt")):
-        (tmp_path / "set" / kind).mkdir(parents=True)
-        shutil.copy(rendered / f"green.{suffix}", tmp_path / "set" / kind / f"green.{suffix}")
-    assert run("eval", str(tmp_path / "set"), "--split", "all", "--method", "both,again,first") == 0
-    rows = {line.split()[0]: line.split()[2:10] for line in capsys.readouterr().out.splitlines()[2:]}
+    rows = eval_rows_of_render("green", tmp_path, capsys, "both,again,first")
     assert rows["both"][:3] == ["1", "3", "100.0%"] and rows["again"] == rows["both"]
     assert rows["first"][:3] == ["1", "3", "0.0%"]
 
@@ -128,12 +134,7 @@ def test_eval_of_pink_dice_on_a_pink_tray_reads_none_wrong(tmp_path, capsys, mon
     of its three dice (the shipped face reader leaves the third unread, 0.79 sure of its 2 where
     0.8 is asked) and none wrong; the first look sees none of them."""
     monkeypatch.chdir(tmp_path)
-    rendered = Path(__file__).with_name("fixtures") / "rendered"
-    for kind, suffix in (("images", "jpg"), ("labels", "txt")):
-        (tmp_path / "set" / kind).mkdir(parents=True)
-        shutil.copy(rendered / f"pink.{suffix}", tmp_path / "set" / kind / f"pink.{suffix}")
-    assert run("eval", str(tmp_path / "set"), "--split", "all", "--method", "both,first") == 0
-    rows = {line.split()[0]: line.split()[2:10] for line in capsys.readouterr().out.splitlines()[2:]}
+    rows = eval_rows_of_render("pink", tmp_path, capsys, "both,first")
     photos, dice, right, _, wrong = rows["both"][:5]
     assert (photos, dice, wrong) == ("1", "3", "0") and float(right.rstrip("%")) >= 66.6
     assert rows["first"][2] == "0.0%"

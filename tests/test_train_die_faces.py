@@ -78,10 +78,10 @@ def test_a_batch_has_about_the_asked_share_of_renders(train):
     rng = np.random.default_rng(3)
     real = [(np.zeros((1, 1, 3), np.uint8), 0)]
     drawn = [(np.zeros((1, 1, 3), np.uint8), UNCLEAR)]
-    batch = train.pick(real, drawn, 0.3, 2000, rng)
+    batch = train.pick(real, train.pools(drawn), 0.3, 2000, rng)
     assert 0.25 < sum(cls == UNCLEAR for _, cls in batch) / len(batch) < 0.35
-    assert {cls for _, cls in train.pick([], drawn, 0.3, 50, rng)} == {UNCLEAR}
-    assert {cls for _, cls in train.pick(real, [], 0.3, 50, rng)} == {0}
+    assert {cls for _, cls in train.pick([], train.pools(drawn), 0.3, 50, rng)} == {UNCLEAR}
+    assert {cls for _, cls in train.pick(real, train.pools([]), 0.3, 50, rng)} == {0}
 
 
 def test_the_written_reader_runs_in_onnxruntime_as_in_pytorch(train, tmp_path):
@@ -118,9 +118,9 @@ def test_a_batch_has_about_the_asked_share_of_rendered_dice_that_cannot_be_read(
     rng = np.random.default_rng(4)
     real = [(np.zeros((1, 1, 3), np.uint8), 0)]
     drawn = [(np.zeros((1, 1, 3), np.uint8), UNCLEAR)] + [(np.zeros((1, 1, 3), np.uint8), 2)] * 9
-    batch = train.pick(real, drawn, 1.0, 2000, rng, unclear=0.5)
+    batch = train.pick(real, train.pools(drawn, 0.5), 1.0, 2000, rng, unclear=0.5)
     assert 0.45 < sum(cls == UNCLEAR for _, cls in batch) / len(batch) < 0.55  # not the tenth drawn
-    as_drawn = train.pick(real, drawn, 1.0, 2000, rng)
+    as_drawn = train.pick(real, train.pools(drawn), 1.0, 2000, rng)
     assert 0.07 < sum(cls == UNCLEAR for _, cls in as_drawn) / len(as_drawn) < 0.13
 
 
@@ -172,14 +172,15 @@ def test_rendered_dice_seen_from_the_side_are_taught_as_cannot_be_read(train, tm
         {"face": 3, "state": "flat", "x": 440 / w, "y": 260 / h, "slant": 12.0},
     ])
     sample = ("r1", image, [(200.0, 200.0, 56.0, 4), (440.0, 260.0, 56.0, 2)], [])
-    _, _, labelled, _ = train._seen_from_the_side(tmp_path, sample, 50.0)
+    drawn = train._scene_dice(tmp_path, "r1", image)
+    _, _, labelled, _ = train._seen_from_the_side(sample, drawn, 50.0)
     assert [cls for *_, cls in labelled] == [UNCLEAR, 2]
-    assert train._seen_from_the_side(tmp_path, sample, 90.0) == sample  # 90: as the labels say
-    cut_by_networks = train.as_the_networks_cut(tmp_path, sample, 50.0)
+    assert train._seen_from_the_side(sample, drawn, 90.0) == sample  # 90: as the labels say
+    cut_by_networks = train.as_the_networks_cut(sample, drawn, 50.0)
     taught = sorted(cls for _, cls in cut_by_networks)
     assert taught == [2, 2, UNCLEAR, UNCLEAR]  # each network found each die once
     assert all(crop.shape == (train.ROOM, train.ROOM, 3) for crop, _ in cut_by_networks)
-    assert train.as_the_networks_cut(tmp_path, sample, 90.0) == []
+    assert train.as_the_networks_cut(sample, drawn, 90.0) == []
 
 
 def test_layers_with_init_is_a_one_line_error(tmp_path):
