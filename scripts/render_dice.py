@@ -12,6 +12,10 @@ running it again (pictures already written are skipped). What varies, every pict
 - the tray: felt, wood, cardboard, plastic or paper, in many colours, with walls;
 - light: one to three lamps, small (hard shadows, glare on glossy dice) or large (soft), of
   warm or cold colour (the camera's white balance is not corrected), and the room's light;
+  rendered unclipped, then exposed as the Pi camera's automatic exposure exposes a frame
+  (``auto_expose``), off its target by -0.8 to +0.6 stops. (Pictures rendered before that were
+  exposed at a fixed random setting, and about a third of them came out mostly clipped white,
+  which no automatically exposed camera shows);
 - the camera: height and tilt as a tray mount gives, lens; after rendering, motion blur (a die
   or the camera still moving), noise and JPEG at a random quality.
 
@@ -393,9 +397,11 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
     scene.render.resolution_percentage = 100
     scene.render.threads_mode = "FIXED"
     scene.render.threads = 1
-    scene.view_settings.view_transform = "Standard"
-    scene.view_settings.exposure = float(rng.uniform(-0.8, 0.6))
-    scene.render.image_settings.file_format = "PNG"
+    # The light as it is, unclipped: the camera's automatic exposure is applied afterwards
+    # (auto_expose), off by this many stops as a real one is from scene to scene.
+    scene["exposure_bias"] = float(rng.uniform(-0.8, 0.6))
+    scene.render.image_settings.file_format = "OPEN_EXR"
+    scene.render.image_settings.color_depth = "16"
 
     look = dice_look(rng)
     tray = tray_look(rng)
@@ -612,11 +618,45 @@ def top_face_box(scene, cam, die: dict) -> tuple[float, float, float, float, flo
     return c.x, 1 - c.y, max(xs) - min(xs), max(ys) - min(ys), upright, slant, face
 
 
-def finish(path: Path, out: Path, rng: np.random.Generator) -> None:
+def linear_pixels(bpy, path: Path) -> np.ndarray:
+    """A rendered EXR's linear RGB, rows top down."""
+    image = bpy.data.images.load(str(path))
+    width, height = image.size
+    flat = np.empty(width * height * 4, np.float32)
+    image.pixels.foreach_get(flat)
+    bpy.data.images.remove(image)
+    return flat.reshape(height, width, 4)[::-1, :, :3]
+
+
+# The Pi camera's automatic exposure (libcamera's AGC with its default tuning): the centre-
+# weighted mean of linear luminance is brought to Y_TARGET; then, if the brightest 2% are
+# darker than HIGHLIGHT_TARGET, the gain is raised until they are not.
+Y_TARGET = 0.16
+HIGHLIGHT_TARGET = 0.5
+
+
+def auto_expose(linear: np.ndarray, bias: float = 0.0) -> np.ndarray:
+    """An 8-bit sRGB picture of linear light, exposed as a camera's automatic exposure would,
+    ``bias`` stops brighter or darker than its target. What is brighter than white clips."""
+    luminance = linear @ np.array([0.2126, 0.7152, 0.0722], np.float32)
+    height, width = luminance.shape
+    ys = (np.arange(height) - (height - 1) / 2) / height
+    xs = (np.arange(width) - (width - 1) / 2) / width
+    weight = np.exp(-(ys[:, None] ** 2 + xs[None, :] ** 2) / (2 * 0.3**2))
+    mean = float((luminance * weight).sum() / weight.sum())
+    gain = Y_TARGET / max(mean, 1e-6)
+    top = np.sort(luminance, axis=None)[int(0.98 * luminance.size):]
+    gain = max(gain, HIGHLIGHT_TARGET / max(float(top.mean()), 1e-6))
+    exposed = np.clip(linear * (gain * 2.0**bias), 0.0, 1.0)
+    encoded = np.where(exposed <= 0.0031308, 12.92 * exposed, 1.055 * exposed ** (1 / 2.4) - 0.055)
+    return np.round(encoded * 255).astype(np.uint8)
+
+
+def finish(picture: np.ndarray, out: Path, rng: np.random.Generator) -> None:
     """Motion blur, sensor noise and JPEG, as a camera adds them (Pillow: no OpenCV needed)."""
     from PIL import Image  # noqa: PLC0415
 
-    image = np.asarray(Image.open(path).convert("RGB"), np.float32)
+    image = picture.astype(np.float32)
     if rng.random() < 0.3:  # a die or the camera still moving: the average of shifted copies
         length = int(rng.integers(3, 10))
         angle = float(rng.uniform(0, math.pi))
@@ -657,9 +697,10 @@ def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], siz
             state = "edge-on"
         record.append({"face": face, "state": state, "x": round(x, 4), "y": round(y, 4),
                        "slant": round(slant, 1)})
-    raw = out / "raw" / f"{name}.png"
+    raw = out / "raw" / f"{name}.exr"
     scene.render.filepath = str(raw)
     bpy.ops.render.render(write_still=True)
+    picture = auto_expose(linear_pixels(bpy, raw), float(scene["exposure_bias"]))
     for folder in ("labels", "labels_unclear", "scenes"):
         (out / folder).mkdir(parents=True, exist_ok=True)
     (out / "labels" / f"{name}.txt").write_text("".join(line + "\n" for line in labels))
@@ -668,8 +709,9 @@ def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], siz
         "seed": picture_seed, "kind": kind, "dice": record, "hand": built["hand"] is not None,
         "dice_look": built["look"], "dice_sets": built.get("sets", 1), "tray": built["tray"],
         "camera_height": round(built["height"], 3),
-        "camera_tilt_degrees": round(built["tilt_degrees"], 1)}, indent=1))
-    finish(raw, image, np.random.default_rng([picture_seed, 11]))
+        "camera_tilt_degrees": round(built["tilt_degrees"], 1),
+        "exposure_bias": round(float(scene["exposure_bias"]), 2)}, indent=1))
+    finish(picture, image, np.random.default_rng([picture_seed, 11]))
     raw.unlink()
     return name
 

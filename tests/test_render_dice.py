@@ -106,3 +106,40 @@ def test_a_heap_seen_from_low_down_labels_dice_seen_edge_on_as_unclear(render, t
     assert all(d["slant"] <= render.GRAZING for d in scene["dice"] if d["state"] == "flat")
     assert any(d["state"] == "edge-on" and d["slant"] > render.GRAZING for d in scene["dice"])
     assert sorted(d.face for d in faces) == sorted(d["face"] for d in scene["dice"] if d["state"] == "flat")
+
+
+def _tray(light: float) -> np.ndarray:
+    """Linear light of dark felt with three white dice on it, ``light`` times as bright."""
+    linear = np.full((120, 160, 3), 0.04, np.float32)
+    for x in (40, 80, 120):
+        linear[50:70, x - 10:x + 10] = 0.8
+    return linear * light
+
+
+def test_automatic_exposure_makes_a_bright_room_and_a_dim_one_look_alike(render):
+    """However bright the lamps, the camera's exposure brings the picture to the same level,
+    as the Pi camera's does: the renderer's old fixed exposure blew bright scenes out white."""
+    dim, bright = render.auto_expose(_tray(0.05)), render.auto_expose(_tray(40.0))
+    assert dim.dtype == np.uint8 and dim.shape == (120, 160, 3)
+    assert np.abs(dim.astype(int) - bright.astype(int)).max() <= 1
+    assert 60 < dim[5, 5, 0] < 140  # the felt: mid grey in sRGB, not black or white
+
+
+def test_automatic_exposure_keeps_white_dice_on_dark_felt_bright_and_its_bias_in_stops(render):
+    picture = render.auto_expose(_tray(1.0))
+    assert picture[60, 40, 0] == 255  # a white die on dark felt clips, as on a real camera
+    darker = render.auto_expose(_tray(1.0), bias=-1.0)
+    assert _linear(darker[5, 5, 0]) == pytest.approx(_linear(picture[5, 5, 0]) / 2, rel=0.05)
+
+
+def test_automatic_exposure_lifts_a_dark_picture_until_its_highlights_are_seen(render):
+    """A picture with almost nothing bright in it (dark dice on dark felt) is lifted until its
+    brightest 2% reach half of white, as libcamera's highlight constraint does."""
+    linear = np.full((100, 100, 3), 0.02, np.float32)
+    linear[:, :3] = 0.05  # the brightest 3%
+    picture = render.auto_expose(linear)
+    assert _linear(picture[0, 0, 0]) == pytest.approx(render.HIGHLIGHT_TARGET, rel=0.03)
+
+
+def _linear(value: int) -> float:
+    return ((value / 255 + 0.055) / 1.055) ** 2.4
