@@ -231,8 +231,6 @@ def make_die(bpy, edge: float, look: dict, body, pip_mat):
     bevel.width = look["bevel"] * edge
     bevel.segments = 4
     die.data.materials.append(body)
-    for poly in die.data.polygons:
-        poly.use_smooth = True
     radius = look["pip_size"] * edge
     spread = look["spread"] * edge
     cutters = []
@@ -276,6 +274,14 @@ def make_die(bpy, edge: float, look: dict, body, pip_mat):
         bpy.ops.object.modifier_apply(modifier="round")
         bpy.ops.object.modifier_apply(modifier="pips")
         bpy.data.objects.remove(cutter, do_unlink=True)
+    else:
+        bpy.context.view_layer.objects.active = die
+        bpy.ops.object.modifier_apply(modifier="round")
+    for poly in die.data.polygons:
+        # Smooth only the rounded edges and the hollows: a flat face shaded smooth takes its
+        # normals from its corners, and once the pips are cut into it (long thin polygons
+        # between them) glossy dice showed streaks and crosses no real die has.
+        poly.use_smooth = max(abs(c) for c in poly.normal) < 0.999
     for p in paints:
         p.data.materials.append(pip_mat)
     # one object (body and pips), so the other dice of the roll are copies sharing its mesh
