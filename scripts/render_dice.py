@@ -14,8 +14,8 @@ running it again (pictures already written are skipped). What varies, every pict
   warm or cold colour (the camera's white balance is not corrected), and the room's light;
   rendered unclipped, then exposed as the Pi camera's automatic exposure exposes a frame
   (``auto_expose``), off its target by -0.8 to +0.6 stops. (Pictures rendered before that were
-  exposed at a fixed random setting, and about a third of them came out mostly clipped white,
-  which no automatically exposed camera shows);
+  exposed at a fixed random setting, and about a third of them had more than a fifth of their
+  pixels clipped white, which no automatically exposed camera shows);
 - the camera: height and tilt as a tray mount gives, lens; after rendering, motion blur (a die
   or the camera still moving), noise and JPEG at a random quality.
 
@@ -407,7 +407,7 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
     # (auto_expose), off by this many stops as a real one is from scene to scene.
     scene["exposure_bias"] = float(rng.uniform(-0.8, 0.6))
     scene.render.image_settings.file_format = "OPEN_EXR"
-    scene.render.image_settings.color_depth = "16"
+    scene.render.image_settings.color_depth = "32"  # half floats end at 65504: a lamp seen is more
 
     look = dice_look(rng)
     tray = tray_look(rng)
@@ -628,29 +628,47 @@ def linear_pixels(bpy, path: Path) -> np.ndarray:
     """A rendered EXR's linear RGB, rows top down."""
     image = bpy.data.images.load(str(path))
     width, height = image.size
-    flat = np.empty(width * height * 4, np.float32)
+    channels = image.channels
+    flat = np.empty(width * height * channels, np.float32)
     image.pixels.foreach_get(flat)
     bpy.data.images.remove(image)
-    return flat.reshape(height, width, 4)[::-1, :, :3]
+    return flat.reshape(height, width, channels)[::-1, :, :3]
 
 
-# The Pi camera's automatic exposure (libcamera's AGC with its default tuning): the centre-
-# weighted mean of linear luminance is brought to Y_TARGET; then, if the brightest 2% are
-# darker than HIGHLIGHT_TARGET, the gain is raised until they are not.
+# The Pi camera's automatic exposure (libcamera's AGC with its default tuning), from the
+# statistics it meters, a grid of ZONES (rows, columns) of mean luminance: the gain that brings
+# the centre-weighted mean of the zones to Y_TARGET, each zone counted at most as white (so a
+# glint or a lamp-lit corner cannot darken the rest), found in a few steps as libcamera does;
+# then, if the brightest 2% of pixels are darker than HIGHLIGHT_TARGET, the gain is raised
+# until they are not. Luminance is Rec. 709's (libcamera's statistics weigh the channels a
+# little otherwise: no matter here).
+ZONES = (12, 16)
 Y_TARGET = 0.16
 HIGHLIGHT_TARGET = 0.5
+
+
+def zone_means(luminance: np.ndarray, zones: tuple[int, int] = ZONES) -> np.ndarray:
+    rows = np.array_split(luminance, zones[0], axis=0)
+    return np.array([[float(cell.mean()) for cell in np.array_split(row, zones[1], axis=1)] for row in rows])
 
 
 def auto_expose(linear: np.ndarray, bias: float = 0.0) -> np.ndarray:
     """An 8-bit sRGB picture of linear light, exposed as a camera's automatic exposure would,
     ``bias`` stops brighter or darker than its target. What is brighter than white clips."""
-    luminance = linear @ np.array([0.2126, 0.7152, 0.0722], np.float32)
-    height, width = luminance.shape
-    ys = (np.arange(height) - (height - 1) / 2) / height
-    xs = (np.arange(width) - (width - 1) / 2) / width
+    linear = np.nan_to_num(np.asarray(linear, np.float32), nan=0.0, posinf=65504.0, neginf=0.0)
+    luminance = np.maximum(linear @ np.array([0.2126, 0.7152, 0.0722], np.float32), 0.0)
+    zones = zone_means(luminance)
+    ys = (np.arange(zones.shape[0]) + 0.5) / zones.shape[0] - 0.5
+    xs = (np.arange(zones.shape[1]) + 0.5) / zones.shape[1] - 0.5
     weight = np.exp(-(ys[:, None] ** 2 + xs[None, :] ** 2) / (2 * 0.3**2))
-    mean = float((luminance * weight).sum() / weight.sum())
-    gain = Y_TARGET / max(mean, 1e-6)
+    weight /= weight.sum()
+    gain = 1.0
+    for _ in range(20):
+        metered = float((np.minimum(zones * gain, 1.0) * weight).sum())
+        step = min(10.0, Y_TARGET / max(metered, 1e-6))
+        gain *= step
+        if abs(step - 1.0) < 1e-3:
+            break
     top = np.sort(luminance, axis=None)[int(0.98 * luminance.size):]
     gain = max(gain, HIGHLIGHT_TARGET / max(float(top.mean()), 1e-6))
     exposed = np.clip(linear * (gain * 2.0**bias), 0.0, 1.0)
@@ -671,8 +689,8 @@ def finish(picture: np.ndarray, out: Path, rng: np.random.Generator) -> None:
                                  axis=(0, 1)) for t in steps], axis=0)
     if rng.random() < 0.6:
         image += rng.normal(0, rng.uniform(1, 6), image.shape)
-    picture = Image.fromarray(np.clip(image, 0, 255).astype(np.uint8))
-    picture.save(out, "JPEG", quality=int(rng.integers(35, 95)))
+    jpeg = Image.fromarray(np.clip(image, 0, 255).astype(np.uint8))
+    jpeg.save(out, "JPEG", quality=int(rng.integers(35, 95)))
 
 
 def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], size: int, samples: int) -> str:

@@ -67,7 +67,7 @@ def test_a_tiny_render_is_labelled_from_its_scene(render, tmp_path):
     for die in dice:  # every labelled top face lies in the picture, its box the size of a die
         assert 0 <= die.center[0] <= 96 and 0 <= die.center[1] <= 96
         assert 2 < die.size[0] < 48
-    assert not (tmp_path / "raw" / f"{photo.name}.png").exists()
+    assert not any((tmp_path / "raw").iterdir())  # the unclipped render is not kept
 
 
 def test_a_scattered_heap_labels_every_die_it_shows_and_hides_none(render, tmp_path):
@@ -130,6 +130,35 @@ def test_automatic_exposure_keeps_white_dice_on_dark_felt_bright_and_its_bias_in
     assert picture[60, 40, 0] == 255  # a white die on dark felt clips, as on a real camera
     darker = render.auto_expose(_tray(1.0), bias=-1.0)
     assert _linear(darker[5, 5, 0]) == pytest.approx(_linear(picture[5, 5, 0]) / 2, rel=0.05)
+
+
+def test_a_glint_or_a_lamp_lit_corner_darkens_the_picture_little(render):
+    """The meter counts a zone at most as white, as libcamera's does: a small lamp's glint on a
+    glossy die, 500 times brighter than the felt, leaves the felt as it was, and a corner under
+    the lamp, 500 times brighter, darkens it by less than a stop (taken as it is, its light
+    would darken the picture by four)."""
+    felt = _linear(render.auto_expose(_tray(1.0))[90, 80, 0])
+    glint, corner = _tray(1.0), _tray(1.0)
+    glint[58:61, 78:81] = 500.0
+    corner[:30, :40] = 20.0
+    assert _linear(render.auto_expose(glint)[90, 80, 0]) == pytest.approx(felt, rel=0.1)
+    assert 0.5 * felt < _linear(render.auto_expose(corner)[90, 80, 0]) < felt
+
+
+def test_the_meter_weighs_the_centre_more_than_the_edges(render):
+    """The same lamp-lit patch darkens the picture more in the middle than at an edge."""
+    middle, edge = _tray(1.0), _tray(1.0)
+    middle[20:40, 60:100] = 0.6
+    edge[100:120, 0:40] = 0.6
+    assert render.auto_expose(middle)[90, 80, 0] < render.auto_expose(edge)[90, 80, 0] - 3
+
+
+def test_a_pixel_beyond_any_number_does_not_spoil_the_picture(render):
+    linear = _tray(1.0)
+    linear[0, 0] = np.inf
+    linear[0, 1] = np.nan
+    spoilt, plain = render.auto_expose(linear).astype(int), render.auto_expose(_tray(1.0)).astype(int)
+    assert np.abs(spoilt[60:] - plain[60:]).max() <= 2  # one zone counted as white, no more
 
 
 def test_automatic_exposure_lifts_a_dark_picture_until_its_highlights_are_seen(render):
