@@ -648,8 +648,11 @@ HIGHLIGHT_TARGET = 0.5
 
 
 def zone_means(luminance: np.ndarray, zones: tuple[int, int] = ZONES) -> np.ndarray:
-    rows = np.array_split(luminance, zones[0], axis=0)
-    return np.array([[float(cell.mean()) for cell in np.array_split(row, zones[1], axis=1)] for row in rows])
+    """The mean of each zone of a grid (fewer zones where the picture has fewer pixels)."""
+    height, width = luminance.shape
+    rows = np.array_split(luminance, min(zones[0], height), axis=0)
+    return np.array([[float(cell.mean()) for cell in np.array_split(row, min(zones[1], width), axis=1)]
+                     for row in rows])
 
 
 def auto_expose(linear: np.ndarray, bias: float = 0.0) -> np.ndarray:

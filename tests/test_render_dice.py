@@ -188,3 +188,9 @@ def test_a_dies_flat_faces_are_shaded_flat_and_its_rounded_edges_smooth(render, 
     flat = [p for p in polygons if max(abs(c) for c in p.normal) >= 0.999]
     assert flat and not any(p.use_smooth for p in flat)
     assert any(p.use_smooth for p in polygons)  # the rounded edges (and hollows)
+
+
+def test_a_picture_smaller_than_the_meters_grid_is_exposed_too(render):
+    linear = np.full((6, 9, 3), 0.01, np.float32)
+    picture = render.auto_expose(linear)
+    assert picture.shape == (6, 9, 3) and 60 < picture[0, 0, 0] < 200
