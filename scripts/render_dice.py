@@ -635,16 +635,19 @@ def linear_pixels(bpy, path: Path) -> np.ndarray:
     return flat.reshape(height, width, channels)[::-1, :, :3]
 
 
-# The Pi camera's automatic exposure (libcamera's AGC with its default tuning), from the
-# statistics it meters, a grid of ZONES (rows, columns) of mean luminance: the gain that brings
-# the centre-weighted mean of the zones to Y_TARGET, each zone counted at most as white (so a
-# glint or a lamp-lit corner cannot darken the rest), found in a few steps as libcamera does;
-# then, if the brightest 2% of pixels are darker than HIGHLIGHT_TARGET, the gain is raised
-# until they are not. Luminance is Rec. 709's (libcamera's statistics weigh the channels a
-# little otherwise: no matter here).
+# The Pi camera's automatic exposure (libcamera's AGC with its default tuning): the gain at
+# which the sensor's picture (each pixel clipped at white, as a sensor clips it), metered as a
+# grid of ZONES (rows, columns) of mean luminance, has a centre-weighted mean of Y_TARGET; raised,
+# if need be, until the brightest 2% of pixels average HIGHLIGHT_TARGET. Clipped first, a glint
+# or a lamp-lit corner counts as white and no more, so it cannot darken the rest. Each is found
+# by halving a range of gains (what is metered only grows with the gain); GAINS bounds it, as a
+# camera's longest shutter and highest gain do. Luminance is Rec. 709's (libcamera's statistics
+# weigh the channels a little otherwise: no matter here).
 ZONES = (12, 16)
 Y_TARGET = 0.16
 HIGHLIGHT_TARGET = 0.5
+GAINS = (1e-4, 1e4)
+LUMINANCE = np.array([0.2126, 0.7152, 0.0722], np.float32)
 
 
 def zone_means(luminance: np.ndarray, zones: tuple[int, int] = ZONES) -> np.ndarray:
@@ -655,25 +658,35 @@ def zone_means(luminance: np.ndarray, zones: tuple[int, int] = ZONES) -> np.ndar
                      for row in rows])
 
 
+def _gain_for(metered, target: float) -> float:
+    """The least gain in GAINS at which ``metered(gain)`` (never less at a higher gain) reaches
+    ``target``, halving the range on a log scale."""
+    low, high = np.log(GAINS[0]), np.log(GAINS[1])
+    if metered(float(np.exp(high))) < target:
+        return float(np.exp(high))
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (low, middle) if metered(float(np.exp(middle))) >= target else (middle, high)
+    return float(np.exp(high))
+
+
 def auto_expose(linear: np.ndarray, bias: float = 0.0) -> np.ndarray:
     """An 8-bit sRGB picture of linear light, exposed as a camera's automatic exposure would,
     ``bias`` stops brighter or darker than its target. What is brighter than white clips."""
-    linear = np.nan_to_num(np.asarray(linear, np.float32), nan=0.0, posinf=65504.0, neginf=0.0)
-    luminance = np.maximum(linear @ np.array([0.2126, 0.7152, 0.0722], np.float32), 0.0)
-    zones = zone_means(luminance)
-    ys = (np.arange(zones.shape[0]) + 0.5) / zones.shape[0] - 0.5
-    xs = (np.arange(zones.shape[1]) + 0.5) / zones.shape[1] - 0.5
+    linear = np.maximum(np.nan_to_num(np.asarray(linear, np.float32), nan=0.0, posinf=65504.0), 0.0)
+    height, width = linear.shape[:2]
+    ys = (np.arange(min(ZONES[0], height)) + 0.5) / min(ZONES[0], height) - 0.5
+    xs = (np.arange(min(ZONES[1], width)) + 0.5) / min(ZONES[1], width) - 0.5
     weight = np.exp(-(ys[:, None] ** 2 + xs[None, :] ** 2) / (2 * 0.3**2))
     weight /= weight.sum()
-    gain = 1.0
-    for _ in range(20):
-        metered = float((np.minimum(zones * gain, 1.0) * weight).sum())
-        step = min(10.0, Y_TARGET / max(metered, 1e-6))
-        gain *= step
-        if abs(step - 1.0) < 1e-3:
-            break
-    top = np.sort(luminance, axis=None)[int(0.98 * luminance.size):]
-    gain = max(gain, HIGHLIGHT_TARGET / max(float(top.mean()), 1e-6))
+    flat = linear.reshape(-1, 3)
+    top = flat[np.argsort(flat @ LUMINANCE)[int(0.98 * len(flat)):]]
+
+    def seen(light: np.ndarray, gain: float) -> np.ndarray:
+        return np.minimum(light * gain, 1.0) @ LUMINANCE
+
+    gain = max(_gain_for(lambda g: float((zone_means(seen(linear, g)) * weight).sum()), Y_TARGET),
+               _gain_for(lambda g: float(seen(top, g).mean()), HIGHLIGHT_TARGET))
     exposed = np.clip(linear * (gain * 2.0**bias), 0.0, 1.0)
     encoded = np.where(exposed <= 0.0031308, 12.92 * exposed, 1.055 * exposed ** (1 / 2.4) - 0.055)
     return np.round(encoded * 255).astype(np.uint8)

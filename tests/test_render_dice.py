@@ -133,16 +133,25 @@ def test_automatic_exposure_keeps_white_dice_on_dark_felt_bright_and_its_bias_in
 
 
 def test_a_glint_or_a_lamp_lit_corner_darkens_the_picture_little(render):
-    """The meter counts a zone at most as white, as libcamera's does: a small lamp's glint on a
-    glossy die, 500 times brighter than the felt, leaves the felt as it was, and a corner under
+    """The sensor clips each pixel at white before the meter sees it: a small lamp's glint on
+    the felt, 500 times brighter than the felt, leaves the felt as it was, and a corner under
     the lamp, 500 times brighter, darkens it by less than a stop (taken as it is, its light
-    would darken the picture by four)."""
+    would darken the picture by more than two)."""
     felt = _linear(render.auto_expose(_tray(1.0))[90, 80, 0])
     glint, corner = _tray(1.0), _tray(1.0)
-    glint[58:61, 78:81] = 500.0
+    glint[84:87, 62:65] = 500.0
     corner[:30, :40] = 20.0
-    assert _linear(render.auto_expose(glint)[90, 80, 0]) == pytest.approx(felt, rel=0.1)
+    assert _linear(render.auto_expose(glint)[90, 80, 0]) == pytest.approx(felt, rel=0.05)
     assert 0.5 * felt < _linear(render.auto_expose(corner)[90, 80, 0]) < felt
+
+
+def test_a_bright_patch_clipped_at_any_light_gives_the_same_picture(render):
+    """Dark felt with a large patch 500 times brighter in the middle: however bright the scene
+    as rendered, the exposure found is the same."""
+    scene = np.full((120, 160, 3), 0.002, np.float32)
+    scene[45:75, 60:100] = 1.0
+    pictures = [render.auto_expose(scene * light).astype(int) for light in (0.01, 1.0, 100.0)]
+    assert all(np.abs(p - pictures[0]).max() <= 1 for p in pictures[1:])
 
 
 def test_the_meter_weighs_the_centre_more_than_the_edges(render):
@@ -192,5 +201,7 @@ def test_a_dies_flat_faces_are_shaded_flat_and_its_rounded_edges_smooth(render, 
 
 def test_a_picture_smaller_than_the_meters_grid_is_exposed_too(render):
     linear = np.full((6, 9, 3), 0.01, np.float32)
+    linear[2:4, 3:6] = 0.2  # a die on the felt
     picture = render.auto_expose(linear)
-    assert picture.shape == (6, 9, 3) and 60 < picture[0, 0, 0] < 200
+    assert picture.shape == (6, 9, 3) and 20 < picture[0, 0, 0] < picture[3, 4, 0] <= 255
+    assert render.auto_expose(linear * 50)[0, 0, 0] == picture[0, 0, 0]
