@@ -650,12 +650,10 @@ GAINS = (1e-4, 1e4)
 LUMINANCE = np.array([0.2126, 0.7152, 0.0722], np.float32)
 
 
-def zone_means(luminance: np.ndarray, zones: tuple[int, int] = ZONES) -> np.ndarray:
-    """The mean of each zone of a grid (fewer zones where the picture has fewer pixels)."""
-    height, width = luminance.shape
-    rows = np.array_split(luminance, min(zones[0], height), axis=0)
-    return np.array([[float(cell.mean()) for cell in np.array_split(row, min(zones[1], width), axis=1)]
-                     for row in rows])
+def zone_means(luminance: np.ndarray, zones: tuple[int, int]) -> np.ndarray:
+    """The mean of each zone of a grid of ``zones`` (rows, columns), no more than it has pixels."""
+    rows = np.array_split(luminance, zones[0], axis=0)
+    return np.array([[float(cell.mean()) for cell in np.array_split(row, zones[1], axis=1)] for row in rows])
 
 
 def _gain_for(metered, target: float) -> float:
@@ -674,9 +672,9 @@ def auto_expose(linear: np.ndarray, bias: float = 0.0) -> np.ndarray:
     """An 8-bit sRGB picture of linear light, exposed as a camera's automatic exposure would,
     ``bias`` stops brighter or darker than its target. What is brighter than white clips."""
     linear = np.maximum(np.nan_to_num(np.asarray(linear, np.float32), nan=0.0, posinf=65504.0), 0.0)
-    height, width = linear.shape[:2]
-    ys = (np.arange(min(ZONES[0], height)) + 0.5) / min(ZONES[0], height) - 0.5
-    xs = (np.arange(min(ZONES[1], width)) + 0.5) / min(ZONES[1], width) - 0.5
+    grid = (min(ZONES[0], linear.shape[0]), min(ZONES[1], linear.shape[1]))  # a tiny picture: fewer
+    ys = (np.arange(grid[0]) + 0.5) / grid[0] - 0.5
+    xs = (np.arange(grid[1]) + 0.5) / grid[1] - 0.5
     weight = np.exp(-(ys[:, None] ** 2 + xs[None, :] ** 2) / (2 * 0.3**2))
     weight /= weight.sum()
     flat = linear.reshape(-1, 3)
@@ -685,7 +683,7 @@ def auto_expose(linear: np.ndarray, bias: float = 0.0) -> np.ndarray:
     def seen(light: np.ndarray, gain: float) -> np.ndarray:
         return np.minimum(light * gain, 1.0) @ LUMINANCE
 
-    gain = max(_gain_for(lambda g: float((zone_means(seen(linear, g)) * weight).sum()), Y_TARGET),
+    gain = max(_gain_for(lambda g: float((zone_means(seen(linear, g), grid) * weight).sum()), Y_TARGET),
                _gain_for(lambda g: float(seen(top, g).mean()), HIGHLIGHT_TARGET))
     exposed = np.clip(linear * (gain * 2.0**bias), 0.0, 1.0)
     encoded = np.where(exposed <= 0.0031308, 12.92 * exposed, 1.055 * exposed ** (1 / 2.4) - 0.055)

@@ -167,7 +167,7 @@ def test_a_pixel_beyond_any_number_does_not_spoil_the_picture(render):
     linear[0, 0] = np.inf
     linear[0, 1] = np.nan
     spoilt, plain = render.auto_expose(linear).astype(int), render.auto_expose(_tray(1.0)).astype(int)
-    assert np.abs(spoilt[60:] - plain[60:]).max() <= 2  # one zone counted as white, no more
+    assert np.abs(spoilt[60:] - plain[60:]).max() <= 2  # the inf pixel counted as white, no more
 
 
 def test_automatic_exposure_lifts_a_dark_picture_until_its_highlights_are_seen(render):
