@@ -248,7 +248,8 @@ def test_the_pip_reader_looks_only_where_the_network_glanced(monkeypatch):
 
 
 # Looking again (``read_again``): the finder's die and the face reader's reading of it.
-AGAIN = replace(RULES, again=True, again_seen=0.3, again_sure=0.8, again_agree=0.5, unclear=0.5)
+AGAIN = replace(RULES, again=True, again_seen=0.3, again_sure=0.8, again_agree=0.5, unclear=0.5,
+                again_alone=0.999, again_object=0.5)
 
 
 def found(face, probability=0.9, at=(101.0, 99.0), presence=0.9, unclear=0.0):

@@ -98,12 +98,14 @@ class FusionSettings:
     # or not, from a peak of ``again_count`` (the network's ``seen``, not tuned for the
     # finder); below it only if read. On by default: it read 2.5 times as many of the coloured
     # set-aside dice, as many of the white and none more wrong, and costs nothing where the
-    # first look scored every die. False: the first look alone (the reader "first").
+    # first look scored every die. False: the first look alone (the reader "first"). The
+    # thresholds below were chosen with the face reader trained on the mended renders
+    # (docs/dice-camera.md, "The face reader trained from scratch on the mended renderer").
     again: bool = True
-    again_seen: float = 0.5
-    again_sure: float = 0.8
-    again_agree: float = 0.9
-    again_alone: float = 0.999
+    again_seen: float = 0.2
+    again_sure: float = 0.95
+    again_agree: float = 0.7
+    again_alone: float = 0.99
     again_object: float = 0.5
     again_count: float = 0.5
     # Before looking again, the face reader reads each die the first look scored, cut from the
