@@ -8,7 +8,7 @@ import pytest
 from drawn_dice import draw_tray
 
 from bunco_pi.vision.dataset import list_photos, read_labels
-from bunco_pi.vision.reader import ReaderSettings, read_pips
+from bunco_pi.vision.reader import ReaderSettings, grey_median, read_pips
 from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
 
 SPOTS = [(150, 150), (420, 170), (300, 360)]
@@ -208,3 +208,14 @@ def test_looking_only_near_given_places_reads_the_dice_there_and_no_other():
     assert everywhere.faces == (5, 3, 6)
     assert near.dice == everywhere.dice[1:]
     assert read_pips(frame, near=[]).dice == ()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_median_from_the_histogram_is_numpys_median(seed):
+    # The tray's level is the frame's median: counted, not sorted, it must be the same figure,
+    # the mean of the two middle values where there is an even number of pixels.
+    rng = np.random.default_rng(seed)
+    height, width = (int(v) for v in rng.integers(1, 60, 2))
+    grey = rng.integers(0, int(rng.integers(1, 257)), (height, width)).astype(np.uint8)
+    assert grey_median(grey) == float(np.median(grey))
+    assert grey_median(grey[:, ::2]) == float(np.median(grey[:, ::2]))

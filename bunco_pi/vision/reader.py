@@ -65,6 +65,18 @@ def to_working(
     return np.ascontiguousarray(to_grey(crop, look)), scale, (x0, y0)
 
 
+def grey_median(gray: np.ndarray) -> float:
+    """``np.median`` of a uint8 picture, counted from its histogram: the same figure (the mean
+    of the two middle values when they are an even number), without sorting every pixel, which
+    cost more than finding the pips on a speckled floor."""
+    counts = cv2.calcHist([gray], [0], None, [256], [0, 256]).ravel().astype(np.int64)
+    below = np.cumsum(counts)
+    size = gray.size
+    low = int(np.searchsorted(below, (size - 1) // 2, side="right"))
+    high = int(np.searchsorted(below, size // 2, side="right"))
+    return (low + high) / 2
+
+
 def read_pips(
     frame: np.ndarray,
     settings: ReaderSettings | None = None,
@@ -77,7 +89,7 @@ def read_pips(
     """
     settings = settings or ReaderSettings()
     gray, scale, (ox, oy) = to_working(frame, settings)
-    tray_level = settings.tray_level if settings.tray_level is not None else float(np.median(gray))
+    tray_level = settings.tray_level if settings.tray_level is not None else grey_median(gray)
     within = None
     if near is not None:
         within = np.zeros(gray.shape, np.uint8)
