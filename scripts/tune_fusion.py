@@ -37,7 +37,7 @@ from bunco_pi.vision.fusion import (  # noqa: E402
     read_again,
     refuse_side_views,
 )
-from bunco_pi.vision.net import detect, load_net, look_again  # noqa: E402
+from bunco_pi.vision.net import NetInputs, detect, load_net, look_again  # noqa: E402
 from bunco_pi.vision.reader import ReaderSettings, read_pips  # noqa: E402
 
 GRID = {
@@ -91,10 +91,11 @@ def main() -> int:
     for folder, split in [(f, args.split) for f in args.folders] + [(r, "all") for r in args.renders]:
         for photo in list_photos(folder, split):
             image = load_image(photo.image_path)
-            glanced = detect(image, net, base.glance, settings.region)
+            inputs = NetInputs()
+            glanced = detect(image, net, base.glance, settings.region, inputs=inputs)
             pips = read_pips(image, settings, [(*d.center, base.window * d.width) for d in glanced])
             again = [look_again(image, d, net) for d in glanced]
-            more = look_for_more(image, settings.region, lowest, finder, faces)
+            more = look_for_more(image, settings.region, lowest, finder, faces, inputs)
             checks = (faces or shipped_face_reader()).read(image, glanced)
             size = (image.shape[1], image.shape[0])
             readings.append((folder.name, photo, size, pips, glanced, again, checks, more))

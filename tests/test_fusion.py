@@ -140,7 +140,7 @@ def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(
 
     frames = []
 
-    def net_sees(frame, *_):
+    def net_sees(frame, *_, **__):
         frames.append(("net", frame.ndim))
         return []
 
@@ -155,6 +155,19 @@ def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(
     fusion.read_both(frame, ReaderSettings(), fusion=first)
     fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))), fusion=first)
     assert frames == [("net", 3), ("pips", 2), ("net", 2), ("pips", 2)]
+
+
+def test_the_first_look_and_the_finder_shrink_the_frame_once(monkeypatch):
+    from bunco_pi.vision import net
+
+    made = []
+    real = net.prepare
+    monkeypatch.setattr(net, "prepare", lambda image, scale=None: made.append(scale) or real(image, scale))
+    empty = np.full((480, 640, 3), 90, np.uint8)  # no die: the finder looks again, at two scales
+    assert read_both(empty).dice == ()
+    # the working width (half of 640) for the first look and the finder alike, and the finder's
+    # look at half that scale, each made once
+    assert sorted(made) == [0.25, 0.5]
 
 
 def test_the_network_does_not_overrule_a_doubtful_count_of_another_face():
@@ -237,7 +250,7 @@ def test_the_pip_reader_looks_only_where_the_network_glanced(monkeypatch):
 
     frame = draw_tray([(5, 150, 150, 10), (3, 420, 170, 30), (6, 300, 360, 0)], noise=2.0)
     glances = [NetDie((420.0, 170.0), 60.0, 0.95, 3, 0.99), NetDie((300.0, 360.0), 60.0, 0.35, 6, 0.9)]
-    monkeypatch.setattr(fusion, "detect", lambda _frame, _net, least, _region: [
+    monkeypatch.setattr(fusion, "detect", lambda _frame, _net, least, _region, **_: [
         d for d in glances if d.presence >= least])
     from bunco_pi.vision.reader import ReaderSettings
 

@@ -49,7 +49,7 @@ import numpy as np
 
 from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader
 from bunco_pi.vision.look import to_grey
-from bunco_pi.vision.net import DiceNet, NetDie, detect, look_again, shipped_finder
+from bunco_pi.vision.net import DiceNet, NetDie, NetInputs, detect, look_again, shipped_finder
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
@@ -136,7 +136,8 @@ def read_both(
         # stands, and the network is shown the mapped grey, where a turned crop of a glint
         # is no second opinion (it left two pink dice under glare of 102 unread).
         fusion = replace(fusion, net_over_doubt=False, second_look=False)
-    pips, found = both_readings(frame, settings, net, fusion)
+    inputs = NetInputs()  # the first look and the finder see the frame alike: shrunk once
+    pips, found = both_readings(frame, settings, net, fusion, inputs)
     reading = combine(pips, found, settings.min_confidence, fusion)
     if fusion.again and fusion.check <= 1:
         scored = [found[j] for j in _scored(reading, found, settings.min_confidence)]
@@ -144,7 +145,7 @@ def read_both(
         reading = refuse_side_views(reading, checked, settings.min_confidence, fusion)
     if not (fusion.again and left_unscored(reading, settings.min_confidence, dice)):
         return reading
-    looked = look_for_more(frame, settings.region, fusion, finder, faces)
+    looked = look_for_more(frame, settings.region, fusion, finder, faces, inputs)
     return read_again(reading, pips, looked, settings.min_confidence, fusion)
 
 
@@ -181,10 +182,11 @@ def left_unscored(reading: FrameReading, min_confidence: float, dice: int | None
 
 def look_for_more(
     frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
-    finder: DiceNet | None = None, faces: FaceReader | None = None,
+    finder: DiceNet | None = None, faces: FaceReader | None = None, inputs: NetInputs | None = None,
 ) -> list[Looked]:
     """The finder's dice in the colour frame, each with the face reader's reading of it."""
-    found = detect(frame, finder or shipped_finder(), fusion.again_seen, region, zoom_out=True)
+    found = detect(frame, finder or shipped_finder(), fusion.again_seen, region, zoom_out=True,
+                   inputs=inputs)
     return list(zip(found, (faces or shipped_face_reader()).read(frame, found), strict=True))
 
 
@@ -257,7 +259,7 @@ def _vote(die: DieReading, first: NetDie, again: NetDie, min_confidence: float,
 
 def both_readings(
     frame: np.ndarray, settings: ReaderSettings, net: DiceNet | None = None,
-    fusion: FusionSettings | None = None,
+    fusion: FusionSettings | None = None, inputs: NetInputs | None = None,
 ) -> tuple[FrameReading, list[NetDie]]:
     """What each reader makes of the frame: the pip reader its grey picture (``look.to_grey``),
     the network the colours (or, for calibrated coloured dice, the same grey picture).
@@ -270,7 +272,7 @@ def both_readings(
         # mapping every pixel of a large frame costs more than both readers.
         small = cv2.resize(frame, (settings.working_width, max(1, round(height * shrink))),
                            interpolation=cv2.INTER_AREA)
-        pips, found = both_readings(small, settings, net, fusion)
+        pips, found = both_readings(small, settings, net, fusion, inputs)
         return _scaled(pips, 1 / shrink), [
             replace(d, center=(d.center[0] / shrink, d.center[1] / shrink), width=d.width / shrink)
             for d in found
@@ -281,7 +283,7 @@ def both_readings(
     # reads the colours itself.
     calibrated = settings.look is not None and not settings.look.plain_grey
     seen_by_net = grey if calibrated else frame
-    glanced = detect(seen_by_net, net, min(fusion.glance, fusion.seen), settings.region)
+    glanced = detect(seen_by_net, net, min(fusion.glance, fusion.seen), settings.region, inputs=inputs)
     near = None
     if fusion.pips_near_net:
         near = [(*d.center, fusion.window * d.width) for d in glanced]
