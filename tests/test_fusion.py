@@ -165,7 +165,7 @@ def test_the_first_look_and_the_finder_shrink_the_frame_once(monkeypatch):
     monkeypatch.setattr(net, "prepare", lambda image, scale=None: made.append(scale) or real(image, scale))
     empty = np.full((480, 640, 3), 90, np.uint8)  # no die: the finder looks again, at two scales
     assert read_both(empty).dice == ()
-    # the working width (half of 640) for the first look and the finder alike, and the finder's
+    # the network's width (320, half of 640) for the first look and the finder alike, and the finder's
     # look at half that scale, each made once
     assert sorted(made) == [0.25, 0.5]
 

@@ -66,7 +66,7 @@ def layout_fit(points: np.ndarray) -> LayoutFit:
     distance = np.linalg.norm(observed[None, :, None, :] - turned[:, None, :, :], axis=-1)
     nearest = distance.argmin(axis=2)  # (angles, observed pip) -> layout position
     error = distance.min(axis=2)
-    # pips that claim a position another pip of theirs claims, at each angle
+    # at each angle, the pips that claim a layout position another pip has claimed already
     claimed = np.sort(nearest, axis=1)
     shared = (claimed[:, 1:] == claimed[:, :-1]).sum(axis=1)
     score = np.sqrt((error**2).mean(axis=1)) + 0.5 * shared

@@ -150,7 +150,7 @@ def normalise(image: np.ndarray) -> np.ndarray:
 class NetInputs:
     """The networks' inputs made from the frames of one reading, each made once.
 
-    The first look and the finder both see the whole frame at the working width; shrinking and
+    The first look and the finder both see the whole frame at the network's width; shrinking and
     normalising it took as long as a fifth of the finder's look. The frames are kept with their
     inputs, so no frame's ``id`` can be another's while this lives: make one per reading.
     """
