@@ -63,8 +63,9 @@ AGAIN = {  # the face reader's check and looking again (fusion.read_again), on t
     "again_sure": (0.8, 0.9, 0.95),
     "again_agree": (0.5, 0.7, 0.9),
     "again_alone": (0.99, 0.995, 0.999, 1.01),  # 1.01: the face reader is never trusted alone
-    "again_object": (0.3, 0.5),
+    "again_object": (0.3, 0.5, 0.7, 0.9),
     "check": (0.3, 0.5, 0.7, 0.9, 1.01),
+    "again_overrule": (0.95, 0.97, 0.99, 1.01),  # 1.01: a count of another face always stands
 }
 
 
@@ -157,15 +158,16 @@ def show(rows: list, base: FusionSettings, title: str) -> None:
     print(title)
     print(f"{'seen':>5} {'sure':>5} {'alone':>5} {'object':>6} {'turned':>6} {'unclear':>7} "
           f"{'need':>5} {'twice':>5} "
-          f"{'again':>28}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6} {'doubted':>7}")
+          f"{'again':>33}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6} {'doubted':>7}")
     for _, _, f, (dice, right, wrong, unsure, missed, doubt), folders in rows:
         each = "  ".join(f"{name} {100 * r / max(d, 1):.1f}%/{w}" + (f"+{q}?" if q else "")
                          for name, (d, r, w, q) in folders.items())
         again = (f"{f.again_seen}/{f.again_sure}/{f.again_agree}/{f.again_alone}/{f.again_object}/{f.check}"
+                 f"/{f.again_overrule}"
                  if f.again else "no")
         print(f"{f.seen:>5} {f.sure:>5} {f.sure_alone:>5} {f.objection:>6} {f.turned_objection:>6} "
               f"{f.unclear:>7} "
-              f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>28}  "
+              f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>33}  "
               f"{dice:>5} {100 * right / max(dice, 1):>5.1f}% "
               f"{wrong:>5} {unsure:>6} {missed:>6} {doubt:>7}  {each}"
               + ("   (present)" if f == base else ""))

@@ -31,16 +31,12 @@ def read(name: str):
     return image, judge(read_both(image, dice=3), dice=3)  # as the table reads a roll of three
 
 
-NOT_YET = pytest.mark.xfail(strict=True, reason="the shipped readers read too few rendered dice")
-
-
 def test_a_plain_throw_is_never_read_as_another_roll():
     image, result = read("roll")
     truth = read_labels(FIXTURES / "roll.txt", image.shape[1], image.shape[0])
     assert not isinstance(result, SettledRoll) or sorted(result.faces) == sorted(d.face for d in truth)
 
 
-@NOT_YET
 def test_a_plain_throw_of_three_is_read():
     image, result = read("roll")
     truth = read_labels(FIXTURES / "roll.txt", image.shape[1], image.shape[0])

@@ -262,7 +262,7 @@ def test_the_pip_reader_looks_only_where_the_network_glanced(monkeypatch):
 
 # Looking again (``read_again``): the finder's die and the face reader's reading of it.
 AGAIN = replace(RULES, again=True, again_seen=0.3, again_sure=0.8, again_agree=0.5, unclear=0.5,
-                again_alone=0.999, again_object=0.5)
+                again_alone=0.999, again_object=0.5, again_overrule=0.999)
 
 
 def found(face, probability=0.9, at=(101.0, 99.0), presence=0.9, unclear=0.0):
@@ -369,7 +369,33 @@ def test_a_sure_count_the_network_did_not_see_stands_against_the_networks_lookin
 
 def test_a_die_the_pip_reader_saw_cocked_is_never_read_by_looking_again():
     left = pip(None, 0.0, problem="unsure: one reading")
-    assert again([left], [found(5, 0.99)], [found(5, 0.99)], pips=[pip(5, 0.2, problem="tilted")]) == (left,)
+    for certain in (0.99, 0.9999):  # not even where the two networks overrule a count
+        assert again([left], [found(5, certain)], [found(5, certain)],
+                     pips=[pip(5, 0.2, problem="tilted")]) == (left,)
+
+
+def test_the_finder_and_the_face_reader_all_but_certain_of_one_face_overrule_a_count_or_a_dispute():
+    """Real coloured dice and renders: the pip reader counted a faint or glinting 2 as a 1, sure,
+    where the finder and the face reader both read the 2; the first look and the count then
+    disagree ("unsure: two readings"), or the count stands alone ("unsure: one reading")."""
+    assert AGAIN.again_overrule == 0.999 and AGAIN.again_agree == 0.5 and AGAIN.again_sure == 0.8
+    disputed = pip(None, 0.0, problem="unsure: two readings")
+    (die,) = again([disputed], [found(2, 0.6)], [found(2, 0.9995)])
+    assert (die.face, die.confidence, die.problem) == (2, 0.9995, "")
+    assert again([disputed], [found(2, 0.6)], [found(2, 0.998)]) == (disputed,)  # not certain enough
+    assert again([disputed], [found(2, 0.4)], [found(2, 0.9995)]) == (disputed,)  # the finder in doubt
+    assert again([disputed], [found(3, 0.6)], [found(2, 0.9995)]) == (disputed,)  # two faces again
+    counted = pip(None, 0.0, problem="unsure: one reading")
+    (die,) = again([counted], [found(2, 0.9)], [found(2, 0.9995)], pips=[pip(1, 1.0)])  # a sure count
+    assert (die.face, die.problem) == (2, "")
+    assert again([counted], [found(2, 0.9)], [found(2, 0.99)], pips=[pip(1, 1.0)]) == (counted,)
+    for kept in (pip(None, 0.0, problem="cocked or hidden"), pip(3, 0.2, problem="tilted"),
+                 pip(None, 0.0, problem="seen from the side")):  # refusals are never overruled
+        assert again([kept], [found(2, 0.9999)], [found(2, 0.9999)]) == (kept,)
+    for dissent in (found(2, 0.9995, unclear=0.6), found(2, 0.9995)):  # cannot be read / no vote
+        finder = found(2, 0.9) if dissent.unclear else found(2, 0.9, unclear=0.6)
+        (die,) = again([disputed], [finder], [dissent])
+        assert (die.face, die.problem) == (None, "cocked or hidden")
 
 
 def test_a_second_peak_beside_a_die_is_not_a_die_of_its_own():

@@ -54,7 +54,8 @@ from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
 # What looking again never reads over: a die seen cocked, hidden or cut, or read as two faces.
-REFUSED = ("tilted", "cocked or hidden", "unsure: two readings", "seen from the side")
+DISPUTED = "unsure: two readings"  # the readers name two faces
+REFUSED = ("tilted", "cocked or hidden", DISPUTED, "seen from the side")
 # A peak of the finder nearer a die than this share of their two half-widths is on that die,
 # not a die of its own: dice lying side by side are a whole sum of half-widths apart (at the
 # whole sum, a die touching a read die in a crowded tray was never looked at).
@@ -108,6 +109,14 @@ class FusionSettings:
     again_alone: float = 0.99
     again_object: float = 0.5
     again_count: float = 0.5
+    # The finder and the face reader agreeing on a face (``again_agree``, ``again_sure``), the
+    # face reader at least this sure, overrule the pip reader's count of another face and a
+    # dispute of the first look and the pip reader ("unsure: two readings"); never a die the
+    # pip reader saw cocked, nor one refused as cocked, hidden or seen from the side. On real
+    # coloured dice and rendered ones the pip reader's count was the one wrong in every such
+    # die of the tuning sets, sure counts among them, and the face reader refuses dice seen
+    # from low down far more surely than the pip reader doubts them. 1.01: never.
+    again_overrule: float = 0.97
     # Before looking again, the face reader reads each die the first look scored, cut from the
     # network's own box, and a die it is this sure cannot be read is refused ("seen from the
     # side"). Seen from low down, a die's front face is more nearly face-on to the camera than
@@ -196,10 +205,11 @@ def read_again(
 ) -> FrameReading:
     """The reading with each die it left unscored (or missed) scored where the finder and the
     face reader agree, or the face reader is all but certain (``_vote``). It adds readings and
-    never puts its own face on a die read otherwise: a die refused (cocked or hidden) or in
-    dispute (``REFUSED``), and a die whose pips were seen squashed or counted as another face
-    (``pips``, the pip reader's own reading) are left as they are, and a scored die is left as
-    it is unless the two agree it is another face, which leaves it not sure."""
+    never puts its own face on a die read otherwise: a die refused (cocked, hidden, seen from
+    the side) or whose pips were seen squashed is left as it is; a die in dispute, or counted as
+    another face (``pips``, the pip reader's own reading), unless the two ``_overrule`` that;
+    and a scored die is left as it is unless the two agree it is another face, which leaves it
+    not sure."""
     dice = list(reading.dice)
     pairs = {j: i for i, j in _pairs(reading.dice, [f for f, _ in looked]).items()}
     for j, (first, again) in enumerate(looked):
@@ -209,9 +219,9 @@ def read_again(
                 # the two agree, as surely as scores a die, on another face than the first
                 # look scored: two readings (a die seen low from the side, whose front face the
                 # pip reader counted while the network's first look was in doubt)
-                dice[i] = replace(dice[i], face=None, confidence=0.0, problem="unsure: two readings")
+                dice[i] = replace(dice[i], face=None, confidence=0.0, problem=DISPUTED)
             continue
-        if _pips_stand(pips, first, again, fusion):
+        if _pips_stand(pips, first, again, min_confidence, fusion):
             continue
         if i is None:
             if any(math.dist(d.center, first.center) < ON_THE_DIE * (d.radius + first.width / 2)
@@ -223,7 +233,8 @@ def read_again(
                 dice.append(voted)
             continue
         die = dice[i]
-        if die.problem in REFUSED:
+        overruled = die.problem == DISPUTED and _overrule(first, again, min_confidence, fusion)
+        if die.problem in REFUSED and not overruled:
             continue
         dice[i] = _vote(die, first, again, min_confidence, fusion)
     return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
@@ -235,15 +246,24 @@ def _agree_surely(first: NetDie, again: NetDie, min_confidence: float, fusion: F
             and again.face_probability >= max(fusion.again_sure, min_confidence))
 
 
-def _pips_stand(pips: FrameReading, first: NetDie, again: NetDie, fusion: FusionSettings) -> bool:
+def _overrule(first: NetDie, again: NetDie, min_confidence: float, fusion: FusionSettings) -> bool:
+    """The finder and the face reader agree on a face so surely that a count of another face,
+    or a dispute of the first look and the pip reader, gives way to them."""
+    return (_agree_surely(first, again, min_confidence, fusion)
+            and again.face_probability >= fusion.again_overrule)
+
+
+def _pips_stand(pips: FrameReading, first: NetDie, again: NetDie, min_confidence: float,
+                fusion: FusionSettings) -> bool:
     """The pip reader saw this die cocked, or counted another face on it: no vote of the two
-    networks outweighs that (``combine`` may have left such a die with no face and a reason)."""
+    networks outweighs that, unless they ``_overrule`` a count (``combine`` may have left such
+    a die with no face and a reason)."""
     near = [d for d in pips.dice if math.dist(d.center, first.center) <= max(d.radius, first.width / 2)]
     if not near:
         return False
     die = min(near, key=lambda d: math.dist(d.center, first.center))
-    return die.problem == "tilted" or (
-        die.face is not None and die.face != again.face and die.confidence >= fusion.claim)
+    counted = die.face is not None and die.face != again.face and die.confidence >= fusion.claim
+    return die.problem == "tilted" or (counted and not _overrule(first, again, min_confidence, fusion))
 
 
 def _vote(die: DieReading, first: NetDie, again: NetDie, min_confidence: float,
@@ -349,7 +369,7 @@ def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: Fusion
         return die
     net_objects = (other.face != die.face and other.face_probability >= fusion.objection) or turned_objects
     if pip_sure and net_objects or pip_claim and net_sure:
-        return DieReading(None, 0.0, die.center, die.radius, "unsure: two readings")
+        return DieReading(None, 0.0, die.center, die.radius, DISPUTED)
     if net_sure and fusion.net_over_doubt:
         return DieReading(other.face, other.face_probability, die.center, die.radius)
     return die
