@@ -3,12 +3,11 @@
 The pictures are rendered trays (``scripts/render_dice.py``, numbers from 800000; no picture
 numbered 800000 to 979999 is trained on), small JPEGs kept with the tests: a die cocked
 against another or the tray's wall, a hand reaching into the tray, a fourth die, a die lying
-partly out of the tray. A plain throw from the same renderer should be read, to show the
-refusals are not a reader refusing everything; the shipped readers do not read it yet (they
-learned from too few renders: docs/dice-camera.md says how many), so that test is marked as
-an expected failure, strictly: it fails the suite the day it passes. Read or not, it is never
-read as another roll: its three pips in a row were once counted as two, sure
-(docs/dice-camera.md, "A second look that sees another face").
+partly out of the tray. A plain throw from the same renderer is read, to show the refusals
+are not a reader refusing everything (it was not, until the finder and the face reader could
+outweigh the pip reader's count of its 3 as a 2: docs/dice-camera.md, "Both networks all but
+certain outweigh a count"), and it is never read as another roll: its three pips in a row
+were once counted as two, sure (docs/dice-camera.md, "A second look that sees another face").
 """
 
 import math

@@ -131,6 +131,9 @@ def test_read_both_keeps_the_pip_readers_doubt_for_dice_with_light_pips(monkeypa
     fusion.read_both(frame, ReaderSettings(look=DiceLook((60, 150, 30), (20, 20, 20))), fusion=first)
     fusion.read_both(frame, ReaderSettings(), fusion=first)
     assert [rules.net_over_doubt for rules in seen] == [False, True, True]
+    # nor do the finder and the face reader outweigh its count there (``again_overrule``)
+    assert [rules.again_overrule for rules in seen] == [1.01, first.again_overrule, first.again_overrule]
+    assert first.again_overrule <= 1
 
 
 def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(monkeypatch):
