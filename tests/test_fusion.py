@@ -395,9 +395,9 @@ def test_the_finder_and_the_face_reader_all_but_certain_of_one_face_overrule_a_c
     for kept in (pip(None, 0.0, problem="cocked or hidden"), pip(3, 0.2, problem="tilted"),
                  pip(None, 0.0, problem="seen from the side")):  # refusals are never overruled
         assert again([kept], [found(2, 0.9999)], [found(2, 0.9999)]) == (kept,)
-    for dissent in (found(2, 0.9995, unclear=0.6), found(2, 0.9995)):  # cannot be read / no vote
-        finder = found(2, 0.9) if dissent.unclear else found(2, 0.9, unclear=0.6)
-        (die,) = again([disputed], [finder], [dissent])
+    for finder, faces in ((found(2, 0.9), found(2, 0.9995, unclear=0.6)),  # either network says
+                          (found(2, 0.9, unclear=0.6), found(2, 0.9995))):  # it cannot be read
+        (die,) = again([disputed], [finder], [faces])
         assert (die.face, die.problem) == (None, "cocked or hidden")
 
 
