@@ -57,7 +57,7 @@ from bunco_pi.vision.calibration import TrayCalibration  # noqa: E402
 from bunco_pi.vision.dataset import LabelledPhoto, list_photos  # noqa: E402
 from bunco_pi.vision.face_reader import shipped_face_reader  # noqa: E402
 from bunco_pi.vision.faces import LAYOUTS  # noqa: E402
-from bunco_pi.vision.fusion import FusionSettings, read_both  # noqa: E402
+from bunco_pi.vision.fusion import FusionSettings, first_readings, read_both  # noqa: E402
 from bunco_pi.vision.learn import LearnedSetup, study  # noqa: E402
 from bunco_pi.vision.look import DiceLook, to_grey  # noqa: E402
 from bunco_pi.vision.net import detect, read_net, shipped_finder, shipped_net  # noqa: E402
@@ -135,9 +135,7 @@ def learning_roll(frame: np.ndarray) -> None:
     """A settled frame while the set-up is learned by rolling: no calibration, nothing learned;
     a throw both readers are not sure of is read by the table's reader too, as the table does."""
     calibration = TrayCalibration()
-    outcome = study(frame, LearnedSetup(), calibration,
-                    lambda f, s: read_pips(f, s),
-                    lambda f, s: read_net(f, region=s.region, look=s.look))
+    outcome = study(frame, LearnedSetup(), calibration, first_readings)
     if outcome.reading is None:
         read_both(frame, calibration.reader_settings(), dice=calibration.dice)
 

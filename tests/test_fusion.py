@@ -12,6 +12,7 @@ from bunco_pi.vision.dataset import read_labels
 from bunco_pi.vision.fusion import (
     FusionSettings,
     combine,
+    first_readings,
     look_for_more,
     read_again,
     read_both,
@@ -261,6 +262,28 @@ def test_the_pip_reader_looks_only_where_the_network_glanced(monkeypatch):
     assert [(d.face, d.problem) for d in reading.dice] == [(3, ""), (None, "unsure: one reading")]
     everywhere = read_both(frame, ReaderSettings(), fusion=FusionSettings(pips_near_net=False, again=False))
     assert len(everywhere.dice) == 3
+
+
+def test_the_first_readings_are_the_pip_reader_round_the_networks_dice_and_the_networks_own(monkeypatch):
+    """What learning checks a throw with: one run of the network gives its dice (those it is
+    sure are there, as ``read_net`` reads them) and the places the pip reader reads round."""
+    from bunco_pi.vision import fusion
+    from bunco_pi.vision.reader import ReaderSettings
+
+    frame = draw_tray([(5, 150, 150, 10), (3, 420, 170, 30), (6, 300, 360, 0)], noise=2.0)
+    glances = [NetDie((420.0, 170.0), 60.0, 0.95, 3, 0.99), NetDie((300.0, 360.0), 60.0, 0.35, 6, 0.9)]
+    runs = []
+
+    def detect(_frame, _net, least, _region, **_):
+        runs.append(least)
+        return [d for d in glances if d.presence >= least]
+
+    monkeypatch.setattr(fusion, "detect", detect)
+    pips, net = first_readings(frame, ReaderSettings())
+    assert len(runs) == 1  # one run of the network for both readings
+    assert [(d.face, d.center) for d in net.dice] == [(3, (420.0, 170.0))]  # the die it is sure of
+    assert sorted(d.face for d in pips.dice) == [3, 6]  # read round both glances, not the 5
+    assert sorted(d.face for d in read_pips(frame).dice) == [3, 5, 6]  # which is there to read
 
 
 # Looking again (``read_again``): the finder's die and the face reader's reading of it.

@@ -30,6 +30,7 @@ from bunco_pi.table.camera_feed import CameraFeed, translate
 from bunco_pi.table.events import DiceRoll, DiceStatus
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.dataset import list_photos, read_labels
+from bunco_pi.vision.fusion import first_readings
 from bunco_pi.vision.learn import (
     LEARN_ROLLS,
     LearnedSetup,
@@ -54,12 +55,6 @@ HOLD = TrayCalibration().settle_frames + 2  # frames per photo: enough to settle
 SKIN = (120, 160, 215)  # BGR of a hand in lamp light
 
 
-def pips(frame, settings):
-    return read_pips(frame, settings)
-
-
-def net(frame, settings):
-    return read_net(frame, region=settings.region, look=settings.look)
 
 
 def lab_distance(a, b) -> float:
@@ -97,7 +92,7 @@ def test_coloured_dice_are_learned_from_rolls_and_only_then_scored():
         truth = scattered(rng)
         frame = draw_scene(truth, seed=9200 + throw, **BLUE_SET)
         before = setup
-        outcome = study(frame, setup, calibration, pips, net)
+        outcome = study(frame, setup, calibration, first_readings)
         setup = outcome.setup
         if outcome.reading is not None:
             scored.append(throw)
@@ -124,7 +119,7 @@ def test_white_dice_are_scored_from_the_first_sure_roll_and_learned_as_plain_gre
     for throw in range(LEARN_ROLLS):
         truth = scattered(rng)
         frame = draw_scene(truth, tray="felt", seed=9400 + throw)
-        outcome = study(frame, setup, TrayCalibration(), pips, net)
+        outcome = study(frame, setup, TrayCalibration(), first_readings)
         assert outcome.reading is not None and outcome.reading.faces == in_reading_order(truth)
         setup = outcome.setup
     assert setup.learned and setup.look is not None and setup.look.plain_grey
@@ -176,11 +171,11 @@ def test_a_die_of_another_colour_is_no_sample_and_is_never_scored():
     assert roll_sample(mixed, three) is None
     sample = roll_sample(blue, three)
     assert sample is not None and lab_distance(sample.face, BLUE) < 10
-    outcome = study(mixed, LearnedSetup(), TrayCalibration(), pips, net)
+    outcome = study(mixed, LearnedSetup(), TrayCalibration(), first_readings)
     assert outcome.reading is None and outcome.sample is None
     assert outcome.setup == LearnedSetup()
     # Learned blue dice: the red one is not a die of this set; the roll is not scored.
-    learned = study(mixed, LearnedSetup(face=BLUE, pip=WHITE), TrayCalibration(), pips, net)
+    learned = study(mixed, LearnedSetup(face=BLUE, pip=WHITE), TrayCalibration(), first_readings)
     assert learned.reading is None or learned.reading.faces == (5, 3, 6)
 
 
@@ -191,7 +186,7 @@ def test_colours_need_several_agreeing_rolls_so_one_odd_set_cannot_set_them():
     # Two rolls of a stranger's red dice, then the group's blue ones.
     for throw, scene in enumerate([RED_SET, RED_SET, BLUE_SET, BLUE_SET, BLUE_SET]):
         outcome = study(draw_scene(scattered(rng), seed=9600 + throw, **scene), setup,
-                        TrayCalibration(), pips, net)
+                        TrayCalibration(), first_readings)
         setup = outcome.setup
         faces.append(setup.face)
     assert faces[:4] == [None] * 4  # two red and two blue agree with nothing learned
@@ -207,7 +202,7 @@ def test_a_hand_in_the_frame_teaches_no_colour_and_scores_no_wrong_face():
         frame = draw_scene(truth, seed=9800 + throw, **BLUE_SET)
         if throw % 2 == 0:
             frame = with_hand(frame)
-        outcome = study(frame, setup, TrayCalibration(), pips, net)
+        outcome = study(frame, setup, TrayCalibration(), first_readings)
         setup = outcome.setup
         if outcome.reading is not None:
             wrong += outcome.reading.faces != in_reading_order(truth)
@@ -227,7 +222,7 @@ def test_the_tray_holds_every_place_a_die_came_to_rest():
         truth = scattered(rng)
         spots += [(x / 640, y / 480) for _, x, y, _ in truth]
         setup = study(draw_scene(truth, seed=9950 + throw, **BLUE_SET), setup,
-                      TrayCalibration(), pips, net).setup
+                      TrayCalibration(), first_readings).setup
     assert setup.region is not None
     x, y, w, h = setup.region
     assert all(x <= sx <= x + w and y <= sy <= y + h for sx, sy in spots)

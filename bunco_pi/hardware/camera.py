@@ -35,11 +35,11 @@ from bunco_pi.errors import UserError
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.face_reader import shipped_face_reader
-from bunco_pi.vision.fusion import FusionSettings, read_both
+from bunco_pi.vision.fusion import FusionSettings, first_readings, read_both
 from bunco_pi.vision.learn import LearnedSetup, applied, from_data, study, to_data
 from bunco_pi.vision.look import warm_up
-from bunco_pi.vision.net import read_net, shipped_finder, shipped_net
-from bunco_pi.vision.reader import ReaderSettings, read_pips
+from bunco_pi.vision.net import shipped_finder, shipped_net
+from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import FrameReading
 from bunco_pi.vision.settle import Event, SettleDetector
 from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
@@ -132,14 +132,6 @@ class ImageFolderSource:
 
     def close(self) -> None:
         pass
-
-
-def _pips_reader(frame: np.ndarray, settings: ReaderSettings) -> FrameReading:
-    return read_pips(frame, settings)
-
-
-def _net_reader(frame: np.ndarray, settings: ReaderSettings) -> FrameReading:
-    return read_net(frame, region=settings.region, look=settings.look)
 
 
 LEARNED_FILE = "dice-learned.json"  # beside the table's config: what rolling taught
@@ -355,7 +347,7 @@ class CameraDiceSource:
         """A settled frame while learning: the reading to judge, a "not scored" line, or
         None for an empty tray."""
         assert self._setup is not None
-        outcome = study(frame, self._setup, self._given, _pips_reader, _net_reader)
+        outcome = study(frame, self._setup, self._given, first_readings)
         if outcome.setup != self._setup:
             self._setup = outcome.setup
             if self._setup.learned:

@@ -51,7 +51,7 @@ import numpy as np
 
 from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader
 from bunco_pi.vision.look import to_grey
-from bunco_pi.vision.net import DiceNet, NetDie, NetInputs, detect, look_again, shipped_finder
+from bunco_pi.vision.net import DiceNet, NetDie, NetInputs, as_reading, detect, look_again, shipped_finder
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
@@ -321,6 +321,19 @@ def both_readings(
         found = [look_again(seen_by_net, d, net) if d.face_probability >= fusion.objection else d
                  for d in found]
     return pips, found
+
+
+def first_readings(frame: np.ndarray, settings: ReaderSettings) -> tuple[FrameReading, FrameReading]:
+    """The pip reader's reading and the network's own from one run of the network, as the first
+    look makes them: the pip reader reads only round the dice the network glanced at, so a
+    carpet's thousands of dark spots elsewhere cost nothing; the network's dice are those
+    ``net.read_net`` finds (its faces and places; a frame wider than the working width, with
+    colours to map, is mapped at that width first, as ``both_readings`` does, so the beliefs
+    differ by a little there). What a throw is checked with while a table learns its dice
+    (``learn.study``)."""
+    pips, found = both_readings(frame, settings, fusion=FusionSettings(second_look=False))
+    net = sorted(found, key=lambda d: (d.center[1], d.center[0]))
+    return pips, FrameReading(tuple(as_reading(d) for d in net))
 
 
 def _scaled(reading: FrameReading, factor: float) -> FrameReading:

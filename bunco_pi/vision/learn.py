@@ -46,7 +46,9 @@ TRAY_MARGIN = 2.0  # die widths of tray kept around every place a die came to re
 FULL_FRAME = (0.0, 0.0, 1.0, 1.0)
 
 Colour = tuple[float, float, float]  # BGR, 0..255
-Reader = Callable[[np.ndarray, ReaderSettings], FrameReading]
+# The pip reader's and the network's readings of a frame, as one first look makes them
+# (``fusion.first_readings``): what a throw is checked with while learning.
+FirstLook = Callable[[np.ndarray, ReaderSettings], tuple[FrameReading, FrameReading]]
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,7 @@ def study(
     frame: np.ndarray,
     setup: LearnedSetup,
     calibration: TrayCalibration,
-    read_pips: Reader,
-    read_net: Reader,
+    read_first: FirstLook,
 ) -> Study:
     """Read a settled frame while the set-up is being learned.
 
@@ -156,7 +157,7 @@ def study(
         done.append(look)
         settings = replace(trusted, dice_colour=look.face if look else None,
                            pip_colour=look.pip if look else None).reader_settings()
-        pips, net = read_pips(frame, settings), read_net(frame, settings)
+        pips, net = read_first(frame, settings)
         if look is tried[0]:
             found = pips if len(pips.dice) >= len(net.dice) else net
         noticed = noticed or bool(pips.dice or net.dice)
@@ -171,7 +172,7 @@ def study(
         if scored is None and grown.learned and not setup.learned:
             # Learned with this very roll: read it again as the colours now trusted say.
             settings = applied(grown, calibration).reader_settings()
-            scored = sure_by_both(read_pips(frame, settings), read_net(frame, settings), dice,
+            scored = sure_by_both(*read_first(frame, settings), dice,
                                   calibration.min_confidence)
         return Study(grown, scored, sample, found, True)
     return Study(setup, None, None, found, noticed)
