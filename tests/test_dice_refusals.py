@@ -3,24 +3,24 @@
 The pictures are rendered trays (``scripts/render_dice.py``, numbers from 800000; no picture
 numbered 800000 to 979999 is trained on), small JPEGs kept with the tests: a die cocked
 against another or the tray's wall, a hand reaching into the tray, a fourth die, a die lying
-partly out of the tray (read, as a table reads it, with the tray it has calibrated or learned
-by rolling). A plain throw from the same renderer is read, to show the refusals
-are not a reader refusing everything (it was not, until the finder and the face reader could
-outweigh the pip reader's count of its 3 as a 2: docs/dice-camera.md, "Both networks all but
-certain outweigh a count"), and it is never read as another roll: its three pips in a row
-were once counted as two, sure (docs/dice-camera.md, "A second look that sees another face").
+partly out of the tray (read, as a calibrated table reads it, inside the tray found). A plain
+throw from the same renderer is read, to show the refusals are not a reader refusing
+everything (it was not, until the finder and the face reader could outweigh the pip reader's
+count of its 3 as a 2: docs/dice-camera.md, "Both networks all but certain outweigh a
+count"), and it is never read as another roll: its three pips in a row were once counted as
+two, sure (docs/dice-camera.md, "A second look that sees another face").
 """
 
 import math
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 
 from bunco_pi.vision.calibration import find_tray
 from bunco_pi.vision.dataset import read_labels
 from bunco_pi.vision.fusion import FusionSettings, read_both
-from bunco_pi.vision.learn import tray_region
 from bunco_pi.vision.reader import ReaderSettings
 from bunco_pi.vision.reading import FrameReading
 from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
@@ -68,48 +68,47 @@ def test_a_fourth_die_is_refused_as_a_fourth_die():
     assert result == Unsure("saw 4 dice, not 3")
 
 
-# The two dice in the tray of out.jpg (centres, fractions of the frame) and a die's width: as
-# the first sure rolls teach them (``learn.tray_region`` grows the tray to hold each).
+# The two dice inside the tray of out.jpg (centres, fractions of the frame) and a die's width.
 OUT_SPOTS = [(0.62, 0.37), (0.76, 0.34)]
 OUT_DIE_WIDTH = 0.065
 
 
-def read_in_tray(name: str, tray) -> FrameReading:
+def read_in_found_tray(name: str) -> tuple[np.ndarray, FrameReading]:
+    """A picture read as a calibrated table reads it: only inside the tray ``dice calibrate``
+    finds (the box round the floor-toned area about the picture's middle)."""
     image = cv2.imread(str(FIXTURES / f"{name}.jpg"))
     assert image is not None, f"{name}.jpg is missing from {FIXTURES}"
-    return read_both(image, ReaderSettings(region=tray(image)), dice=3)
+    tray = find_tray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
+    return image, read_both(image, ReaderSettings(region=tray), dice=3)
 
 
-def found_tray(image) -> tuple[float, float, float, float]:
-    """The tray as ``dice calibrate`` finds it in a frame."""
-    return find_tray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
-
-
-def learned_tray(image) -> tuple[float, float, float, float]:
-    """The tray as rolling teaches it: found, and grown round where the dice came to rest."""
-    return tray_region(image, OUT_SPOTS, OUT_DIE_WIDTH)
-
-
-@pytest.mark.parametrize("tray", [found_tray, learned_tray], ids=["calibrated", "learned"])
-def test_a_die_partly_out_of_the_tray_is_not_scored(tray):
+def test_a_die_partly_out_of_the_tray_is_not_scored():
     """The die lies on the tray's rim, its 6 plain to see (the face reader reads it at 0.99):
-    it is kept out by the tray the table knows, not by a reader doubting its face. (Until the
-    tray is known, calibrated or learned from the first three sure rolls, the whole frame is
-    the tray: docs/dice-camera.md, "A die beside the tray is kept out by the tray".)"""
-    assert judge(read_in_tray("out", tray), dice=3) == Unsure("saw 2 dice, not 3")
+    it is kept out by the tray the table knows, not by a reader doubting its face. The tray
+    found is a box (here from a tenth of the way across to the right edge), and the die lies
+    about 10 pixels outside it, by the shadowed wall: on this tray's other rims it would be
+    inside the box (docs/dice-camera.md, "A die beside the tray is kept out by the tray")."""
+    _, reading = read_in_found_tray("out")
+    assert judge(reading, dice=3) == Unsure("saw 2 dice, not 3")
 
 
-@pytest.mark.parametrize("tray", [found_tray, learned_tray], ids=["calibrated", "learned"])
-def test_the_dice_in_the_tray_are_still_read(tray):
+def test_the_dice_in_the_tray_are_still_read():
     """The tray keeps the die on its rim out, and the two dice inside it in: each scored a 5."""
-    reading = read_in_tray("out", tray)
-    image = cv2.imread(str(FIXTURES / "out.jpg"))
-    spots = [(x * image.shape[1], y * image.shape[0]) for x, y in OUT_SPOTS]
+    image, reading = read_in_found_tray("out")
     assert len(reading.dice) == 2
-    for spot in spots:
+    for x, y in OUT_SPOTS:
+        spot = (x * image.shape[1], y * image.shape[0])
         die = min(reading.dice, key=lambda d: math.dist(d.center, spot))
         assert math.dist(die.center, spot) < OUT_DIE_WIDTH * image.shape[1]
         assert (die.face, die.confidence >= ReaderSettings().min_confidence) == (5, True)
+
+
+@pytest.mark.xfail(strict=True, reason="until a tray is known the whole picture is the tray, so"
+                   " the die beside it is read and the throw scored (docs/dice-camera.md, 'A die"
+                   " beside the tray is kept out by the tray')")
+def test_a_die_partly_out_of_the_tray_is_not_scored_before_the_tray_is_known():
+    _, result = read("out")
+    assert isinstance(result, Unsure)
 
 
 SMALL = [FIXTURES / f"{name}.jpg" for name in ("roll", "cocked", "hand", "four", "out")]

@@ -55,8 +55,6 @@ HOLD = TrayCalibration().settle_frames + 2  # frames per photo: enough to settle
 SKIN = (120, 160, 215)  # BGR of a hand in lamp light
 
 
-
-
 def lab_distance(a, b) -> float:
     def lab(colour):
         pixel = np.array([[colour]], np.float32) / 255.0
@@ -313,7 +311,8 @@ def test_drawn_blue_dice_through_the_camera_source_with_poison_between(tmp_path)
     assert all(r.faces == truths[name] for name, r in rolls.items())  # never a wrong face
     # The stranger's red set may be scored, read right: while learning, the table's reader
     # reads a throw as it would any tray it has no colours for (looking again reads any
-    # colour). It teaches nothing: the colours learned are the blue set's (below).
+    # colour). It is kept as a sample, one of another colour, which cannot set the colours:
+    # those learned are the blue set's (below).
     assert len(rolls) >= 3
     assert any(isinstance(r, Unsure) and r.reason.startswith("learning") for r in results.values())
     assert not source.learning and source.status() == ""

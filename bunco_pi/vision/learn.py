@@ -10,7 +10,9 @@ Nothing here can make the reader sure of a wrong face:
 
 - only rolls read sure by both readers, at the same places with the same faces, are learned
   from, and ``study`` scores only such rolls (the shell may also score a roll its ordinary
-  reader reads sure in the colours trusted, as it would with nothing to learn; never a guess);
+  reader reads sure in the colours trusted, as it would with nothing to learn; never a guess).
+  The pip reader reads round the dice the network glanced at, as in the first look, so a die
+  the network did not see at all is in neither reading: the roll is a die short, no sample;
 - a roll whose dice are not of one colour (a die of another set, a hand read as a die) is
   no sample;
 - colours are trusted only when ``LEARN_ROLLS`` samples agree, so one odd roll (a lamp
