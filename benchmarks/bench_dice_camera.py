@@ -235,7 +235,7 @@ def main() -> int:
     print(
         f"\nPi 4 estimate = this machine x {PI4_RATIO:g} (an estimate; see the docstring)."
         f"\nA settled frame of a roll of {TRAY_DICE}: {verdict(worst_tray)}."
-        f"\nA settled frame of any set, the crowded photos too: {verdict(worst_settled)}."
+        f"\nA settled frame of any set: {verdict(worst_settled)}."
         f"\nThe settle check runs on every frame: {worst_settle * PI4_RATIO:.1f} ms of a"
         f" {FRAME_BUDGET_MS:.0f} ms frame at 15 fps."
         f"\nWhile the set-up is learned, a roll takes up to {worst_learning * PI4_RATIO:.0f} ms"
