@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bunco_pi.vision.baseline import read_baseline  # noqa: E402
 from bunco_pi.vision.calibration import TrayCalibration  # noqa: E402
-from bunco_pi.vision.dataset import LabelledPhoto, list_photos  # noqa: E402
+from bunco_pi.vision.dataset import LabelledPhoto, list_photos, read_labels  # noqa: E402
 from bunco_pi.vision.face_reader import shipped_face_reader  # noqa: E402
 from bunco_pi.vision.faces import LAYOUTS  # noqa: E402
 from bunco_pi.vision.fusion import FusionSettings, first_readings, read_both  # noqa: E402
@@ -104,8 +104,8 @@ def drawn_tray(
 
 
 def labelled_dice(photo: LabelledPhoto) -> int:
-    """How many dice a photo's label file lists (one line each)."""
-    return sum(1 for line in photo.label_path.read_text(encoding="utf-8").splitlines() if line.strip())
+    """How many dice a photo's label file lists (the size is only for the boxes' pixels)."""
+    return len(read_labels(photo.label_path, 1, 1))
 
 
 def per_frame_ms(work, frames: list[np.ndarray], repeat: int) -> float:

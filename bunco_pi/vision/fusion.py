@@ -51,7 +51,15 @@ import numpy as np
 
 from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader
 from bunco_pi.vision.look import to_grey
-from bunco_pi.vision.net import DiceNet, NetDie, NetInputs, as_reading, detect, look_again, shipped_finder
+from bunco_pi.vision.net import (
+    DiceNet,
+    NetDie,
+    NetInputs,
+    as_frame_reading,
+    detect,
+    look_again,
+    shipped_finder,
+)
 from bunco_pi.vision.reader import ReaderSettings, read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 
@@ -332,8 +340,7 @@ def first_readings(frame: np.ndarray, settings: ReaderSettings) -> tuple[FrameRe
     differ by a little there). What a throw is checked with while a table learns its dice
     (``learn.study``)."""
     pips, found = both_readings(frame, settings, fusion=FusionSettings(second_look=False))
-    net = sorted(found, key=lambda d: (d.center[1], d.center[0]))
-    return pips, FrameReading(tuple(as_reading(d) for d in net))
+    return pips, as_frame_reading(found)
 
 
 def _scaled(reading: FrameReading, factor: float) -> FrameReading:

@@ -302,6 +302,11 @@ def as_reading(die: NetDie) -> DieReading:
     return DieReading(die.face, min(die.presence, die.face_probability), die.center, die.width / 2)
 
 
+def as_frame_reading(dice: list[NetDie]) -> FrameReading:
+    """The network's dice as a reading of their own, top of the tray first."""
+    return FrameReading(tuple(as_reading(d) for d in sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+
+
 def read_net(
     frame: np.ndarray,
     net: DiceNet | None = None,
@@ -313,5 +318,4 @@ def read_net(
     (faces bright, pips and tray dark), as ``fusion.read_both`` shows it."""
     if isinstance(look, DiceLook) and not look.plain_grey:
         frame = to_grey(frame, look)
-    dice = detect(frame, net, region=region)
-    return FrameReading(tuple(as_reading(d) for d in sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+    return as_frame_reading(detect(frame, net, region=region))
