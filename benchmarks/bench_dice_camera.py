@@ -2,6 +2,8 @@
 
     PYTHONPATH=. python3 benchmarks/bench_dice_camera.py [--photos DIR] [--repeat N]
 
+(in the test extra's environment: it counts the networks' arithmetic with onnx.)
+
 Rows: the settle check (runs on every frame), the dice network alone, the pip reader, both
 together (the table's reader: the pip reader and the network, the face reader's check of the
 dice they scored ("both, no side check": without it), then the finder network and the
@@ -30,22 +32,28 @@ Coloured dice (blue with white pips on a white tray) are read after the colour m
 "colour map" the mapping alone; the plain rows on those frames are the readers as they run
 for white dice (no mapping), measured in the same run.
 
-The Pi 4 column is an estimate: this machine's time x PI4_RATIO = 5. Where 5 comes from:
-published single-core scores (Geekbench 5) put a Raspberry Pi 4 Model B (Cortex-A72 at
-1.5 GHz, 64-bit Raspberry Pi OS) at about 250 and a current x86-64 server core such as the
-AMD EPYC this was measured on at about 1,000 to 1,250: 4 to 5 times; and on the image
-filters that dominate here OpenCV's 128-bit NEON kernels do half the work per instruction of
-the 256-bit AVX2 ones it uses on x86, so the upper end, 5, is taken. It is not a
-measurement: run this script on a Pi to replace it (``--repeat 2`` is enough).
+The Pi 4 column is an estimate in two parts. The networks' part is their arithmetic: every
+run onnxruntime makes is counted (``network_arithmetic.NetworkRuns``: the "networks" column is
+their time here, "M mult-add" their multiply-adds a frame), at the rate two of a Pi 4's
+Cortex-A72 cores can do them, 6 G a second (that module's docstring says why); the summary
+gives the least too, at the cores' peak. The rest of the time here, the pip reader's and the
+image work's, is multiplied by PI4_RATIO = 5: published single-core scores (Geekbench 5) put
+a Raspberry Pi 4 Model B (1.5 GHz, 64-bit Raspberry Pi OS) at about 250 and a current x86-64
+server core at about 1,000 to 1,250, 4 to 5 times, and the upper end is taken. Until
+2026-12 the networks' time was multiplied by 5 too; but this machine's cores do 16 float
+multiply-adds an instruction (AVX-512), up to 32 a cycle, to an A72's 4, and onnxruntime keeps
+them busy: a 320x240 look of the dice network, 0.6 G multiply-adds, takes about 4 ms here
+on two threads and about 100 ms on a Pi 4, not 20. Neither part is a measurement: run this
+script on a Pi to replace them (``--repeat 2`` is enough).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -53,6 +61,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.network_arithmetic import (  # noqa: E402
+    PI4_MULTIPLY_ADDS_PER_S,
+    PI4_PEAK_MULTIPLY_ADDS_PER_S,
+    NetworkRuns,
+    pi4_estimate_ms,
+)
 from bunco_pi.vision.baseline import read_baseline  # noqa: E402
 from bunco_pi.vision.calibration import TrayCalibration  # noqa: E402
 from bunco_pi.vision.dataset import LabelledPhoto, list_photos, read_labels  # noqa: E402
@@ -73,7 +87,7 @@ WHOLE_TRAY = FusionSettings(pips_near_net=False, second_look=False, again=False)
 FIRST_LOOK = FusionSettings(again=False)
 # The table's reader without the face reader's check of the dice the first look scored.
 UNCHECKED = FusionSettings(check=1.01)
-PI4_RATIO = 5.0  # see the module's docstring: an estimate from published single-core ratios
+PI4_RATIO = 5.0  # all but the networks: see the module's docstring (published single-core ratios)
 FRAME_BUDGET_MS = 1000 / 15  # a 15 fps camera: the settle check must keep up with it
 SETTLED_BUDGET_MS = 100.0  # a settled frame read on a Pi 4 (the issue's target)
 TRAY_DICE = 3  # a roll's dice
@@ -108,15 +122,31 @@ def labelled_dice(photo: LabelledPhoto) -> int:
     return len(read_labels(photo.label_path, 1, 1))
 
 
-def per_frame_ms(work, frames: list[np.ndarray], repeat: int) -> float:
-    """Median over ``repeat`` passes of the mean time per frame, in milliseconds."""
+@dataclass(frozen=True)
+class Timing:
+    """A stage's time a frame here, and of it the networks': their time and arithmetic."""
+
+    ms: float
+    network_ms: float = 0.0
+    multiply_adds: float = 0.0
+
+    def pi4_ms(self, rate: float = PI4_MULTIPLY_ADDS_PER_S) -> float:
+        return pi4_estimate_ms(self.ms, self.network_ms, self.multiply_adds, PI4_RATIO, rate)
+
+
+def per_frame_ms(work, frames: list[np.ndarray], repeat: int, runs: NetworkRuns) -> Timing:
+    """The median over ``repeat`` passes of the mean time per frame, in milliseconds, with the
+    networks' time and multiply-adds a frame in that pass (``runs`` counts every run)."""
     passes = []
     for _ in range(repeat):
+        runs.reset()
         start = time.perf_counter()
         for frame in frames:
             work(frame)
-        passes.append((time.perf_counter() - start) / len(frames))
-    return 1000 * statistics.median(passes)
+        seconds = time.perf_counter() - start
+        passes.append(Timing(1000 * seconds / len(frames), 1000 * runs.seconds / len(frames),
+                             runs.multiply_adds / len(frames)))
+    return sorted(passes, key=lambda timing: timing.ms)[(len(passes) - 1) // 2]
 
 
 def settled_frame(calibration: TrayCalibration):
@@ -148,6 +178,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--count", type=int, default=10, help="frames per set (default 10)")
     args = parser.parse_args()
+    try:
+        import onnx  # noqa: F401  (the networks' multiply-adds are counted from their graphs)
+    except ImportError:
+        print("bench_dice_camera: needs onnx to count the networks' arithmetic: pip install -e '.[test]'",
+              file=sys.stderr)
+        return 2
     cv2.setNumThreads(1)
 
     count = max(1, args.count)
@@ -185,60 +221,67 @@ def main() -> int:
     for load in (shipped_net, shipped_finder, shipped_face_reader):
         load()  # once, before timing, as the table loads them when it starts
     detector = SettleDetector()
-    rows = []
-    for name, frames, look in sets:
-        settle = per_frame_ms(detector.feed, frames, args.repeat)
-        baseline = per_frame_ms(read_baseline, frames, args.repeat)
-        rows.append((name, "settle check", settle, None))
-        # the network's finding alone, at one scale and with its look at half the scale
-        # (``net.detect``'s ``zoom_out``), side by side: what finding large dice costs
-        stages = [("finding, 1 scale", lambda frame: detect(frame, zoom_out=False)),
-                  ("finding, 2 scales", lambda frame: detect(frame, zoom_out=True)),
-                  ("network", read_net), ("pip reader", read_pips), ("both", read_both),
-                  ("both, no side check", lambda frame: read_both(frame, fusion=UNCHECKED)),
-                  ("first look", lambda frame: read_both(frame, fusion=FIRST_LOOK)),
-                  ("both, as before", lambda frame: read_both(frame, fusion=WHOLE_TRAY))]
-        if look is not None:
-            settings = ReaderSettings(look=look)
-            coloured = SettleDetector(SettleSettings(look=look))
-            stages += [
-                ("settle + colours", coloured.feed),
-                ("colour map", lambda frame, look=look: to_grey(frame, look)),
-                ("network + colours", lambda frame, look=look: read_net(frame, look=look)),
-                ("pips + colours", lambda frame, s=settings: read_pips(frame, s)),
-                ("both + colours", lambda frame, s=settings: read_both(frame, s)),
-            ]
-        calibration = TrayCalibration() if look is None else TrayCalibration(
-            dice_colour=look.face, pip_colour=look.pip)
-        stages += [("settled frame", settled_frame(calibration)),
-                   ("learning a roll", learning_roll)]
-        for stage, read in stages:
-            ms = per_frame_ms(read, frames, args.repeat)
-            rows.append((name, stage, ms, ms / baseline))
-        rows.append((name, "baseline", baseline, 1.0))
+    rows: list[tuple[str, str, Timing, float | None]] = []
+    with NetworkRuns() as runs:
+        for name, frames, look in sets:
+            settle = per_frame_ms(detector.feed, frames, args.repeat, runs)
+            baseline = per_frame_ms(read_baseline, frames, args.repeat, runs)
+            rows.append((name, "settle check", settle, None))
+            # the network's finding alone, at one scale and with its look at half the scale
+            # (``net.detect``'s ``zoom_out``), side by side: what finding large dice costs
+            stages = [("finding, 1 scale", lambda frame: detect(frame, zoom_out=False)),
+                      ("finding, 2 scales", lambda frame: detect(frame, zoom_out=True)),
+                      ("network", read_net), ("pip reader", read_pips), ("both", read_both),
+                      ("both, no side check", lambda frame: read_both(frame, fusion=UNCHECKED)),
+                      ("first look", lambda frame: read_both(frame, fusion=FIRST_LOOK)),
+                      ("both, as before", lambda frame: read_both(frame, fusion=WHOLE_TRAY))]
+            if look is not None:
+                settings = ReaderSettings(look=look)
+                coloured = SettleDetector(SettleSettings(look=look))
+                stages += [
+                    ("settle + colours", coloured.feed),
+                    ("colour map", lambda frame, look=look: to_grey(frame, look)),
+                    ("network + colours", lambda frame, look=look: read_net(frame, look=look)),
+                    ("pips + colours", lambda frame, s=settings: read_pips(frame, s)),
+                    ("both + colours", lambda frame, s=settings: read_both(frame, s)),
+                ]
+            calibration = TrayCalibration() if look is None else TrayCalibration(
+                dice_colour=look.face, pip_colour=look.pip)
+            stages += [("settled frame", settled_frame(calibration)),
+                       ("learning a roll", learning_roll)]
+            for stage, read in stages:
+                timing = per_frame_ms(read, frames, args.repeat, runs)
+                rows.append((name, stage, timing, timing.ms / baseline.ms))
+            rows.append((name, "baseline", baseline, 1.0))
 
-    print(f"{'frames':<24} {'stage':<18} {'ms/frame':>9} {'x baseline':>10} {'Pi 4 est.':>10}")
-    for name, stage, ms, ratio in rows:
+    print(f"{'frames':<24} {'stage':<18} {'ms/frame':>9} {'x baseline':>10} {'networks':>9}"
+          f" {'M mult-add':>10} {'Pi 4 est.':>10}")
+    for name, stage, timing, ratio in rows:
         versus = f"{ratio:.1f}" if ratio is not None else "-"
-        print(f"{name:<24} {stage:<18} {ms:>9.2f} {versus:>10} {ms * PI4_RATIO:>9.1f}")
-    worst_settle = max(ms for _, stage, ms, _ in rows if stage == "settle check")
+        print(f"{name:<24} {stage:<18} {timing.ms:>9.2f} {versus:>10} {timing.network_ms:>9.2f}"
+              f" {timing.multiply_adds / 1e6:>10.0f} {timing.pi4_ms():>10.1f}")
+    worst_settle = max(timing.pi4_ms() for _, stage, timing, _ in rows if stage == "settle check")
     settled = [row for row in rows if row[1] == "settled frame"]
-    worst_settled = max(settled, key=lambda row: row[2])
-    worst_tray = max((row for row in settled if row[0] in rolls), key=lambda row: row[2])
-    worst_learning = max(ms for _, stage, ms, _ in rows if stage == "learning a roll")
+    worst_settled = max(settled, key=lambda row: row[2].pi4_ms())
+    worst_tray = max((row for row in settled if row[0] in rolls), key=lambda row: row[2].pi4_ms())
+    worst_learning = max(timing.pi4_ms() for _, stage, timing, _ in rows if stage == "learning a roll")
 
     def verdict(row: tuple) -> str:
-        ms = row[2] * PI4_RATIO
+        timing = row[2]
+        ms = timing.pi4_ms()
         within = "within" if ms <= SETTLED_BUDGET_MS else "OVER"
-        return f"at most {ms:.0f} ms on a Pi 4 ({row[0]}), {within} the {SETTLED_BUDGET_MS:.0f} ms target"
+        return (f"about {ms:.0f} ms on a Pi 4 ({row[0]}: {timing.multiply_adds / 1e6:.0f} M multiply-adds;"
+                f" at least {timing.pi4_ms(PI4_PEAK_MULTIPLY_ADDS_PER_S):.0f} ms at the A72's peak),"
+                f" {within} the {SETTLED_BUDGET_MS:.0f} ms target")
 
     print(
-        f"\nPi 4 estimate = this machine x {PI4_RATIO:g} (an estimate; see the docstring)."
+        f"\nPi 4 estimate = the time here outside the networks x {PI4_RATIO:g}, and the networks'"
+        f" multiply-adds at {PI4_MULTIPLY_ADDS_PER_S / 1e9:g} G a second (estimates; see the docstrings)."
         f"\nA settled frame of a roll of {TRAY_DICE}: {verdict(worst_tray)}."
         f"\nA settled frame of any set: {verdict(worst_settled)}."
-        f"\nThe settle check runs on every frame: {worst_settle * PI4_RATIO:.1f} ms of a"
+        f"\nThe settle check runs on every frame: {worst_settle:.1f} ms of a"
         f" {FRAME_BUDGET_MS:.0f} ms frame at 15 fps."
-        f"\nWhile the set-up is learned, a roll takes up to {worst_learning * PI4_RATIO:.0f} ms"
+        f"\nWhile the set-up is learned, a roll takes up to {worst_learning:.0f} ms"
         " on a Pi 4 (the first few throws of a new tray only)."
     )
     return 0

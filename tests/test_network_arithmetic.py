@@ -1,0 +1,99 @@
+"""benchmarks/network_arithmetic.py: the multiply-adds of a network's run, counted from its graph,
+and the Pi 4 estimate made of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from benchmarks.network_arithmetic import NetworkRuns, multiply_adds, pi4_estimate_ms  # noqa: E402
+from bunco_pi.vision.face_reader import MODEL_PATH as FACES_PATH  # noqa: E402
+from bunco_pi.vision.net import FINDER_PATH, MODEL_PATH, read_net  # noqa: E402
+
+
+def _weights(name: str, shape: tuple[int, ...]) -> TensorProto:
+    return numpy_helper.from_array(np.full(shape, 0.01, np.float32), name)
+
+
+@pytest.fixture
+def small_net(tmp_path: Path) -> Path:
+    """A strided 3x3 convolution, a grouped 1x1 one, pooling and a fully connected layer."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c0"], ["r0"]),
+        helper.make_node("Conv", ["r0", "w1"], ["c1"], kernel_shape=[1, 1], group=2),
+        helper.make_node("GlobalAveragePool", ["c1"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Gemm", ["f", "w2", "b2"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "small",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [_weights("w0", (8, 3, 3, 3)), _weights("b0", (8,)), _weights("w1", (4, 4, 1, 1)),
+         _weights("w2", (5, 4)), _weights("b2", (5,))],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "small.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def test_a_small_graph_is_counted_layer_by_layer(small_net: Path) -> None:
+    # by hand, for 2 pictures of 10x12: the first convolution makes 2 x 8 x 5 x 6 values, each of
+    # 3 x 3 x 3 products; the grouped one 2 x 4 x 5 x 6, each of 4 (its group's channels); the
+    # fully connected layer 2 x 5, each of 4
+    by_hand = 2 * 8 * 5 * 6 * 27 + 2 * 4 * 5 * 6 * 4 + 2 * 5 * 4
+    assert multiply_adds(small_net, (2, 3, 10, 12)) == by_hand
+
+
+def test_the_count_is_for_the_shape_given(small_net: Path) -> None:
+    assert multiply_adds(small_net, (1, 3, 20, 24)) > multiply_adds(small_net, (1, 3, 10, 12))
+    with pytest.raises(ValueError, match="rank"):
+        multiply_adds(small_net, (3, 10, 12))
+
+
+@pytest.mark.parametrize("path", [MODEL_PATH, FINDER_PATH])
+def test_the_dice_networks_cost_in_proportion_to_their_pixels(path: Path) -> None:
+    # fully convolutional, every stride dividing the sides: four times the pixels, four times the work
+    small = multiply_adds(path, (1, 3, 240, 320))
+    assert multiply_adds(path, (1, 3, 480, 640)) == 4 * small
+    # three colours in, at least a 3x3 convolution of them to each output: far from nothing
+    assert small > 240 * 320 * 3 * 9
+
+
+def test_the_face_reader_costs_the_same_for_each_crop() -> None:
+    one = multiply_adds(FACES_PATH, (1, 3, 40, 40))
+    assert one > 0
+    assert multiply_adds(FACES_PATH, (6, 3, 40, 40)) == 6 * one
+
+
+def test_every_run_of_a_reader_is_counted_and_run_is_put_back() -> None:
+    before = ort.InferenceSession.run
+    frame = np.zeros((480, 640, 3), np.uint8)
+    with NetworkRuns() as runs:
+        read_net(frame)
+        read_net(frame)
+    assert runs.runs == 2
+    # the network sees a 640x480 frame at its working width, 320x240
+    assert runs.multiply_adds == 2 * multiply_adds(MODEL_PATH, (1, 3, 240, 320))
+    assert runs.seconds > 0
+    assert ort.InferenceSession.run is before
+    runs.reset()
+    assert (runs.runs, runs.multiply_adds, runs.seconds) == (0, 0, 0.0)
+
+
+def test_the_pi4_estimate_scales_the_rest_and_counts_the_networks_arithmetic() -> None:
+    # 10 ms here, 4 of them in the networks (600 M multiply-adds): 6 ms x 5, and 600 M at 6 G/s
+    assert pi4_estimate_ms(10.0, 4.0, 600e6, 5.0, rate=6e9) == pytest.approx(30.0 + 100.0)
+    # a stage with no network is the CPU ratio alone
+    assert pi4_estimate_ms(2.0, 0.0, 0.0, 5.0) == pytest.approx(10.0)
