@@ -132,3 +132,31 @@ def test_the_written_network_runs_in_onnxruntime_as_in_pytorch(train, tmp_path):
     train.export(broken, path)
     with pytest.raises(SystemExit, match="differs"):
         train.check_export(model, path, image)
+
+
+def test_a_separable_network_runs_in_onnxruntime_as_in_pytorch_for_a_fifth_of_the_arithmetic(train, tmp_path):
+    from benchmarks.network_arithmetic import multiply_adds
+
+    torch.manual_seed(0)
+    plain, separable = train.build(), train.build(separable=True)
+    separable.train()
+    for _ in range(3):  # move batch norm's running figures off their defaults
+        separable(torch.randn(2, 3, 64, 96))
+    path, plain_path = tmp_path / "separable.onnx", tmp_path / "plain.onnx"
+    train.export(train.folded(separable), path)
+    train.export(train.folded(plain), plain_path)
+    image = np.random.default_rng(1).integers(0, 255, (120, 160, 3), dtype=np.uint8)
+    train.check_export(separable, path, image)  # raises SystemExit if they differ
+    # one answer per 4 pixels, as the plain network gives, so the box reads it alike
+    assert separable(torch.zeros(1, 3, 64, 96)).shape == plain(torch.zeros(1, 3, 64, 96)).shape
+    frame = (1, 3, 240, 320)
+    assert multiply_adds(path, frame) * 5 < multiply_adds(plain_path, frame)
+    # the check reads the depthwise layers too: one of them changed is caught (the last: an
+    # untrained network's first layers barely move its answers)
+    broken = train.folded(separable)
+    last = max(i for i, layer in enumerate(broken) if layer[0].shape[1] == 1)  # one channel in each
+    weight, bias, stride, dilation, relu = broken[last]
+    broken[last] = (weight * 1.5, bias, stride, dilation, relu)
+    train.export(broken, path)
+    with pytest.raises(SystemExit, match="differs"):
+        train.check_export(separable, path, image)
