@@ -93,6 +93,9 @@ def initialise(model: nn.Sequential, path: Path) -> None:
         if i == len(convs) - 1 and w.shape[0] == OUTPUTS - 1:  # no "unclear" answer yet
             w = np.concatenate([w[: 1 + UNCLEAR], np.zeros_like(w[:1]), w[1 + UNCLEAR :]])
             b = np.concatenate([b[: 1 + UNCLEAR], [-2.0], b[1 + UNCLEAR :]]).astype(np.float32)
+        if tuple(w.shape) != tuple(conv.weight.shape):
+            raise SystemExit(f"{path}: layer {i} is {tuple(w.shape)}, this network's is"
+                             f" {tuple(conv.weight.shape)} (--separable for a depthwise-separable one?)")
         conv.weight.data = torch.from_numpy(np.array(w, np.float32))
         conv.bias.data = torch.from_numpy(np.array(b, np.float32))
 
@@ -390,7 +393,7 @@ def main() -> int:
     parser.add_argument("--validate", action="store_true", help="keep a fifth of the training photos aside")
     parser.add_argument("--init", type=Path, help="go on from this written network")
     parser.add_argument("--separable", action="store_true",
-                        help="a depthwise-separable network from scratch: a fifth of the arithmetic")
+                        help="depthwise-separable: a fifth of the arithmetic (--init: one written so)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--crop", type=int, nargs=2, default=CROP, metavar=("W", "H"), help="training crop")
     parser.add_argument("--rescan", type=int, default=0,
@@ -406,8 +409,6 @@ def main() -> int:
           + (f", {len(val)} photos set aside" if val else ""), flush=True)
     if not real and not drawn:
         raise SystemExit("nothing to train on: give photo folders and/or --renders")
-    if args.separable and args.init is not None:
-        raise SystemExit("--separable trains a new network from scratch: leave out --init")
     model = build(norm=args.init is None, separable=args.separable)
     if args.init is not None:
         initialise(model, args.init)

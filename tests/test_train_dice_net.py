@@ -160,3 +160,16 @@ def test_a_separable_network_runs_in_onnxruntime_as_in_pytorch_for_a_fifth_of_th
     train.export(broken, path)
     with pytest.raises(SystemExit, match="differs"):
         train.check_export(separable, path, image)
+
+
+def test_a_written_network_of_another_shape_is_refused_by_name(train, tmp_path):
+    plain = tmp_path / "plain.onnx"
+    train.export(train.folded(train.build()), plain)
+    with pytest.raises(SystemExit, match=r"plain.onnx: layer 1 is \(24, 16, 3, 3\).*--separable"):
+        train.initialise(train.build(norm=False, separable=True), plain)
+    separable = tmp_path / "separable.onnx"
+    train.export(train.folded(train.build(separable=True)), separable)
+    model = train.build(norm=False, separable=True)
+    train.initialise(model, separable)  # the same shape: taken as written
+    image = np.random.default_rng(2).integers(0, 255, (120, 160, 3), dtype=np.uint8)
+    train.check_export(model, separable, image)
