@@ -11,9 +11,10 @@ The Pi 4's rate (``PI4_MULTIPLY_ADDS_PER_S``): a Cortex-A72 core issues at most 
 multiply-accumulate (four float32) a cycle, its two FP pipes taking one such instruction
 together (as LLVM's scheduling model for the A57/A72 has it), so 6 G a second at 1.5 GHz: 12 G
 for the two threads our sessions run (``net.THREADS``). A published CPU timing of MobileNet v1
-(569 M multiply-adds, TensorFlow Lite) on a Pi 4, 87 ms, are 6.5 G a second, about half that peak. Half the
-peak of two cores, 6 G a second, is taken; the peak itself (half the time) is the least it
-could take. It is an estimate, not a measurement: run the benchmark on a Pi to replace it.
+(569 M multiply-adds, TensorFlow Lite; the threads used not stated) on a Pi 4, 87 ms, is 6.5 G
+a second, about half that peak. Half the peak of two cores, 6 G a second, is taken; the peak
+(half the time) is the least the networks could take on two cores. It is an estimate, not a
+measurement: run the benchmark on a Pi to replace it.
 """
 
 from __future__ import annotations
@@ -52,17 +53,25 @@ def multiply_adds(model: Path, input_shape: tuple[int, ...]) -> int:
         shapes[value.name] = tuple(d.dim_value for d in value.type.tensor_type.shape.dim)
     for tensor in inferred.initializer:
         shapes[tensor.name] = tuple(tensor.dims)
+
+    def known(name: str) -> tuple[int, ...]:
+        shape = shapes.get(name, ())
+        if not shape or 0 in shape:  # a size shape inference left unknown would count as nothing
+            raise ValueError(f"{model}: the shape of {name!r} is not known for an input of {input_shape}")
+        return shape
+
     total = 0
     for node in inferred.node:
         if node.op_type == "Conv":
             # each output value: one multiply-add per weight of its group's kernel
-            weight = shapes[node.input[1]]
-            total += math.prod(shapes[node.output[0]]) * math.prod(weight[1:])
+            weight = known(node.input[1])
+            total += math.prod(known(node.output[0])) * math.prod(weight[1:])
         elif node.op_type in ("Gemm", "MatMul"):
             # each output value: one multiply-add per element of the shared dimension
-            a = shapes[node.input[0]]
+            a = known(node.input[0])
             transposed = any(att.name == "transA" and att.i for att in node.attribute)
-            total += math.prod(shapes[node.output[0]]) * (a[-2] if transposed else a[-1])
+            shared = a[-2] if transposed else a[-1]
+            total += math.prod(known(node.output[0])) * shared
     return total
 
 
@@ -75,7 +84,7 @@ class NetworkRuns:
         self.multiply_adds = 0
         self.seconds = 0.0
         self.runs = 0
-        self._original = None
+        self._own: object = None  # the class's own ``run``, if it had one (else it inherits it)
 
     def __enter__(self) -> NetworkRuns:
         from onnxruntime import InferenceSession
@@ -85,22 +94,25 @@ class NetworkRuns:
 
         def counted(session, output_names, input_feed, run_options=None):  # type: ignore[no-untyped-def]
             start = time.perf_counter()
-            try:
-                return original(session, output_names, input_feed, run_options)
-            finally:
-                counter.seconds += time.perf_counter() - start
-                counter.runs += 1
-                (value,) = input_feed.values()  # our networks take one input
-                counter.multiply_adds += multiply_adds(Path(session._model_path), tuple(value.shape))
+            result = original(session, output_names, input_feed, run_options)
+            # counted once it ran: a run that failed raised its own error, uncounted
+            counter.seconds += time.perf_counter() - start
+            counter.runs += 1
+            (value,) = input_feed.values()  # our networks take one input
+            counter.multiply_adds += multiply_adds(Path(session._model_path), tuple(value.shape))
+            return result
 
-        self._original = original
+        self._own = InferenceSession.__dict__.get("run")
         InferenceSession.run = counted
         return self
 
     def __exit__(self, *exc: object) -> None:
         from onnxruntime import InferenceSession
 
-        InferenceSession.run = self._original
+        if self._own is None:
+            del InferenceSession.run  # inherited again, as before
+        else:
+            InferenceSession.run = self._own
 
     def reset(self) -> None:
         self.multiply_adds, self.seconds, self.runs = 0, 0.0, 0

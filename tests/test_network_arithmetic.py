@@ -32,14 +32,17 @@ def small_net(tmp_path: Path) -> Path:
         helper.make_node("Conv", ["r0", "w1"], ["c1"], kernel_shape=[1, 1], group=2),
         helper.make_node("GlobalAveragePool", ["c1"], ["p"]),
         helper.make_node("Flatten", ["p"], ["f"]),
-        helper.make_node("Gemm", ["f", "w2", "b2"], ["y"], transB=1),
+        helper.make_node("Gemm", ["f", "w2", "b2"], ["g"], transB=1),
+        helper.make_node("Transpose", ["g"], ["gt"], perm=[1, 0]),
+        helper.make_node("Gemm", ["gt", "w3"], ["h"], transA=1),  # (5, n)' x (5, 6): n x 6
+        helper.make_node("MatMul", ["h", "w4"], ["y"]),  # (n, 6) x (6, 7): n x 7
     ]
     graph = helper.make_graph(
         nodes, "small",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [_weights("w0", (8, 3, 3, 3)), _weights("b0", (8,)), _weights("w1", (4, 4, 1, 1)),
-         _weights("w2", (5, 4)), _weights("b2", (5,))],
+         _weights("w2", (5, 4)), _weights("b2", (5,)), _weights("w3", (5, 6)), _weights("w4", (6, 7))],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -51,15 +54,29 @@ def small_net(tmp_path: Path) -> Path:
 def test_a_small_graph_is_counted_layer_by_layer(small_net: Path) -> None:
     # by hand, for 2 pictures of 10x12: the first convolution makes 2 x 8 x 5 x 6 values, each of
     # 3 x 3 x 3 products; the grouped one 2 x 4 x 5 x 6, each of 4 (its group's channels); the
-    # fully connected layer 2 x 5, each of 4
-    by_hand = 2 * 8 * 5 * 6 * 27 + 2 * 4 * 5 * 6 * 4 + 2 * 5 * 4
+    # fully connected layer 2 x 5, each of 4; the transposed product 2 x 6, each of 5; the last
+    # 2 x 7, each of 6
+    by_hand = 2 * 8 * 5 * 6 * 27 + 2 * 4 * 5 * 6 * 4 + 2 * 5 * 4 + 2 * 6 * 5 + 2 * 7 * 6
     assert multiply_adds(small_net, (2, 3, 10, 12)) == by_hand
 
 
 def test_the_count_is_for_the_shape_given(small_net: Path) -> None:
-    assert multiply_adds(small_net, (1, 3, 20, 24)) > multiply_adds(small_net, (1, 3, 10, 12))
+    # one picture twice the side: the convolutions' values four times one picture's; the rest is
+    # of the pooled picture, one picture's
+    assert multiply_adds(small_net, (1, 3, 20, 24)) == (
+        8 * 10 * 12 * 27 + 4 * 10 * 12 * 4 + 5 * 4 + 6 * 5 + 7 * 6)
     with pytest.raises(ValueError, match="rank"):
         multiply_adds(small_net, (3, 10, 12))
+
+
+def test_the_shipped_network_is_counted_as_its_layers_make_it() -> None:
+    # the training script's layers at 320x240, 3x3 each: 3 to 16 channels at full size, 16 to
+    # 24 at half, 24 to 32 at half, 32 to 48 at a quarter, three 48 to 48 and the 48 to 9 answers
+    full, half, quarter = 320 * 240, 160 * 120, 80 * 60
+    by_layers = 9 * (full * 3 * 16 + half * 16 * 24 + half * 24 * 32 + quarter * 32 * 48
+                     + 3 * quarter * 48 * 48) + quarter * 48 * 9
+    assert by_layers == 599_270_400
+    assert multiply_adds(MODEL_PATH, (1, 3, 240, 320)) == by_layers
 
 
 @pytest.mark.parametrize("path", [MODEL_PATH, FINDER_PATH])
@@ -88,8 +105,18 @@ def test_every_run_of_a_reader_is_counted_and_run_is_put_back() -> None:
     assert runs.multiply_adds == 2 * multiply_adds(MODEL_PATH, (1, 3, 240, 320))
     assert runs.seconds > 0
     assert ort.InferenceSession.run is before
+    assert "run" not in ort.InferenceSession.__dict__ or before is ort.InferenceSession.__dict__["run"]
     runs.reset()
     assert (runs.runs, runs.multiply_adds, runs.seconds) == (0, 0, 0.0)
+
+
+def test_run_is_put_back_when_the_reading_fails() -> None:
+    before = ort.InferenceSession.run
+    with pytest.raises(RuntimeError, match="dropped"), NetworkRuns() as runs:
+        read_net(np.zeros((480, 640, 3), np.uint8))
+        raise RuntimeError("the camera dropped out")
+    assert runs.runs == 1
+    assert ort.InferenceSession.run is before
 
 
 def test_the_pi4_estimate_scales_the_rest_and_counts_the_networks_arithmetic() -> None:

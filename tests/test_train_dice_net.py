@@ -162,7 +162,7 @@ def test_a_separable_network_runs_in_onnxruntime_as_in_pytorch_for_a_fifth_of_th
         train.check_export(separable, path, image)
 
 
-def test_a_written_network_of_another_shape_is_refused_by_name(train, tmp_path):
+def test_a_written_network_of_another_shape_is_refused_by_layer(train, tmp_path):
     plain = tmp_path / "plain.onnx"
     train.export(train.folded(train.build()), plain)
     with pytest.raises(SystemExit, match=r"plain.onnx: layer 1 is \(24, 16, 3, 3\).*--separable"):
