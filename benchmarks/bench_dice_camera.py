@@ -92,7 +92,7 @@ UNCHECKED = FusionSettings(check=1.01)
 PI4_RATIO = 5.0  # all but the networks: see the module's docstring (published single-core ratios)
 FRAME_BUDGET_MS = 1000 / 15  # a 15 fps camera: the settle check must keep up with it
 SETTLED_BUDGET_MS = 100.0  # a settled frame read on a Pi 4 (the target)
-TRAY_DICE = 3  # a roll's dice
+TRAY_DICE = TrayCalibration().dice  # a roll's dice, as a table counts them
 
 
 WHITE_DICE = ((70, 70, 70), (225, 230, 232), (25, 25, 30))  # tray, face, pips (BGR)
@@ -153,8 +153,8 @@ def per_frame(work: Callable[[np.ndarray], object], frames: list[np.ndarray], re
                              runs.multiply_adds / len(frames)))
     passes.sort(key=lambda timing: timing.ms)
     middle = passes[(len(passes) - 1) // 2 : len(passes) // 2 + 1]
-    return Timing(*(statistics.mean(values) for values in zip(
-        *((t.ms, t.network_ms, t.multiply_adds) for t in middle), strict=True)))
+    return Timing(statistics.mean(t.ms for t in middle), statistics.mean(t.network_ms for t in middle),
+                  statistics.mean(t.multiply_adds for t in middle))
 
 
 def settled_frame(calibration: TrayCalibration):

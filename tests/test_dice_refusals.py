@@ -29,9 +29,14 @@ FIXTURES = Path(__file__).with_name("fixtures") / "refusals"
 LOW = Path(__file__).with_name("fixtures") / "low"
 
 
-def read(name: str):
+def picture(name: str) -> np.ndarray:
     image = cv2.imread(str(FIXTURES / f"{name}.jpg"))
     assert image is not None, f"{name}.jpg is missing from {FIXTURES}"
+    return image
+
+
+def read(name: str):
+    image = picture(name)
     return image, judge(read_both(image, dice=3), dice=3)  # as the table reads a roll of three
 
 
@@ -76,8 +81,7 @@ OUT_DIE_WIDTH = 0.065
 def read_in_found_tray(name: str) -> tuple[np.ndarray, FrameReading]:
     """A picture read as a calibrated table reads it: only inside the tray ``dice calibrate``
     finds (the box round the floor-toned area about the picture's middle)."""
-    image = cv2.imread(str(FIXTURES / f"{name}.jpg"))
-    assert image is not None, f"{name}.jpg is missing from {FIXTURES}"
+    image = picture(name)
     tray = find_tray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
     return image, read_both(image, ReaderSettings(region=tray), dice=3)
 
