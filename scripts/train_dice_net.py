@@ -15,6 +15,9 @@ shifted, mirrored, its colours shifted (white balance, hue, the channels swapped
 photos' dice take other colours), made brighter or darker, blurred, noisier and more
 JPEG-damaged; with a chance of ``--synthetic``, a picture is a drawn tray instead. Training is
 seeded. ``--init`` starts from a network already trained (a grey one is widened to colour).
+``--teacher`` names a written network whose answers, at every cell of every view, the new one
+learns as well as the labels (distillation): a smaller network (``--separable``) learns what the
+shipped one says of every picture, not only of the labelled dice, and says it as surely.
 """
 
 from __future__ import annotations
@@ -288,6 +291,29 @@ def loss_of(out: torch.Tensor, heat, cls, width, counts) -> torch.Tensor:
     return loss
 
 
+def distilled_loss(out: torch.Tensor, taught: torch.Tensor, counts: torch.Tensor, positives: torch.Tensor
+                   ) -> torch.Tensor:
+    """How far the network's answers are from the teacher's (``taught``), cell by cell: its belief
+    that a die is centred there (binary cross-entropy to the teacher's belief, over the cells that
+    count, per labelled die as the labels' loss is), and where the teacher sees a die, its faces
+    and "cannot be read" (the teacher's distribution, Kullback-Leibler) and its width. The
+    fusion's thresholds were chosen on the teacher's beliefs: the new network must be as sure
+    where the teacher is sure, and no surer where it doubts."""
+    belief = torch.sigmoid(taught[:, 0])
+    # less the teacher's own cross-entropy: zero where the two agree (the same gradient)
+    presence = (nn.functional.binary_cross_entropy_with_logits(out[:, 0], belief, reduction="none")
+                - nn.functional.binary_cross_entropy_with_logits(taught[:, 0], belief, reduction="none"))
+    loss = (presence * counts).sum() / positives.clamp(min=1)
+    weight = belief * counts
+    if weight.sum() > 0:
+        faces = nn.functional.kl_div(torch.log_softmax(out[:, 1 : 2 + UNCLEAR], 1),
+                                     torch.log_softmax(taught[:, 1 : 2 + UNCLEAR], 1),
+                                     reduction="none", log_target=True).sum(1)
+        widths = (out[:, -1] - taught[:, -1]).abs()
+        loss = loss + ((faces + widths) * weight).sum() / weight.sum()
+    return loss
+
+
 def batch(real: list, drawn: list, rng: np.random.Generator, size: int, synthetic: float, rendered: float,
           crop: tuple[int, int] = CROP):
     images, heats, classes, widths, counts = [], [], [], [], []
@@ -394,6 +420,10 @@ def main() -> int:
     parser.add_argument("--init", type=Path, help="go on from this written network")
     parser.add_argument("--separable", action="store_true",
                         help="depthwise-separable: a fifth of the arithmetic (--init: one written so)")
+    parser.add_argument("--teacher", type=Path,
+                        help="a written network whose answers are learned as well as the labels")
+    parser.add_argument("--taught", type=float, default=0.7,
+                        help="with --teacher: the share of the loss that is the teacher's answers")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--crop", type=int, nargs=2, default=CROP, metavar=("W", "H"), help="training crop")
     parser.add_argument("--rescan", type=int, default=0,
@@ -412,6 +442,11 @@ def main() -> int:
     model = build(norm=args.init is None, separable=args.separable)
     if args.init is not None:
         initialise(model, args.init)
+    teacher = None
+    if args.teacher is not None:
+        teacher = build(norm=False)
+        initialise(teacher, args.teacher)
+        teacher.eval()
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.lr, total_steps=args.steps,
                                                    pct_start=0.1)
@@ -426,7 +461,13 @@ def main() -> int:
         model.train()
         images, heat, cls, width, counts = batch(real, drawn, rng, args.batch, args.synthetic, args.rendered,
                                                    tuple(args.crop))
-        loss = loss_of(model(images), heat, cls, width, counts)
+        out = model(images)
+        loss = loss_of(out, heat, cls, width, counts)
+        if teacher is not None:
+            with torch.no_grad():
+                taught = teacher(images)
+            positives = (heat.eq(1).float() * counts).sum()
+            loss = (1 - args.taught) * loss + args.taught * distilled_loss(out, taught, counts, positives)
         optimiser.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 5.0)

@@ -173,3 +173,54 @@ def test_a_written_network_of_another_shape_is_refused_by_layer(train, tmp_path)
     train.initialise(model, separable)  # the same shape: taken as written
     image = np.random.default_rng(2).integers(0, 255, (120, 160, 3), dtype=np.uint8)
     train.check_export(model, separable, image)
+
+
+def test_a_network_that_answers_as_its_teacher_costs_nothing_and_masked_cells_nothing(train):
+    """``--teacher``: the distilled loss is zero where the student says what the teacher says,
+    grows where it does not (its belief in a die, its faces, its width), and ignores the cells
+    of a masked box, as the labels' loss does."""
+    torch.manual_seed(3)
+    taught = torch.randn(2, train.OUTPUTS, 12, 16) * 3
+    counts = torch.ones(2, 12, 16)
+    positives = torch.tensor(4.0)
+    same = train.distilled_loss(taught.clone(), taught, counts, positives)
+    assert float(same) == pytest.approx(0, abs=1e-5)
+    taught[:, 0] = -8.0
+    taught[0, 0, 5, 7] = 8.0  # the teacher sees one die, here, sure of a 3
+    taught[0, 1:, 5, 7] = torch.tensor([0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    for channel, value in ((0, -8.0), (3, 0.0), (2, 9.0), (train.OUTPUTS - 1, 5.0)):
+        other = taught.clone()
+        other[0, channel, 5, 7] = value  # no die / not a 3 / a 2 as well / another width
+        assert float(train.distilled_loss(other, taught, counts, positives)) > 0.1, channel
+    elsewhere = taught.clone()
+    elsewhere[1, :, 2, 3] = 10.0  # a die and every answer where the teacher sees none
+    assert float(train.distilled_loss(elsewhere, taught, counts, positives)) > 0.1
+    masked = counts.clone()
+    masked[1, 2, 3] = 0.0  # ... in a masked box: no cost
+    assert float(train.distilled_loss(elsewhere, taught, masked, positives)) == pytest.approx(0, abs=1e-5)
+
+
+def test_a_separable_network_learns_a_teachers_answers(train):
+    """A few steps against the shipped network's answers on one picture bring a separable
+    network's answers nearer them: the teacher's weights are read and its answers learned."""
+    from bunco_pi.vision.net import MODEL_PATH, prepare
+
+    torch.manual_seed(4)
+    teacher = train.build(norm=False)
+    train.initialise(teacher, MODEL_PATH)
+    teacher.eval()
+    picture = cv2.imread(str(Path(__file__).parent / "fixtures" / "refusals" / "four.jpg"))
+    x = torch.from_numpy(prepare(picture)[0][None])
+    with torch.no_grad():
+        taught = teacher(x)
+    counts = torch.ones(1, *taught.shape[2:])
+    student = train.build(separable=True)
+    optimiser = torch.optim.Adam(student.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(30):
+        loss = train.distilled_loss(student(x), taught, counts, torch.tensor(3.0))
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(float(loss))
+    assert losses[-1] < 0.5 * losses[0]
