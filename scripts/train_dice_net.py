@@ -291,12 +291,38 @@ def loss_of(out: torch.Tensor, heat, cls, width, counts) -> torch.Tensor:
     return loss
 
 
+SEEN_BY_TEACHER = 0.1  # the least belief at which the fusion takes a network's answer at all (look_again)
+
+
+def teacher_from(path: Path) -> nn.Sequential:
+    """A written network to learn from, plain or separable as it was written, never trained."""
+    import onnx
+    from onnx import numpy_helper
+
+    weights = {t.name: t for t in onnx.load(str(path)).graph.initializer}
+    if "w1" not in weights:
+        raise SystemExit(f"{path}: not a dice network written by this script (no layer w1)")
+    separable = numpy_helper.to_array(weights["w1"]).shape[1] == 1  # a depthwise layer: one channel in
+    teacher = build(norm=False, separable=separable)
+    initialise(teacher, path)
+    return teacher.eval().requires_grad_(False)
+
+
+def taught_loss(out: torch.Tensor, taught: torch.Tensor, share: float, heat: torch.Tensor, cls: torch.Tensor,
+                width: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+    """The labels' loss and the teacher's, the teacher's weighing ``share`` of the whole."""
+    positives = (heat.eq(1).float() * counts).sum()
+    return ((1 - share) * loss_of(out, heat, cls, width, counts)
+            + share * distilled_loss(out, taught, counts, positives))
+
+
 def distilled_loss(out: torch.Tensor, taught: torch.Tensor, counts: torch.Tensor, positives: torch.Tensor
                    ) -> torch.Tensor:
     """How far the network's answers are from the teacher's (``taught``), cell by cell: its belief
     that a die is centred there (binary cross-entropy to the teacher's belief, over the cells that
-    count, per labelled die as the labels' loss is), and where the teacher sees a die, its faces
-    and "cannot be read" (the teacher's distribution, Kullback-Leibler) and its width. The
+    count, per labelled die as the labels' loss is), and where the teacher sees a die (at least
+    ``SEEN_BY_TEACHER``, weighted by its belief), its faces and "cannot be read" (the teacher's
+    distribution, Kullback-Leibler) and its width. The
     fusion's thresholds were chosen on the teacher's beliefs: the new network must be as sure
     where the teacher is sure, and no surer where it doubts."""
     belief = torch.sigmoid(taught[:, 0])
@@ -304,7 +330,10 @@ def distilled_loss(out: torch.Tensor, taught: torch.Tensor, counts: torch.Tensor
     presence = (nn.functional.binary_cross_entropy_with_logits(out[:, 0], belief, reduction="none")
                 - nn.functional.binary_cross_entropy_with_logits(taught[:, 0], belief, reduction="none"))
     loss = (presence * counts).sum() / positives.clamp(min=1)
-    weight = belief * counts
+    # Faces and widths only where the teacher sees something: its answers elsewhere were never
+    # taught (the labels teach them round a die's centre), and the thousands of background
+    # cells, each believed at a few thousandths, would outweigh the dice ten to one.
+    weight = belief * (belief >= SEEN_BY_TEACHER) * counts
     if weight.sum() > 0:
         faces = nn.functional.kl_div(torch.log_softmax(out[:, 1 : 2 + UNCLEAR], 1),
                                      torch.log_softmax(taught[:, 1 : 2 + UNCLEAR], 1),
@@ -422,8 +451,8 @@ def main() -> int:
                         help="depthwise-separable: a fifth of the arithmetic (--init: one written so)")
     parser.add_argument("--teacher", type=Path,
                         help="a written network whose answers are learned as well as the labels")
-    parser.add_argument("--taught", type=float, default=0.7,
-                        help="with --teacher: the share of the loss that is the teacher's answers")
+    parser.add_argument("--taught", type=float,
+                        help="with --teacher: the share of the loss that is the teacher's answers (0.7)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--crop", type=int, nargs=2, default=CROP, metavar=("W", "H"), help="training crop")
     parser.add_argument("--rescan", type=int, default=0,
@@ -431,6 +460,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
     parser.add_argument("--tuned-on", type=Path, help="write what it learned from (models/tuned_on.json)")
     args = parser.parse_args()
+    if args.taught is not None and args.teacher is None:
+        parser.error("--taught is the teacher's share: give --teacher too")
+    taught_share = 0.7 if args.taught is None else args.taught
+    if not 0 <= taught_share <= 1:
+        parser.error(f"--taught must be between 0 and 1, got {taught_share}")
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
@@ -442,11 +476,7 @@ def main() -> int:
     model = build(norm=args.init is None, separable=args.separable)
     if args.init is not None:
         initialise(model, args.init)
-    teacher = None
-    if args.teacher is not None:
-        teacher = build(norm=False)
-        initialise(teacher, args.teacher)
-        teacher.eval()
+    teacher = None if args.teacher is None else teacher_from(args.teacher)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.lr, total_steps=args.steps,
                                                    pct_start=0.1)
@@ -462,12 +492,12 @@ def main() -> int:
         images, heat, cls, width, counts = batch(real, drawn, rng, args.batch, args.synthetic, args.rendered,
                                                    tuple(args.crop))
         out = model(images)
-        loss = loss_of(out, heat, cls, width, counts)
-        if teacher is not None:
+        if teacher is None:
+            loss = loss_of(out, heat, cls, width, counts)
+        else:
             with torch.no_grad():
                 taught = teacher(images)
-            positives = (heat.eq(1).float() * counts).sum()
-            loss = (1 - args.taught) * loss + args.taught * distilled_loss(out, taught, counts, positives)
+            loss = taught_loss(out, taught, taught_share, heat, cls, width, counts)
         optimiser.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 5.0)

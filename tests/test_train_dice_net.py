@@ -177,8 +177,8 @@ def test_a_written_network_of_another_shape_is_refused_by_layer(train, tmp_path)
 
 def test_a_network_that_answers_as_its_teacher_costs_nothing_and_masked_cells_nothing(train):
     """``--teacher``: the distilled loss is zero where the student says what the teacher says,
-    grows where it does not (its belief in a die, its faces, its width), and ignores the cells
-    of a masked box, as the labels' loss does."""
+    grows where it does not (its belief in a die, its faces, its width either way), and ignores
+    the cells of a masked box, as the labels' loss does."""
     torch.manual_seed(3)
     taught = torch.randn(2, train.OUTPUTS, 12, 16) * 3
     counts = torch.ones(2, 12, 16)
@@ -188,10 +188,11 @@ def test_a_network_that_answers_as_its_teacher_costs_nothing_and_masked_cells_no
     taught[:, 0] = -8.0
     taught[0, 0, 5, 7] = 8.0  # the teacher sees one die, here, sure of a 3
     taught[0, 1:, 5, 7] = torch.tensor([0.0, 0.0, 9.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    for channel, value in ((0, -8.0), (3, 0.0), (2, 9.0), (train.OUTPUTS - 1, 5.0)):
+    wide = train.OUTPUTS - 1
+    for channel, value in ((0, -8.0), (3, 0.0), (2, 9.0), (wide, 5.0), (wide, -5.0)):
         other = taught.clone()
-        other[0, channel, 5, 7] = value  # no die / not a 3 / a 2 as well / another width
-        assert float(train.distilled_loss(other, taught, counts, positives)) > 0.1, channel
+        other[0, channel, 5, 7] = value  # no die / not a 3 / a 2 as well / wider / narrower
+        assert float(train.distilled_loss(other, taught, counts, positives)) > 0.1, (channel, value)
     elsewhere = taught.clone()
     elsewhere[1, :, 2, 3] = 10.0  # a die and every answer where the teacher sees none
     assert float(train.distilled_loss(elsewhere, taught, counts, positives)) > 0.1
@@ -200,19 +201,88 @@ def test_a_network_that_answers_as_its_teacher_costs_nothing_and_masked_cells_no
     assert float(train.distilled_loss(elsewhere, taught, masked, positives)) == pytest.approx(0, abs=1e-5)
 
 
+def test_the_distilled_loss_of_one_cell_is_as_worked_out_by_hand(train):
+    """One cell: the Bernoulli divergence of the beliefs, plus, weighted by the teacher's belief,
+    the divergence of the student's faces from the teacher's (the teacher's the target) and the
+    distance of the widths. Below ``SEEN_BY_TEACHER`` the faces and width cost nothing."""
+    def cell(presence, faces, width):
+        return torch.tensor([presence, *faces, width], dtype=torch.float32).reshape(1, train.OUTPUTS, 1, 1)
+
+    def by_hand(t, s):
+        pt, ps = 1 / (1 + np.exp(-t[0])), 1 / (1 + np.exp(-s[0]))
+        bernoulli = pt * np.log(pt / ps) + (1 - pt) * np.log((1 - pt) / (1 - ps))
+        ft = np.exp(t[1:8]) / np.exp(t[1:8]).sum()
+        fs = np.exp(s[1:8]) / np.exp(s[1:8]).sum()
+        faces = float((ft * np.log(ft / fs)).sum())
+        # one cell: its weight (the teacher's belief) divides out of the weighted mean
+        return bernoulli + (faces + abs(s[8] - t[8]) if pt >= train.SEEN_BY_TEACHER else 0.0)
+
+    counts, positives = torch.ones(1, 1, 1), torch.tensor(1.0)
+    teacher = [1.0, 2.0, 0.5, -1.0, 0.0, 0.3, -0.5, -2.0, 1.2]
+    student = [0.2, 0.1, 1.5, -0.3, 0.4, -1.0, 0.2, -1.0, 0.7]
+    got = float(train.distilled_loss(cell(student[0], student[1:8], student[8]),
+                                     cell(teacher[0], teacher[1:8], teacher[8]), counts, positives))
+    assert got == pytest.approx(by_hand(np.array(teacher), np.array(student)), rel=1e-4)
+    # the student's own belief in a die does not weigh its faces: only the teacher's does
+    doubting = [-3.0, *student[1:]]
+    assert float(train.distilled_loss(cell(doubting[0], doubting[1:8], doubting[8]),
+                                      cell(teacher[0], teacher[1:8], teacher[8]), counts, positives)) \
+        == pytest.approx(by_hand(np.array(teacher), np.array(doubting)), rel=1e-4)
+    unseen = [-3.0, *teacher[1:]]  # the teacher believes in a die at 0.05 here
+    got = float(train.distilled_loss(cell(unseen[0], student[1:8], student[8]),
+                                     cell(unseen[0], unseen[1:8], unseen[8]), counts, positives))
+    assert got == pytest.approx(0, abs=1e-5)
+
+
+def test_a_teacher_is_read_as_written_plain_or_separable_and_never_trained(train, tmp_path):
+    from bunco_pi.vision.net import MODEL_PATH, load_net, prepare
+
+    picture = cv2.imread(str(Path(__file__).parent / "fixtures" / "refusals" / "roll.jpg"))
+    x = prepare(picture)[0]
+    teacher = train.teacher_from(MODEL_PATH)
+    assert not any(p.requires_grad for p in teacher.parameters()) and not teacher.training
+    got = teacher(torch.from_numpy(x[None]))[0].detach().numpy()
+    assert np.abs(got - load_net(MODEL_PATH).forward(x)).max() < 1e-4
+    torch.manual_seed(5)
+    separable = train.build(separable=True)
+    separable.train()
+    separable(torch.randn(2, 3, 64, 96))  # batch norm's running figures off their defaults
+    path = tmp_path / "separable.onnx"
+    train.export(train.folded(separable), path)
+    got = train.teacher_from(path)(torch.from_numpy(x[None]))[0].detach().numpy()
+    assert np.abs(got - load_net(path).forward(x)).max() < 1e-4
+
+
+def test_the_teachers_share_mixes_the_two_losses(train, monkeypatch, capsys):
+    torch.manual_seed(6)
+    out, taught = torch.randn(1, train.OUTPUTS, 48, 64), torch.randn(1, train.OUTPUTS, 48, 64)
+    heat, cls, width, counts = (torch.from_numpy(a[None]) for a in
+                                train.targets([(42.0, 30.0, 24.0, 4)], [], (192, 256)))
+    labels = float(train.loss_of(out, heat, cls, width, counts))
+    teacher = float(train.distilled_loss(out, taught, counts, torch.tensor(1.0)))  # one labelled die
+    for share in (0.0, 0.7, 1.0):
+        got = float(train.taught_loss(out, taught, share, heat, cls, width, counts))
+        assert got == pytest.approx((1 - share) * labels + share * teacher, rel=1e-5)
+    wrong = ((["--taught", "0.5"], "give --teacher too"),
+             (["--teacher", "x.onnx", "--taught", "2"], "between 0 and 1"))
+    for argv, said in wrong:
+        monkeypatch.setattr(sys, "argv", ["train_dice_net.py", *argv])
+        with pytest.raises(SystemExit):
+            train.main()
+        assert said in capsys.readouterr().err
+
+
 def test_a_separable_network_learns_a_teachers_answers(train):
-    """A few steps against the shipped network's answers on one picture bring a separable
-    network's answers nearer them: the teacher's weights are read and its answers learned."""
+    """A few steps against the shipped network's answers on a picture of three dice bring a
+    separable network's answers nearer them: the distance starts above zero and never goes below."""
     from bunco_pi.vision.net import MODEL_PATH, prepare
 
     torch.manual_seed(4)
-    teacher = train.build(norm=False)
-    train.initialise(teacher, MODEL_PATH)
-    teacher.eval()
-    picture = cv2.imread(str(Path(__file__).parent / "fixtures" / "refusals" / "four.jpg"))
+    teacher = train.teacher_from(MODEL_PATH)
+    picture = cv2.imread(str(Path(__file__).parent / "fixtures" / "refusals" / "roll.jpg"))
     x = torch.from_numpy(prepare(picture)[0][None])
-    with torch.no_grad():
-        taught = teacher(x)
+    taught = teacher(x)
+    assert float(torch.sigmoid(taught[0, 0]).max()) > 0.5  # the teacher sees a die here
     counts = torch.ones(1, *taught.shape[2:])
     student = train.build(separable=True)
     optimiser = torch.optim.Adam(student.parameters(), lr=3e-3)
@@ -223,4 +293,5 @@ def test_a_separable_network_learns_a_teachers_answers(train):
         loss.backward()
         optimiser.step()
         losses.append(float(loss))
+    assert losses[0] > 0 and min(losses) > -1e-4
     assert losses[-1] < 0.5 * losses[0]
