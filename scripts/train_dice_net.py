@@ -299,6 +299,8 @@ def teacher_from(path: Path) -> nn.Sequential:
     import onnx
     from onnx import numpy_helper
 
+    if not path.is_file():
+        raise SystemExit(f"{path}: no such network file (--teacher)")
     weights = {t.name: t for t in onnx.load(str(path)).graph.initializer}
     if "w1" not in weights:
         raise SystemExit(f"{path}: not a dice network written by this script (no layer w1)")
@@ -322,9 +324,9 @@ def distilled_loss(out: torch.Tensor, taught: torch.Tensor, counts: torch.Tensor
     that a die is centred there (binary cross-entropy to the teacher's belief, over the cells that
     count, per labelled die as the labels' loss is), and where the teacher sees a die (at least
     ``SEEN_BY_TEACHER``, weighted by its belief), its faces and "cannot be read" (the teacher's
-    distribution, Kullback-Leibler) and its width. The
-    fusion's thresholds were chosen on the teacher's beliefs: the new network must be as sure
-    where the teacher is sure, and no surer where it doubts."""
+    distribution, Kullback-Leibler) and its width. The fusion's thresholds were chosen on the
+    teacher's beliefs: the new network must be as sure where the teacher is sure, and no surer
+    where it doubts."""
     belief = torch.sigmoid(taught[:, 0])
     # less the teacher's own cross-entropy: zero where the two agree (the same gradient)
     presence = (nn.functional.binary_cross_entropy_with_logits(out[:, 0], belief, reduction="none")

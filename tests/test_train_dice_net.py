@@ -251,6 +251,8 @@ def test_a_teacher_is_read_as_written_plain_or_separable_and_never_trained(train
     train.export(train.folded(separable), path)
     got = train.teacher_from(path)(torch.from_numpy(x[None]))[0].detach().numpy()
     assert np.abs(got - load_net(path).forward(x)).max() < 1e-4
+    with pytest.raises(SystemExit, match="missing.onnx: no such network file"):
+        train.teacher_from(tmp_path / "missing.onnx")
 
 
 def test_the_teachers_share_mixes_the_two_losses(train, monkeypatch, capsys):
