@@ -292,6 +292,7 @@ def loss_of(out: torch.Tensor, heat, cls, width, counts) -> torch.Tensor:
 
 
 SEEN_BY_TEACHER = 0.1  # the least belief at which the fusion takes a network's answer at all (look_again)
+TAUGHT = 0.7  # the teacher's share of the loss, unless --taught says otherwise
 
 
 def teacher_from(path: Path) -> nn.Sequential:
@@ -454,7 +455,7 @@ def main() -> int:
     parser.add_argument("--teacher", type=Path,
                         help="a written network whose answers are learned as well as the labels")
     parser.add_argument("--taught", type=float,
-                        help="with --teacher: the share of the loss that is the teacher's answers (0.7)")
+                        help=f"with --teacher: the teacher's answers' share of the loss ({TAUGHT})")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--crop", type=int, nargs=2, default=CROP, metavar=("W", "H"), help="training crop")
     parser.add_argument("--rescan", type=int, default=0,
@@ -464,7 +465,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.taught is not None and args.teacher is None:
         parser.error("--taught is the teacher's share: give --teacher too")
-    taught_share = 0.7 if args.taught is None else args.taught
+    taught_share = TAUGHT if args.taught is None else args.taught
     if not 0 <= taught_share <= 1:
         parser.error(f"--taught must be between 0 and 1, got {taught_share}")
     torch.manual_seed(args.seed)

@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train_dice_net.py"
+ROLL = Path(__file__).parent / "fixtures" / "refusals" / "roll.jpg"  # three dice the shipped network sees
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +238,7 @@ def test_the_distilled_loss_of_one_cell_is_as_worked_out_by_hand(train):
 def test_a_teacher_is_read_as_written_plain_or_separable_and_never_trained(train, tmp_path):
     from bunco_pi.vision.net import MODEL_PATH, load_net, prepare
 
-    picture = cv2.imread(str(Path(__file__).parent / "fixtures" / "refusals" / "roll.jpg"))
+    picture = cv2.imread(str(ROLL))
     x = prepare(picture)[0]
     teacher = train.teacher_from(MODEL_PATH)
     assert not any(p.requires_grad for p in teacher.parameters()) and not teacher.training
@@ -281,7 +282,7 @@ def test_a_separable_network_learns_a_teachers_answers(train):
 
     torch.manual_seed(4)
     teacher = train.teacher_from(MODEL_PATH)
-    picture = cv2.imread(str(Path(__file__).parent / "fixtures" / "refusals" / "roll.jpg"))
+    picture = cv2.imread(str(ROLL))
     x = torch.from_numpy(prepare(picture)[0][None])
     taught = teacher(x)
     assert float(torch.sigmoid(taught[0, 0]).max()) > 0.5  # the teacher sees a die here
