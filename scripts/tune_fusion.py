@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bunco_pi.vision.calibration import TrayCalibration  # noqa: E402
 from bunco_pi.vision.dataset import list_photos  # noqa: E402
-from bunco_pi.vision.evaluate import Mistake, load_image, score_photo  # noqa: E402
+from bunco_pi.vision.evaluate import HARDER, Mistake, load_image, score_photo  # noqa: E402
 from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader  # noqa: E402
 from bunco_pi.vision.fusion import (  # noqa: E402
     FusionSettings,
@@ -79,6 +79,9 @@ def main() -> int:
     parser.add_argument("--net", type=Path, help="a network file other than the shipped one")
     parser.add_argument("--finder", type=Path, help="a finder network other than the shipped one")
     parser.add_argument("--faces", type=Path, help="a face reader other than the shipped one")
+    parser.add_argument("--harder", action="append", default=[], choices=tuple(HARDER),
+                        help="also read the photos (not the renders) made harder so, say their colours "
+                             "changed (hue, negative, grey, warm, cold); each counted as a folder of its own")
     args = parser.parse_args()
     if args.split == "heldout":
         raise SystemExit("--split heldout: the held-out photos are for measuring, never for tuning")
@@ -89,9 +92,12 @@ def main() -> int:
     faces = FaceReader(args.faces) if args.faces else None
     lowest = replace(base, again_seen=min(AGAIN["again_seen"]))
     readings = []
-    for folder, split in [(f, args.split) for f in args.folders] + [(r, "all") for r in args.renders]:
+    sets = [(f, args.split, kind) for f in args.folders for kind in ("", *args.harder)]
+    for folder, split, kind in sets + [(r, "all", "") for r in args.renders]:
         for photo in list_photos(folder, split):
             image = load_image(photo.image_path)
+            if kind:
+                image = HARDER[kind](image)
             inputs = NetInputs()
             glanced = detect(image, net, base.glance, settings.region, inputs=inputs)
             pips = read_pips(image, settings, [(*d.center, base.window * d.width) for d in glanced])
@@ -99,8 +105,10 @@ def main() -> int:
             more = look_for_more(image, settings.region, lowest, finder, faces, inputs)
             checks = (faces or shipped_face_reader()).read(image, glanced)
             size = (image.shape[1], image.shape[0])
-            readings.append((folder.name, photo, size, pips, glanced, again, checks, more))
-    print(f"{len(readings)} photos of {', '.join(str(f) for f in args.folders)} ({args.split})"
+            name = f"{folder.name}+{kind}" if kind else folder.name
+            readings.append((name, photo, size, pips, glanced, again, checks, more))
+    print(f"{len(readings)} photos of {', '.join(str(f) for f in args.folders)} ({args.split}"
+          + "".join(f", +{kind}" for kind in args.harder) + ")"
           + "".join(f", {r} (all)" for r in args.renders))
     rows = []
     for values in itertools.product(*AGAIN.values()):
@@ -120,7 +128,9 @@ def main() -> int:
 
 
 def doubted(folder: str, photo: str, mistakes: tuple[Mistake, ...]) -> int:
-    """How many of a photo's dice read wrong were read as the face a doubted label's top shows."""
+    """How many of a photo's dice read wrong were read as the face a doubted label's top shows
+    (the photo made harder too: ``folder+kind``)."""
+    folder = folder.split("+")[0]
     return sum(1 for m in mistakes if m.kind == "wrong and sure" and any(
         (f, p) == (folder, photo) and math.dist(m.place, at) <= 3 and m.read == shows
         for (f, p, at), shows in DOUBTED.items()))

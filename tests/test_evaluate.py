@@ -1,9 +1,11 @@
 """Scoring readings against labels: right, wrong, unsure, missed and invented dice."""
 
 import cv2
+import numpy as np
 import pytest
 from drawn_dice import draw_tray
 
+from bunco_pi.commands.camera import HARDER_KINDS
 from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import list_photos
 from bunco_pi.vision.evaluate import HARDER, evaluate, load_image, score_photo
@@ -55,6 +57,43 @@ def test_harder_photos_keep_their_size_and_change(harder):
     made = HARDER[harder](image)
     assert made.shape == image.shape and made.dtype == image.dtype
     assert (made.astype(int) - image).any()
+
+
+def test_the_command_line_offers_every_kind_of_harder_photo():
+    assert tuple(HARDER) == HARDER_KINDS
+
+
+def pixel(bgr):
+    return np.full((4, 4, 3), bgr, np.uint8)
+
+
+def test_the_hue_turned_a_third_makes_red_dice_green_and_blue_ones_red():
+    red, green, blue = pixel((30, 30, 200)), pixel((30, 200, 30)), pixel((200, 30, 30))
+    assert np.abs(HARDER["hue"](red).astype(int) - green).max() <= 3
+    assert np.abs(HARDER["hue"](green).astype(int) - blue).max() <= 3
+    assert np.abs(HARDER["hue"](blue).astype(int) - red).max() <= 3
+    white = pixel((240, 240, 240))
+    assert (HARDER["hue"](white) == white).all()  # white dice stay white; only colours turn
+
+
+def test_the_negative_gives_dark_dice_light_pips():
+    face, pip = pixel((235, 235, 235)), pixel((20, 20, 20))
+    assert (HARDER["negative"](face) == 20).all() and (HARDER["negative"](pip) == 235).all()
+
+
+def test_grey_takes_the_colour_away_and_keeps_the_lightness():
+    made = HARDER["grey"](pixel((30, 30, 200)))
+    assert (made[..., 0] == made[..., 1]).all() and (made[..., 1] == made[..., 2]).all()
+    assert abs(int(made[0, 0, 0]) - int(cv2.cvtColor(pixel((30, 30, 200)), cv2.COLOR_BGR2GRAY)[0, 0])) <= 1
+
+
+def test_a_warm_lamp_is_redder_and_a_cold_one_bluer():
+    white = pixel((200, 200, 200))
+    b, g, r = HARDER["warm"](white)[0, 0].astype(int)
+    assert r > g > b and r == 220  # the red gain, 1.1
+    b, g, r = HARDER["cold"](white)[0, 0].astype(int)
+    assert b > g > r and b == 230
+    assert (HARDER["warm"](pixel((250, 250, 250)))[..., 2] == 255).all()  # clipped, never wrapped
 
 
 def test_harder_photos_are_read_harder_and_an_unknown_kind_is_an_error(tmp_path):
