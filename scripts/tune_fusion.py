@@ -11,7 +11,8 @@ first, its second look at every die it found, the pip reader round those dice, t
 reader's reading of each die the network found, for its check); every combination of
 thresholds is then scored from those readings. Prints the best few, fewest
 dice wrong and sure first, then the most dice right, and the present settings beside them,
-with each folder's figures.
+with each folder's figures. ``--harder KIND`` (as many as wanted) reads the set-aside photos
+again made harder so (``evaluate.HARDER``: say their colours changed), each a folder of its own.
 """
 
 from __future__ import annotations
