@@ -93,7 +93,8 @@ def main() -> int:
     faces = FaceReader(args.faces) if args.faces else None
     lowest = replace(base, again_seen=min(AGAIN["again_seen"]))
     readings = []
-    sets = [(f, args.split, kind) for f in args.folders for kind in ("", *args.harder)]
+    harder = tuple(dict.fromkeys(args.harder))  # a kind named twice is read once
+    sets = [(f, args.split, kind) for f in args.folders for kind in ("", *harder)]
     for folder, split, kind in sets + [(r, "all", "") for r in args.renders]:
         for photo in list_photos(folder, split):
             image = load_image(photo.image_path)
@@ -106,10 +107,9 @@ def main() -> int:
             more = look_for_more(image, settings.region, lowest, finder, faces, inputs)
             checks = (faces or shipped_face_reader()).read(image, glanced)
             size = (image.shape[1], image.shape[0])
-            name = f"{folder.name}+{kind}" if kind else folder.name
-            readings.append((name, photo, size, pips, glanced, again, checks, more))
+            readings.append((folder.name, kind, photo, size, pips, glanced, again, checks, more))
     print(f"{len(readings)} photos of {', '.join(str(f) for f in args.folders)} ({args.split}"
-          + "".join(f", +{kind}" for kind in args.harder) + ")"
+          + "".join(f", +{kind}" for kind in harder) + ")"
           + "".join(f", {r} (all)" for r in args.renders))
     rows = []
     for values in itertools.product(*AGAIN.values()):
@@ -129,9 +129,7 @@ def main() -> int:
 
 
 def doubted(folder: str, photo: str, mistakes: tuple[Mistake, ...]) -> int:
-    """How many of a photo's dice read wrong were read as the face a doubted label's top shows
-    (the photo made harder too: ``folder+kind``)."""
-    folder = folder.split("+")[0]
+    """How many of a photo's dice read wrong were read as the face a doubted label's top shows."""
     return sum(1 for m in mistakes if m.kind == "wrong and sure" and any(
         (f, p) == (folder, photo) and math.dist(m.place, at) <= 3 and m.read == shows
         for (f, p, at), shows in DOUBTED.items()))
@@ -142,7 +140,7 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
     of settings; wrong leaves out the dice read as a doubted label's top shows (``DOUBTED``)."""
     totals = [0, 0, 0, 0, 0, 0]
     folders: dict[str, list[int]] = {}
-    for folder, photo, size, pips, glanced, again, checks, looked in readings:
+    for folder, kind, photo, size, pips, glanced, again, checks, looked in readings:
         kept = [
             (second if fusion.second_look and first.face_probability >= fusion.objection else first, check)
             for first, second, check in zip(glanced, again, checks, strict=True)
@@ -157,7 +155,7 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
         result = score_photo(photo.name, reading, photo.label_path, size, settings.min_confidence)
         doubt = doubted(folder, photo.name, result.mistakes)
         counts = (result.dice, result.right, result.wrong - doubt, result.unsure, result.missed, doubt)
-        mine = folders.setdefault(folder, [0, 0, 0, 0])
+        mine = folders.setdefault(f"{folder}+{kind}" if kind else folder, [0, 0, 0, 0])
         for k, n in enumerate(counts):
             totals[k] += n
         for k, n in enumerate(counts[:3] + counts[5:]):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from drawn_dice import draw_tray
 
-from bunco_pi.commands.camera import HARDER_KINDS
+from bunco_pi.cli import parser_for
 from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import list_photos
 from bunco_pi.vision.evaluate import HARDER, evaluate, load_image, score_photo
@@ -59,8 +59,17 @@ def test_harder_photos_keep_their_size_and_change(harder):
     assert (made.astype(int) - image).any()
 
 
-def test_the_command_line_offers_every_kind_of_harder_photo():
-    assert tuple(HARDER) == HARDER_KINDS
+@pytest.mark.parametrize("harder", sorted(HARDER))
+def test_the_command_line_offers_every_kind_of_harder_photo(harder):
+    argv = ["dice", "eval", "photos", "--harder", harder]
+    assert parser_for(argv).parse_args(argv).harder == harder
+
+
+def test_the_command_line_offers_no_kind_of_harder_photo_that_is_not_made(capsys):
+    argv = ["dice", "eval", "photos", "--harder", "fog"]
+    with pytest.raises(SystemExit):
+        parser_for(argv).parse_args(argv)
+    assert "invalid choice: 'fog'" in capsys.readouterr().err
 
 
 def pixel(bgr):
@@ -89,10 +98,8 @@ def test_grey_takes_the_colour_away_and_keeps_the_lightness():
 
 def test_a_warm_lamp_is_redder_and_a_cold_one_bluer():
     white = pixel((200, 200, 200))
-    b, g, r = HARDER["warm"](white)[0, 0].astype(int)
-    assert r > g > b and r == 220  # the red gain, 1.1
-    b, g, r = HARDER["cold"](white)[0, 0].astype(int)
-    assert b > g > r and b == 230
+    assert tuple(HARDER["warm"](white)[0, 0]) == (120, 180, 220)  # blue, green, red x 0.6, 0.9, 1.1
+    assert tuple(HARDER["cold"](white)[0, 0]) == (230, 190, 120)  # x 1.15, 0.95, 0.6
     assert (HARDER["warm"](pixel((250, 250, 250)))[..., 2] == 255).all()  # clipped, never wrapped
 
 

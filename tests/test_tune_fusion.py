@@ -41,33 +41,32 @@ def test_any_other_reading_or_place_is_as_the_label_says(tune, folder, photo, mi
     assert tune.doubted(folder, photo, (mistake,)) == 0
 
 
-def test_a_doubted_label_counts_apart_in_the_photo_made_harder_too(tune):
-    read_as_shown = Mistake("wrong and sure", (312.0, 338.0), 2, 1, 1.0)
-    assert tune.doubted("dice-photos-mixed+negative", "IMG_20191112_111903", (read_as_shown,)) == 1
-    assert tune.doubted("dice-photos+negative", "IMG_20191112_111903", (read_as_shown,)) == 0
-
-
 def test_photos_made_harder_are_read_and_counted_as_a_folder_of_their_own(tune, tmp_path, monkeypatch,
                                                                           capsys):
-    (tmp_path / "images").mkdir()
-    (tmp_path / "labels").mkdir()
+    photos, renders = tmp_path / "photos", tmp_path / "renders"
     dice = [(6, 200, 200, 0), (4, 420, 260, 20), (2, 300, 330, 10)]
-    cv2.imwrite(str(tmp_path / "images" / "a.png"), draw_tray(dice, die=50, pip=0.08))
-    (tmp_path / "labels" / "a.txt").write_text(
-        "".join(f"{f - 1} {x / 640} {y / 480} 0.08 0.1\n" for f, x, y, _ in dice))
+    for folder in (photos, renders):
+        (folder / "images").mkdir(parents=True)
+        (folder / "labels").mkdir()
+        cv2.imwrite(str(folder / "images" / "a.png"), draw_tray(dice, die=50, pip=0.08))
+        (folder / "labels" / "a.txt").write_text(
+            "".join(f"{f - 1} {x / 640} {y / 480} 0.08 0.1\n" for f, x, y, _ in dice))
     seen = []
     monkeypatch.setattr(tune, "load_image", lambda path: seen.append(path) or load_image(path))
     made = []
-    monkeypatch.setitem(tune.HARDER, "negative", lambda image: made.append(image) or 255 - image)
+    # made so hard that nothing is left of it: none of its dice can be read
+    monkeypatch.setitem(tune.HARDER, "negative", lambda image: made.append(image) or 0 * image + 90)
     # one setting of each, the present one, so that the grid is read in a moment
     base = tune.FusionSettings()
     monkeypatch.setattr(tune, "AGAIN", {k: (getattr(base, k),) for k in tune.AGAIN})
     monkeypatch.setattr(tune, "GRID", {k: (getattr(base, k),) for k in tune.GRID})
-    argv = ["tune_fusion.py", str(tmp_path), "--split", "all", "--harder", "negative"]
+    argv = ["tune_fusion.py", str(photos), "--split", "all", "--renders", str(renders),
+            "--harder", "negative", "--harder", "negative"]
     monkeypatch.setattr(sys, "argv", argv)
     assert tune.main() == 0
     out = capsys.readouterr().out
-    assert len(seen) == 2 and len(made) == 1  # the photo read as it is, and again made harder
-    assert f"2 photos of {tmp_path} (all, +negative)" in out
+    # the photo read as it is and once made harder (named twice, read once); the render as it is
+    assert len(seen) == 3 and len(made) == 1
+    assert f"3 photos of {photos} (all, +negative), {renders} (all)" in out
     present = [line for line in out.splitlines() if line.endswith("(present)")][0]
-    assert f"{tmp_path.name} " in present and f"{tmp_path.name}+negative " in present
+    assert "photos 100.0%/0  photos+negative 0.0%/0  renders 100.0%/0" in present
