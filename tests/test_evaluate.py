@@ -6,6 +6,7 @@ import pytest
 from drawn_dice import draw_tray
 
 from bunco_pi.cli import parser_for
+from bunco_pi.commands.camera import HARDER_KINDS
 from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import list_photos
 from bunco_pi.vision.evaluate import HARDER, evaluate, load_image, score_photo
@@ -66,6 +67,7 @@ def test_the_command_line_offers_every_kind_of_harder_photo(harder):
 
 
 def test_the_command_line_offers_no_kind_of_harder_photo_that_is_not_made(capsys):
+    assert tuple(HARDER) == HARDER_KINDS  # its list, kept apart from OpenCV, names every kind and no other
     argv = ["dice", "eval", "photos", "--harder", "fog"]
     with pytest.raises(SystemExit):
         parser_for(argv).parse_args(argv)
