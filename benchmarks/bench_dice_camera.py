@@ -131,6 +131,8 @@ class Timing:
     ms: float
     network_ms: float = 0.0
     multiply_adds: float = 0.0
+    # each network's (model file's) runs and multiply-adds a frame, the most arithmetic first
+    networks: tuple[tuple[str, float, float], ...] = ()
 
     def pi4_ms(self, rate: float = PI4_MULTIPLY_ADDS_PER_S) -> float:
         """The Pi 4 estimate: the rest x PI4_RATIO, the networks' arithmetic at ``rate``."""
@@ -149,12 +151,15 @@ def per_frame(work: Callable[[np.ndarray], object], frames: list[np.ndarray], re
         for frame in frames:
             work(frame)
         seconds = time.perf_counter() - start
+        networks = tuple(sorted(((name, n / len(frames), done / len(frames))
+                                 for name, (n, done) in runs.by_network.items()), key=lambda n: -n[2]))
         passes.append(Timing(1000 * seconds / len(frames), 1000 * runs.seconds / len(frames),
-                             runs.multiply_adds / len(frames)))
+                             runs.multiply_adds / len(frames), networks))
     passes.sort(key=lambda timing: timing.ms)
     middle = passes[(len(passes) - 1) // 2 : len(passes) // 2 + 1]
+    # every pass runs the same networks on the same frames: the arithmetic is the same in each
     return Timing(statistics.mean(t.ms for t in middle), statistics.mean(t.network_ms for t in middle),
-                  statistics.mean(t.multiply_adds for t in middle))
+                  statistics.mean(t.multiply_adds for t in middle), middle[0].networks)
 
 
 def settled_frame(calibration: TrayCalibration):
@@ -268,6 +273,11 @@ def main() -> int:
         versus = f"{ratio:.1f}" if ratio is not None else "-"
         print(f"{name:<24} {stage:<18} {timing.ms:>9.2f} {versus:>10} {timing.network_ms:>9.2f}"
               f" {timing.multiply_adds / 1e6:>10.0f} {timing.pi4_ms():>10.1f}")
+    print("\nWhere a settled frame's arithmetic goes: each network's runs and M multiply-adds a frame")
+    for name, stage, timing, _ in rows:
+        if stage == "settled frame":
+            print(f"{name:<24} " + ", ".join(f"{model} {n:.1f} x, {done / 1e6:.0f} M"
+                                             for model, n, done in timing.networks))
     worst_settle = max(timing.pi4_ms() for _, stage, timing, _ in rows if stage == "settle check")
     settled = [row for row in rows if row[1] == "settled frame"]
     worst_settled = max(settled, key=lambda row: row[2].pi4_ms())

@@ -77,13 +77,16 @@ def multiply_adds(model: Path, input_shape: tuple[int, ...]) -> int:
 
 class NetworkRuns:
     """While open, every onnxruntime run is counted: its multiply-adds (``multiply_adds`` of
-    the session's model at the shape of its input) and the time it took here. Nothing a
-    reader does is changed; ``InferenceSession.run`` is wrapped and put back on close."""
+    the session's model at the shape of its input) and the time it took here, in all and per
+    model file (``by_network``: its runs and multiply-adds), which says which network a reader's
+    time goes to. Nothing a reader does is changed; ``InferenceSession.run`` is wrapped and put
+    back on close."""
 
     def __init__(self) -> None:
         self.multiply_adds = 0
         self.seconds = 0.0
         self.runs = 0
+        self.by_network: dict[str, tuple[int, int]] = {}
         self._own: object = None  # the class's own ``run``, if it had one (else it inherits it)
 
     def __enter__(self) -> NetworkRuns:
@@ -99,7 +102,11 @@ class NetworkRuns:
             counter.seconds += time.perf_counter() - start
             counter.runs += 1
             (value,) = input_feed.values()  # our networks take one input
-            counter.multiply_adds += multiply_adds(Path(session._model_path), tuple(value.shape))
+            model = Path(session._model_path)
+            done = multiply_adds(model, tuple(value.shape))
+            counter.multiply_adds += done
+            runs, before = counter.by_network.get(model.name, (0, 0))
+            counter.by_network[model.name] = (runs + 1, before + done)
             return result
 
         self._own = InferenceSession.__dict__.get("run")
@@ -116,6 +123,7 @@ class NetworkRuns:
 
     def reset(self) -> None:
         self.multiply_adds, self.seconds, self.runs = 0, 0.0, 0
+        self.by_network = {}
 
 
 def pi4_estimate_ms(here_ms: float, network_ms: float, multiply_adds_done: float, cpu_ratio: float,

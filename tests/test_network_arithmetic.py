@@ -15,7 +15,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from benchmarks.network_arithmetic import NetworkRuns, multiply_adds, pi4_estimate_ms  # noqa: E402
 from bunco_pi.vision.face_reader import MODEL_PATH as FACES_PATH  # noqa: E402
-from bunco_pi.vision.net import FINDER_PATH, MODEL_PATH, read_net  # noqa: E402
+from bunco_pi.vision.face_reader import shipped_face_reader  # noqa: E402
+from bunco_pi.vision.net import FINDER_PATH, MODEL_PATH, NetDie, detect, read_net, shipped_finder  # noqa: E402
 
 
 def _weights(name: str, shape: tuple[int, ...]) -> TensorProto:
@@ -108,6 +109,27 @@ def test_every_run_of_a_reader_is_counted_and_run_is_put_back() -> None:
     assert "run" not in ort.InferenceSession.__dict__ or before is ort.InferenceSession.__dict__["run"]
     runs.reset()
     assert (runs.runs, runs.multiply_adds, runs.seconds) == (0, 0, 0.0)
+
+
+def test_each_network_s_runs_are_counted_apart() -> None:
+    """Which network a reading's arithmetic goes to: the finder looking at the frame twice (at its
+    scale and half of it) and the face reader reading two crops of each of its dice."""
+    frame = np.zeros((480, 640, 3), np.uint8)
+    faces = shipped_face_reader()
+    with NetworkRuns() as runs:
+        read_net(frame)
+        detect(frame, shipped_finder(), zoom_out=True)
+        dice = [NetDie((100.0, 100.0), 30.0, 0.9, 2, 0.9), NetDie((300.0, 200.0), 30.0, 0.9, 5, 0.9)]
+        faces.read(frame, dice)
+    whole = multiply_adds(FINDER_PATH, (1, 3, 240, 320)) + multiply_adds(FINDER_PATH, (1, 3, 120, 160))
+    assert runs.by_network == {
+        MODEL_PATH.name: (1, multiply_adds(MODEL_PATH, (1, 3, 240, 320))),
+        FINDER_PATH.name: (2, whole),
+        FACES_PATH.name: (1, multiply_adds(FACES_PATH, (4, 3, 40, 40))),
+    }
+    assert runs.multiply_adds == sum(done for _, done in runs.by_network.values())
+    runs.reset()
+    assert runs.by_network == {}
 
 
 def test_run_is_put_back_when_the_reading_fails() -> None:
