@@ -149,7 +149,7 @@ def test_the_table_looks_again_where_the_two_readers_leave_dice_unscored_unless_
     from bunco_pi.vision import fusion
 
     asked = []
-    monkeypatch.setattr(fusion, "look_for_more", lambda frame, *_: asked.append(frame) or [])
+    monkeypatch.setattr(fusion, "look_for_more", lambda frame, *_, **__: asked.append(frame) or [])
     blank = np.full((480, 640, 3), 90, np.uint8)  # no die seen: worth looking again
     for reader, looked in (("first", 0), ("both", 1)):
         source = CameraDiceSource(ScriptedCamera(), lambda _: None, TrayCalibration(reader=reader))

@@ -474,7 +474,7 @@ def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkey
     read = draw_tray([(5, 150, 150, 10), (2, 400, 300, 40)])
     empty = draw_tray([])
     asked = []
-    monkeypatch.setattr(fusion, "look_for_more", lambda *args: asked.append(args) or [])
+    monkeypatch.setattr(fusion, "look_for_more", lambda *args, **_: asked.append(args) or [])
     read_both(empty, ReaderSettings(), fusion=FusionSettings(again=False))  # the reader "first"
     assert asked == []
     both = read_both(read, ReaderSettings())
@@ -485,6 +485,31 @@ def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkey
     assert len(asked) == 1
     read_both(read, ReaderSettings(), dice=3)  # a roll of three a die short: a die to look for
     assert len(asked) == 2 and asked[1][0] is read
+
+
+def test_the_finder_looks_at_half_the_scale_only_where_a_die_may_be_that_large(monkeypatch):
+    """A tray whose die width is known (calibrated, or learned by rolling) is spared the
+    finder's look at half the scale unless half again that width reaches ``net.BIG``."""
+    from bunco_pi.vision import fusion
+    from bunco_pi.vision.calibration import TrayCalibration
+    from bunco_pi.vision.net import BIG, INPUT_WIDTH
+
+    zoomed = []
+    real = fusion.detect
+
+    def detect(*args, **kwargs):
+        zoomed.append(kwargs.get("zoom_out", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fusion, "detect", detect)
+    empty = draw_tray([])  # no die seen: the finder looks for them
+    edge = BIG / fusion.WIDER * 640 / INPUT_WIDTH  # a die this wide at the working width may reach BIG
+    for width, zoom in ((None, True), (40.0, False), (edge - 0.5, False), (edge + 0.5, True)):
+        zoomed.clear()
+        settings = TrayCalibration(die_width=width).reader_settings()
+        assert settings.die_width == width
+        assert read_both(empty, settings).dice == ()
+        assert zoomed == [False, zoom]  # the first look at one scale, then the finder
 
 
 def test_looking_again_finds_a_die_too_large_for_one_look_once_at_its_width(photos):

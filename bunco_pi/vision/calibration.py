@@ -97,6 +97,7 @@ class TrayCalibration:
             tray_level=self.tray_level,
             face_above_tray=self.face_above_tray,
             look=self.look,
+            die_width=self.die_width,
         )
 
     def settle_settings(self) -> SettleSettings:

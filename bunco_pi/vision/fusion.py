@@ -52,6 +52,8 @@ import numpy as np
 from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader
 from bunco_pi.vision.look import to_grey
 from bunco_pi.vision.net import (
+    BIG,
+    INPUT_WIDTH,
     DiceNet,
     NetDie,
     NetInputs,
@@ -171,8 +173,24 @@ def read_both(
         reading = refuse_side_views(reading, checked, settings.min_confidence, fusion)
     if not (fusion.again and left_unscored(reading, settings.min_confidence, dice)):
         return reading
-    looked = look_for_more(frame, settings.region, fusion, finder, faces, inputs)
+    looked = look_for_more(frame, settings.region, fusion, finder, faces, inputs,
+                           zoom_out=dice_may_be_big(settings))
     return read_again(reading, pips, looked, settings.min_confidence, fusion)
+
+
+# A die may look this much wider than the width measured for the tray (nearer the camera at
+# the tray's edge, or lying against its rim) and still be read as it is.
+WIDER = 1.5
+
+
+def dice_may_be_big(settings: ReaderSettings) -> bool:
+    """Whether a die may be too large for one look of the finder (``net.BIG``), so that it must
+    look at half the scale too: unless the tray's die width is known (calibrated or learned by
+    rolling) and ``WIDER`` times it is still below that, when the look at half the scale, a
+    fifth of the finder's arithmetic, could only take a hand or a shadow for a large die."""
+    if settings.die_width is None:
+        return True
+    return WIDER * settings.die_width * INPUT_WIDTH / settings.working_width >= BIG
 
 
 def refuse_side_views(
@@ -209,9 +227,11 @@ def left_unscored(reading: FrameReading, min_confidence: float, dice: int | None
 def look_for_more(
     frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
     finder: DiceNet | None = None, faces: FaceReader | None = None, inputs: NetInputs | None = None,
+    zoom_out: bool = True,
 ) -> list[Looked]:
-    """The finder's dice in the colour frame, each with the face reader's reading of it."""
-    found = detect(frame, finder or shipped_finder(), fusion.again_seen, region, zoom_out=True,
+    """The finder's dice in the colour frame, each with the face reader's reading of it
+    (``zoom_out``: the finder looks at half the scale too, for dice too large for one look)."""
+    found = detect(frame, finder or shipped_finder(), fusion.again_seen, region, zoom_out=zoom_out,
                    inputs=inputs)
     return list(zip(found, (faces or shipped_face_reader()).read(frame, found), strict=True))
 

@@ -35,6 +35,7 @@ class ReaderSettings:
     tray_level: float | None = None  # the empty tray's brightness; None: the frame's median
     face_above_tray: float = 10.0  # dice faces are at least this much brighter than the tray
     look: DiceLook | None = None  # the dice's colours (calibration); None: white with dark pips
+    die_width: float | None = None  # a die's width at the working width (calibrated or learned)
 
 
 def region_pixels(
