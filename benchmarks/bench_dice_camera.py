@@ -13,6 +13,9 @@ searching the whole tray and no second look by the network, as ``read_both`` was
 threshold-and-count baseline (each run once per settled throw), and the
 **settled frame**: what the table does with the frame the dice came to rest in (the settle
 check's last look at it, both readers, the verdict), which must take at most 100 ms on a Pi 4.
+"settled, width known" is the same with the tray's die width known (as a calibration or
+rolling learns it; the drawn dice's, or the photos' labelled median), which spares the finder
+its look at half the scale where no die can need it (``fusion.dice_may_be_big``).
 "learning a roll" is the same frame while the set-up is still learned by rolling
 (``vision/learn.py``: both readers under up to three colour guesses), which only the first
 few throws of a new tray pay. Frames: drawn 3-dice trays at two camera sizes, the held-out
@@ -21,7 +24,9 @@ spread of them all (0 to 84 dice a photo, 6 on average; the five read with ``--c
 hold 1 to 9), and those of exactly three dice, a roll's count, which is what a table's camera
 sees. The summary gives the worst settled frame of a roll of three (the drawn trays and the
 coloured photos of three dice), and of any set.
-OpenCV is held to one thread, as the camera loop is one thread.
+OpenCV is held to one thread, as the camera loop is one thread. Last, each settled frame's
+arithmetic is given per network (its runs and multiply-adds a frame): which network to make
+smaller next.
 
 Every reader is called through its public function (``read_pips``, ``read_net``,
 ``read_both``, ``study``), never through the network's runtime, so the figures stay
@@ -55,7 +60,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -93,6 +98,7 @@ PI4_RATIO = 5.0  # all but the networks: see the module's docstring (published s
 FRAME_BUDGET_MS = 1000 / 15  # a 15 fps camera: the settle check must keep up with it
 SETTLED_BUDGET_MS = 100.0  # a settled frame read on a Pi 4 (the issue's target)
 TRAY_DICE = TrayCalibration().dice  # a roll's dice, as a table counts them
+READER_WIDTH = ReaderSettings().working_width  # the pip reader's width; a die_width is given at it
 
 
 WHITE_DICE = ((70, 70, 70), (225, 230, 232), (25, 25, 30))  # tray, face, pips (BGR)
@@ -117,6 +123,20 @@ def drawn_tray(
             cv2.circle(image, (int(x + 0.27 * die * u), int(y + 0.27 * die * v)),
                        max(2, int(0.09 * die)), pips, -1, cv2.LINE_AA)
     return image
+
+
+def labelled_width(photos: list[LabelledPhoto]) -> float:
+    """The median width of the photos' labelled dice, in pixels at the reader's working width."""
+    widths = []
+    for photo in photos:
+        width, height = imagesize(photo)
+        widths += [die.size[0] * READER_WIDTH / width for die in read_labels(photo.label_path, width, height)]
+    return float(np.median(widths))
+
+
+def imagesize(photo: LabelledPhoto) -> tuple[int, int]:
+    height, width = cv2.imread(str(photo.image_path)).shape[:2]
+    return width, height
 
 
 def labelled_dice(photo: LabelledPhoto) -> int:
@@ -210,11 +230,15 @@ def main() -> int:
         for w, h in ((640, 480), (1280, 960))
     ]
     # the tray the dice were picked up from: it settles too, and no die seen is looked at again
+    # A table's die width, as a calibration or rolling learns it (pixels at the reader's 640):
+    # the drawn dice are a frame's eleventh; the photos', their labelled boxes' median.
+    widths = {name: READER_WIDTH // 11 for name, _, _ in sets}
     sets.append(("empty tray 640x480", [np.full((480, 640, 3), WHITE_DICE[0], np.uint8)] * count, None))
     if (args.photos / "images").is_dir():
         held_out = list_photos(args.photos, "heldout")[:count]
         photos = [cv2.imread(str(p.image_path)) for p in held_out]
         sets.append(("held-out photos 640x480", photos, None))
+        widths["held-out photos 640x480"] = labelled_width(held_out)
     else:
         print(f"(no photos at {args.photos}: drawn trays only)")
     mixed = args.photos.parent / "dice-photos-mixed"
@@ -228,6 +252,7 @@ def main() -> int:
         chosen = trays[:: max(1, len(trays) // count)][:count]
         if chosen:
             sets.append(("coloured, 3 dice", [cv2.imread(str(p.image_path)) for p in chosen], None))
+            widths["coloured, 3 dice"] = labelled_width(chosen)
     # the sets whose every frame is a roll of three dice, as a table's tray holds
     rolls = {name for name, _, _ in sets if name.startswith(("drawn", "blue dice", "coloured, 3"))}
 
@@ -260,7 +285,11 @@ def main() -> int:
                 ]
             calibration = TrayCalibration() if look is None else TrayCalibration(
                 dice_colour=look.face, pip_colour=look.pip)
-            stages += [("settled frame", settled_frame(calibration)),
+            stages += [("settled frame", settled_frame(calibration))]
+            if name in widths:  # the finder's look at half the scale spared (fusion.dice_may_be_big)
+                known = replace(calibration, die_width=widths[name])
+                stages += [("settled, width known", settled_frame(known))]
+            stages += [
                        ("learning a roll", learning_roll)]
             for stage, read in stages:
                 timing = per_frame(read, frames, args.repeat, runs)
@@ -275,8 +304,8 @@ def main() -> int:
               f" {timing.multiply_adds / 1e6:>10.0f} {timing.pi4_ms():>10.1f}")
     print("\nWhere a settled frame's arithmetic goes: each network's runs and M multiply-adds a frame")
     for name, stage, timing, _ in rows:
-        if stage == "settled frame":
-            print(f"{name:<24} " + ", ".join(f"{model} {n:.1f} x, {done / 1e6:.0f} M"
+        if stage in ("settled frame", "settled, width known"):
+            print(f"{name:<24} {stage:<20} " + ", ".join(f"{model} {n:.1f} x, {done / 1e6:.0f} M"
                                              for model, n, done in timing.networks))
     worst_settle = max(timing.pi4_ms() for _, stage, timing, _ in rows if stage == "settle check")
     settled = [row for row in rows if row[1] == "settled frame"]
