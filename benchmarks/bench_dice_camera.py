@@ -13,9 +13,9 @@ searching the whole tray and no second look by the network, as ``read_both`` was
 threshold-and-count baseline (each run once per settled throw), and the
 **settled frame**: what the table does with the frame the dice came to rest in (the settle
 check's last look at it, both readers, the verdict), which must take at most 100 ms on a Pi 4.
-"settled, width known" is the same with the tray's die width known (as a calibration or
-rolling learns it; the drawn dice's, or the photos' labelled median), which spares the finder
-its look at half the scale where no die can need it (``fusion.dice_may_be_big``).
+"settled, width known" is the same with a die width in the calibration (the drawn dice's;
+for the photos, which mix set-ups, the set's median labelled width), which spares the finder
+its look at half the scale where the dice are small enough (``fusion.dice_may_be_big``).
 "learning a roll" is the same frame while the set-up is still learned by rolling
 (``vision/learn.py``: both readers under up to three colour guesses), which only the first
 few throws of a new tray pay. Frames: drawn 3-dice trays at two camera sizes, the held-out
@@ -125,18 +125,13 @@ def drawn_tray(
     return image
 
 
-def labelled_width(photos: list[LabelledPhoto]) -> float:
+def labelled_width(photos: list[LabelledPhoto], frames: list[np.ndarray]) -> float:
     """The median width of the photos' labelled dice, in pixels at the reader's working width."""
     widths = []
-    for photo in photos:
-        width, height = imagesize(photo)
+    for photo, frame in zip(photos, frames, strict=True):
+        height, width = frame.shape[:2]
         widths += [die.size[0] * READER_WIDTH / width for die in read_labels(photo.label_path, width, height)]
     return float(np.median(widths))
-
-
-def imagesize(photo: LabelledPhoto) -> tuple[int, int]:
-    height, width = cv2.imread(str(photo.image_path)).shape[:2]
-    return width, height
 
 
 def labelled_dice(photo: LabelledPhoto) -> int:
@@ -172,7 +167,8 @@ def per_frame(work: Callable[[np.ndarray], object], frames: list[np.ndarray], re
             work(frame)
         seconds = time.perf_counter() - start
         networks = tuple(sorted(((name, n / len(frames), done / len(frames))
-                                 for name, (n, done) in runs.by_network.items()), key=lambda n: -n[2]))
+                                 for name, (n, done) in runs.by_network.items()),
+                                key=lambda network: -network[2]))
         passes.append(Timing(1000 * seconds / len(frames), 1000 * runs.seconds / len(frames),
                              runs.multiply_adds / len(frames), networks))
     passes.sort(key=lambda timing: timing.ms)
@@ -229,16 +225,16 @@ def main() -> int:
          BLUE_LOOK)
         for w, h in ((640, 480), (1280, 960))
     ]
-    # the tray the dice were picked up from: it settles too, and no die seen is looked at again
-    # A table's die width, as a calibration or rolling learns it (pixels at the reader's 640):
-    # the drawn dice are a frame's eleventh; the photos', their labelled boxes' median.
+    # A die width as a calibration gives it (pixels at the reader's 640): the drawn dice are a
+    # frame's eleventh; for the photos, which mix set-ups, the set's median labelled width.
     widths = {name: READER_WIDTH // 11 for name, _, _ in sets}
+    # the tray the dice were picked up from: it settles too, and no die seen is looked at again
     sets.append(("empty tray 640x480", [np.full((480, 640, 3), WHITE_DICE[0], np.uint8)] * count, None))
     if (args.photos / "images").is_dir():
         held_out = list_photos(args.photos, "heldout")[:count]
         photos = [cv2.imread(str(p.image_path)) for p in held_out]
         sets.append(("held-out photos 640x480", photos, None))
-        widths["held-out photos 640x480"] = labelled_width(held_out)
+        widths["held-out photos 640x480"] = labelled_width(held_out, photos)
     else:
         print(f"(no photos at {args.photos}: drawn trays only)")
     mixed = args.photos.parent / "dice-photos-mixed"
@@ -251,8 +247,9 @@ def main() -> int:
         trays = [p for p in everything if labelled_dice(p) == TRAY_DICE]
         chosen = trays[:: max(1, len(trays) // count)][:count]
         if chosen:
-            sets.append(("coloured, 3 dice", [cv2.imread(str(p.image_path)) for p in chosen], None))
-            widths["coloured, 3 dice"] = labelled_width(chosen)
+            three = [cv2.imread(str(p.image_path)) for p in chosen]
+            sets.append(("coloured, 3 dice", three, None))
+            widths["coloured, 3 dice"] = labelled_width(chosen, three)
     # the sets whose every frame is a roll of three dice, as a table's tray holds
     rolls = {name for name, _, _ in sets if name.startswith(("drawn", "blue dice", "coloured, 3"))}
 
@@ -289,8 +286,7 @@ def main() -> int:
             if name in widths:  # the finder's look at half the scale spared (fusion.dice_may_be_big)
                 known = replace(calibration, die_width=widths[name])
                 stages += [("settled, width known", settled_frame(known))]
-            stages += [
-                       ("learning a roll", learning_roll)]
+            stages += [("learning a roll", learning_roll)]
             for stage, read in stages:
                 timing = per_frame(read, frames, args.repeat, runs)
                 rows.append((name, stage, timing, timing.ms / baseline.ms))
@@ -300,7 +296,7 @@ def main() -> int:
           f" {'M mult-add':>10} {'Pi 4 est.':>10}")
     for name, stage, timing, ratio in rows:
         versus = f"{ratio:.1f}" if ratio is not None else "-"
-        print(f"{name:<24} {stage:<18} {timing.ms:>9.2f} {versus:>10} {timing.network_ms:>9.2f}"
+        print(f"{name:<24} {stage:<20} {timing.ms:>9.2f} {versus:>10} {timing.network_ms:>9.2f}"
               f" {timing.multiply_adds / 1e6:>10.0f} {timing.pi4_ms():>10.1f}")
     print("\nWhere a settled frame's arithmetic goes: each network's runs and M multiply-adds a frame")
     for name, stage, timing, _ in rows:

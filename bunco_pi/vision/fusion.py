@@ -178,16 +178,18 @@ def read_both(
     return read_again(reading, pips, looked, settings.min_confidence, fusion)
 
 
-# A die may look this much wider than the width measured for the tray (nearer the camera at
-# the tray's edge, or lying against its rim) and still be read as it is.
-WIDER = 1.5
+# How much wider than the tray's measured die width a die's box may be: a calibration measures
+# a die's side, and a die turned on the tray has a box up to 1.4 times that; a die nearer the
+# camera, or a width measured a little small, takes the rest. One look finds a die whose box is
+# 50 pixels of 320 as well as two do, and one of 63 pixels far worse (docs: "Speed").
+WIDER = 2.0
 
 
 def dice_may_be_big(settings: ReaderSettings) -> bool:
     """Whether a die may be too large for one look of the finder (``net.BIG``), so that it must
     look at half the scale too: unless the tray's die width is known (calibrated or learned by
-    rolling) and ``WIDER`` times it is still below that, when the look at half the scale, a
-    fifth of the finder's arithmetic, could only take a hand or a shadow for a large die."""
+    rolling) and ``WIDER`` times it is still below that. The look at half the scale is a fifth
+    of the finder's arithmetic."""
     if settings.die_width is None:
         return True
     return WIDER * settings.die_width * INPUT_WIDTH / settings.working_width >= BIG
