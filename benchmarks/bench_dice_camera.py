@@ -225,8 +225,9 @@ def main() -> int:
          BLUE_LOOK)
         for w, h in ((640, 480), (1280, 960))
     ]
-    # A die width as a calibration gives it (pixels at the reader's 640): the drawn dice are a
-    # frame's eleventh; for the photos, which mix set-ups, the set's median labelled width.
+    # A die width in the calibration (pixels at the reader's 640): the drawn dice are a frame's
+    # eleventh; for the photos, which mix set-ups, the set's median labelled box width (a
+    # calibration measures a die's side, up to 1.4 times narrower for a die turned).
     widths = {name: READER_WIDTH // 11 for name, _, _ in sets}
     # the tray the dice were picked up from: it settles too, and no die seen is looked at again
     sets.append(("empty tray 640x480", [np.full((480, 640, 3), WHITE_DICE[0], np.uint8)] * count, None))
@@ -292,7 +293,7 @@ def main() -> int:
                 rows.append((name, stage, timing, timing.ms / baseline.ms))
             rows.append((name, "baseline", baseline, 1.0))
 
-    print(f"{'frames':<24} {'stage':<18} {'ms/frame':>9} {'x baseline':>10} {'networks':>9}"
+    print(f"{'frames':<24} {'stage':<20} {'ms/frame':>9} {'x baseline':>10} {'networks':>9}"
           f" {'M mult-add':>10} {'Pi 4 est.':>10}")
     for name, stage, timing, ratio in rows:
         versus = f"{ratio:.1f}" if ratio is not None else "-"

@@ -489,10 +489,11 @@ def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkey
 
 def test_the_finder_looks_at_half_the_scale_only_where_a_die_may_be_that_large(monkeypatch):
     """A tray whose die width is known (calibrated, or learned by rolling) is spared the
-    finder's look at half the scale unless half again that width reaches ``net.BIG``."""
+    finder's look at half the scale unless twice that width, at the network's scale, reaches
+    the widest box one look finds as well as two (``fusion.ONE_LOOK``)."""
     from bunco_pi.vision import fusion
     from bunco_pi.vision.calibration import TrayCalibration
-    from bunco_pi.vision.net import BIG, INPUT_WIDTH
+    from bunco_pi.vision.net import INPUT_WIDTH
 
     zoomed = []
     real = fusion.detect
@@ -503,7 +504,7 @@ def test_the_finder_looks_at_half_the_scale_only_where_a_die_may_be_that_large(m
 
     monkeypatch.setattr(fusion, "detect", detect)
     empty = draw_tray([])  # no die seen: the finder looks for them
-    edge = BIG / fusion.WIDER * 640 / INPUT_WIDTH  # a die this wide at the working width may reach BIG
+    edge = fusion.ONE_LOOK / fusion.WIDER * 640 / INPUT_WIDTH  # a die this wide at the working width
     for width, zoom in ((None, True), (40.0, False), (edge - 0.5, False), (edge + 0.5, True)):
         zoomed.clear()
         settings = TrayCalibration(die_width=width).reader_settings()
