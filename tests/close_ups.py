@@ -7,12 +7,12 @@ from bunco_pi.vision.dataset import list_photos, read_labels
 from bunco_pi.vision.net import INPUT_WIDTH
 
 
-def close_up(image, die):
+def close_up(image, die, box=None):
     """A window of a photo round one labelled die, enlarged to the network's working width,
-    in which the die is about 90 pixels wide: a camera close over the tray. Returns the
-    picture and where the die is in it (x, y, box width)."""
+    in which the die is about 90 pixels wide (or ``box`` pixels): a camera close over the
+    tray. Returns the picture and where the die is in it (x, y, box width)."""
     side = max(die.size)
-    half = int(1.8 * side)
+    half = int(1.8 * side) if box is None else int(side * INPUT_WIDTH / (2 * box))
     x, y = int(die.center[0]), int(die.center[1])
     x0, y0 = max(0, x - half), max(0, y - half)
     window = image[y0:y + half, x0:x + half]

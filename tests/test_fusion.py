@@ -513,6 +513,27 @@ def test_the_finder_looks_at_half_the_scale_only_where_a_die_may_be_that_large(m
         assert zoomed == [False, zoom]  # the first look at one scale, then the finder
 
 
+def test_one_look_finds_dice_as_wide_as_one_look_s_edge_as_well_as_two_and_wider_ones_worse(photos):
+    """``fusion.ONE_LOOK``: held-out dice enlarged to that width of 320 are found whole by the
+    finder at one scale as often as at two; a die a quarter wider already is not (written: 13
+    and 13 of 16 at 50 pixels, 3 and 14 at 62.5)."""
+    from bunco_pi.vision.fusion import ONE_LOOK
+    from bunco_pi.vision.net import detect, shipped_finder
+
+    def whole(box, zoom_out):
+        found = 0
+        for image, die in large_held_out_dice(photos, 16):
+            close, (x, y, side) = close_up(image, die, box)
+            here = [f for f in detect(close, shipped_finder(), 0.3, zoom_out=zoom_out)
+                    if np.hypot(f.center[0] - x, f.center[1] - y) < side / 2]
+            found += len(here) == 1 and 0.65 < here[0].width / side < 1.35
+        return found
+
+    assert whole(ONE_LOOK, zoom_out=False) >= whole(ONE_LOOK, zoom_out=True) - 1 >= 10
+    wider = 1.25 * ONE_LOOK
+    assert whole(wider, zoom_out=False) <= whole(wider, zoom_out=True) - 6
+
+
 def test_looking_again_finds_a_die_too_large_for_one_look_once_at_its_width(photos):
     """The finder looks at half the scale too (``net.detect``'s ``zoom_out``): a held-out die
     enlarged to 90 pixels of 320 is one die, not the parts of it one look sees (12 of 16 when
