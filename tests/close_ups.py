@@ -1,6 +1,8 @@
 """Real dice as a camera close over the tray sees them: windows of the held-out photos round
 one labelled die, enlarged until the die is far larger than the network learned."""
 
+import math
+
 import cv2
 
 from bunco_pi.vision.dataset import list_photos, read_labels
@@ -31,3 +33,10 @@ def large_held_out_dice(photos, count):
                 count -= 1
                 if count == 0:
                     return
+
+
+def found_whole(found, x, y, side):
+    """Whether the dice ``found`` hold the close-up's die once, at its labelled width (within
+    a third): not cut short, nor seen as several dice round its pips."""
+    here = [d for d in found if math.hypot(d.center[0] - x, d.center[1] - y) < side / 2]
+    return len(here) == 1 and 0.65 < here[0].width / side < 1.35

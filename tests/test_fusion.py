@@ -5,7 +5,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 import pytest
-from close_ups import close_up, large_held_out_dice
+from close_ups import close_up, found_whole, large_held_out_dice
 from drawn_dice import draw_tray
 
 from bunco_pi.vision.dataset import read_labels
@@ -490,10 +490,10 @@ def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkey
 def test_the_finder_looks_at_half_the_scale_only_where_a_die_may_be_that_large(monkeypatch):
     """A tray whose die width is known (calibrated, or learned by rolling) is spared the
     finder's look at half the scale unless twice that width, at the network's scale, reaches
-    the widest box one look finds as well as two (``fusion.ONE_LOOK``)."""
+    the widest box one look finds as well as two (``net.ONE_LOOK``)."""
     from bunco_pi.vision import fusion
     from bunco_pi.vision.calibration import TrayCalibration
-    from bunco_pi.vision.net import INPUT_WIDTH
+    from bunco_pi.vision.net import INPUT_WIDTH, ONE_LOOK
 
     zoomed = []
     real = fusion.detect
@@ -504,7 +504,7 @@ def test_the_finder_looks_at_half_the_scale_only_where_a_die_may_be_that_large(m
 
     monkeypatch.setattr(fusion, "detect", detect)
     empty = draw_tray([])  # no die seen: the finder looks for them
-    edge = fusion.ONE_LOOK / fusion.WIDER * 640 / INPUT_WIDTH  # a die this wide at the working width
+    edge = ONE_LOOK / fusion.WIDER * 640 / INPUT_WIDTH  # a die this wide at the working width
     for width, zoom in ((None, True), (40.0, False), (edge - 0.5, False), (edge + 0.5, True)):
         zoomed.clear()
         settings = TrayCalibration(die_width=width).reader_settings()
@@ -514,19 +514,16 @@ def test_the_finder_looks_at_half_the_scale_only_where_a_die_may_be_that_large(m
 
 
 def test_one_look_finds_dice_as_wide_as_one_look_s_edge_as_well_as_two_and_wider_ones_worse(photos):
-    """``fusion.ONE_LOOK``: held-out dice enlarged to that width of 320 are found whole by the
+    """``net.ONE_LOOK``: held-out dice enlarged to that width of 320 are found whole by the
     finder at one scale as often as at two; a die a quarter wider already is not (written: 13
     and 13 of 16 at 50 pixels, 3 and 14 at 62.5)."""
-    from bunco_pi.vision.fusion import ONE_LOOK
-    from bunco_pi.vision.net import detect, shipped_finder
+    from bunco_pi.vision.net import ONE_LOOK, detect, shipped_finder
 
     def whole(box, zoom_out):
         found = 0
         for image, die in large_held_out_dice(photos, 16):
             close, (x, y, side) = close_up(image, die, box)
-            here = [f for f in detect(close, shipped_finder(), 0.3, zoom_out=zoom_out)
-                    if np.hypot(f.center[0] - x, f.center[1] - y) < side / 2]
-            found += len(here) == 1 and 0.65 < here[0].width / side < 1.35
+            found += found_whole(detect(close, shipped_finder(), 0.3, zoom_out=zoom_out), x, y, side)
         return found
 
     assert whole(ONE_LOOK, zoom_out=False) >= whole(ONE_LOOK, zoom_out=True) - 1 >= 10
@@ -541,8 +538,7 @@ def test_looking_again_finds_a_die_too_large_for_one_look_once_at_its_width(phot
     whole = total = 0
     for image, die in large_held_out_dice(photos, 16):
         close, (x, y, side) = close_up(image, die)
-        here = [f for f, _ in look_for_more(close, (0.0, 0.0, 1.0, 1.0), FusionSettings(again_seen=0.3))
-                if np.hypot(f.center[0] - x, f.center[1] - y) < side / 2]
+        looked = look_for_more(close, (0.0, 0.0, 1.0, 1.0), FusionSettings(again_seen=0.3))
         total += 1
-        whole += len(here) == 1 and 0.65 < here[0].width / side < 1.35
+        whole += found_whole([f for f, _ in looked], x, y, side)
     assert total == 16 and whole >= 11

@@ -5,7 +5,7 @@ import threading
 import cv2
 import numpy as np
 import pytest
-from close_ups import close_up, large_held_out_dice
+from close_ups import close_up, found_whole, large_held_out_dice
 from drawn_dice import draw_tray
 
 from bunco_pi.errors import UserError
@@ -277,9 +277,7 @@ def test_a_die_too_large_for_the_network_to_see_whole_is_found_at_half_the_scale
         close, (x, y, side) = close_up(image, die)
         total += 1
         for zoom_out in (True, False):
-            here = [d for d in detect(close, zoom_out=zoom_out, min_presence=0.3)
-                    if np.hypot(d.center[0] - x, d.center[1] - y) < side / 2]
-            right = len(here) == 1 and 0.65 < here[0].width / side < 1.35
+            right = found_whole(detect(close, zoom_out=zoom_out, min_presence=0.3), x, y, side)
             if zoom_out:
                 whole += right
             else:

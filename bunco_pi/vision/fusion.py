@@ -53,6 +53,7 @@ from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader
 from bunco_pi.vision.look import to_grey
 from bunco_pi.vision.net import (
     INPUT_WIDTH,
+    ONE_LOOK,
     DiceNet,
     NetDie,
     NetInputs,
@@ -181,17 +182,13 @@ def read_both(
 # a die's side, and a die turned on the tray has a box up to 1.4 times that; a die nearer the
 # camera, or a width measured a little small, takes the rest.
 WIDER = 2.0
-# The widest box (pixels at the network's scale) one look of the finder finds as well as two:
-# held-out dice enlarged to 50 pixels of 320 were found whole 39 times of 42 either way, at
-# BIG (56) 34 times at one scale and 41 at two (docs: "Where the tray's die width is known").
-ONE_LOOK = 50
 
 
 def dice_may_be_big(settings: ReaderSettings) -> bool:
     """Whether a die may be too large for one look of the finder, so that it must look at half
     the scale too (``net.detect``'s ``zoom_out``): unless the tray's die width is known
     (calibrated or learned by rolling) and ``WIDER`` times it, at the network's scale, is under
-    ``ONE_LOOK``. The look at half the scale is a fifth of the finder's arithmetic."""
+    ``net.ONE_LOOK``. The look at half the scale is a fifth of the finder's arithmetic."""
     if settings.die_width is None:
         return True
     return WIDER * settings.die_width * INPUT_WIDTH / settings.working_width >= ONE_LOOK

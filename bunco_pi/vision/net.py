@@ -44,6 +44,11 @@ OUTPUTS = 9  # presence, six faces, unclear, log width
 # Pixels (at the working width): a die this wide is read from a look at half the scale
 # (``detect(zoom_out=True)``), where it fits what the network sees round a point.
 BIG = 56
+# The widest die (pixels at the working width) that one look finds as well as two: held-out
+# dice enlarged to 50 pixels of 320 were found whole by the finder 39 times of 42 either way, at
+# BIG 34 times at one look and 41 at two (docs/dice-camera.md: "Where the tray's die width is
+# known"). Where no die can be wider, the look at half the scale is spared (fusion.dice_may_be_big).
+ONE_LOOK = 50
 THREADS = 2  # a Pi 4 has four cores; the camera loop and the box's other work keep the rest
 
 
