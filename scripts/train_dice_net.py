@@ -18,12 +18,16 @@ seeded. ``--init`` starts from a network already trained (a grey one is widened 
 ``--teacher`` names a written network whose answers, at every cell of every view, the new one
 learns as well as the labels (distillation): a smaller network (``--separable``) learns what the
 shipped one says of every picture, not only of the labelled dice, and says it as surely.
+``--branch-of`` keeps a written network's first ``--shared`` convolutions as they are and
+trains the rest from its own: a network that could share those layers' work with it (the
+first look on the finder's, docs/dice-camera.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import hashlib
 import json
 import sys
@@ -311,6 +315,22 @@ def teacher_from(path: Path) -> nn.Sequential:
     return teacher.eval().requires_grad_(False)
 
 
+def split(model: nn.Sequential, shared: int) -> tuple[nn.Sequential, nn.Sequential]:
+    """A written network (``build(norm=False)``) cut after its ``shared``-th convolution's ReLU:
+    the layers kept, and the rest."""
+    convs = [i for i, m in enumerate(model) if isinstance(m, nn.Conv2d)]
+    if not 0 < shared < len(convs):
+        raise SystemExit(f"--shared {shared}: the network has {len(convs)} convolutions,"
+                         " the last its answers")
+    cut = convs[shared - 1] + 2  # the convolution and its ReLU
+    return nn.Sequential(*list(model)[:cut]), nn.Sequential(*list(model)[cut:])
+
+
+def whole(trunk: nn.Sequential | None, rest: nn.Sequential) -> nn.Sequential:
+    """The network written: the layers kept (if any) and then those trained."""
+    return rest if trunk is None else nn.Sequential(*trunk, *rest)
+
+
 def taught_loss(out: torch.Tensor, taught: torch.Tensor, share: float, heat: torch.Tensor, cls: torch.Tensor,
                 width: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
     """The labels' loss and the teacher's, the teacher's weighing ``share`` of the whole."""
@@ -460,11 +480,19 @@ def main() -> int:
     parser.add_argument("--crop", type=int, nargs=2, default=CROP, metavar=("W", "H"), help="training crop")
     parser.add_argument("--rescan", type=int, default=0,
                         help="look for new renders every this many steps (renders still being made)")
+    parser.add_argument("--branch-of", type=Path, metavar="NETWORK",
+                        help="keep this written network's first --shared convolutions as they are (never "
+                             "trained) and train the rest, starting as its own: a network that could share "
+                             "them with NETWORK")
+    parser.add_argument("--shared", type=int, default=5,
+                        help="with --branch-of: how many of its convolutions are kept (5)")
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
     parser.add_argument("--tuned-on", type=Path, help="write what it learned from (models/tuned_on.json)")
     args = parser.parse_args()
     if args.taught is not None and args.teacher is None:
         parser.error("--taught is the teacher's share: give --teacher too")
+    if args.branch_of is not None and (args.init is not None or args.separable):
+        parser.error("--branch-of starts from that network's own layers: no --init or --separable")
     taught_share = TAUGHT if args.taught is None else args.taught
     if not 0 <= taught_share <= 1:
         parser.error(f"--taught must be between 0 and 1, got {taught_share}")
@@ -476,9 +504,14 @@ def main() -> int:
           + (f", {len(val)} photos set aside" if val else ""), flush=True)
     if not real and not drawn:
         raise SystemExit("nothing to train on: give photo folders and/or --renders")
-    model = build(norm=args.init is None, separable=args.separable)
-    if args.init is not None:
-        initialise(model, args.init)
+    trunk = None
+    if args.branch_of is None:
+        model = build(norm=args.init is None, separable=args.separable)
+        if args.init is not None:
+            initialise(model, args.init)
+    else:
+        trunk, rest = split(teacher_from(args.branch_of), args.shared)
+        model = copy.deepcopy(rest).requires_grad_(True)
     teacher = None if args.teacher is None else teacher_from(args.teacher)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.lr, total_steps=args.steps,
@@ -494,7 +527,10 @@ def main() -> int:
         model.train()
         images, heat, cls, width, counts = batch(real, drawn, rng, args.batch, args.synthetic, args.rendered,
                                                    tuple(args.crop))
-        out = model(images)
+        if trunk is not None:
+            with torch.no_grad():
+                features = trunk(images)
+        out = model(images if trunk is None else features)
         if teacher is None:
             loss = loss_of(out, heat, cls, width, counts)
         else:
@@ -511,9 +547,9 @@ def main() -> int:
             print(f"step {step:5d}  loss {total / 50:.3f}  {time.monotonic() - start:.0f} s", flush=True)
             total = 0.0
         if step % 100 == 0 or step == args.steps:  # a model to try while training goes on
-            export(folded(model), args.out)
+            export(folded(whole(trunk, model)), args.out)
     sample = (real or drawn)[0][1]
-    check_export(model, args.out, sample)
+    check_export(whole(trunk, model), args.out, sample)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)")
     if args.tuned_on:
         record(args, len(drawn))

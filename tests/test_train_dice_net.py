@@ -298,3 +298,45 @@ def test_a_separable_network_learns_a_teachers_answers(train):
         losses.append(float(loss))
     assert losses[0] > 0 and min(losses) > -1e-4
     assert losses[-1] < 0.5 * losses[0]
+
+
+
+def test_a_network_is_trained_on_top_of_another_s_first_layers_kept_as_they_are(train, tmp_path,
+                                                                                monkeypatch, capsys):
+    """``--branch-of``: the finder's first five convolutions are kept as they are, so the network
+    written could share them with the finder; the rest start as the finder's and are trained."""
+    from onnx import load, numpy_helper
+
+    from bunco_pi.vision.net import FINDER_PATH, MODEL_PATH
+
+    renders = tmp_path / "renders"
+    for sub in ("images", "labels"):
+        (renders / sub).mkdir(parents=True)
+    fixture = ROLL.parent.parent / "rendered"
+    for name in ("green", "pink"):
+        (renders / "images" / f"{name}.jpg").write_bytes((fixture / f"{name}.jpg").read_bytes())
+        (renders / "labels" / f"{name}.txt").write_bytes((fixture / f"{name}.txt").read_bytes())
+    out = tmp_path / "first.onnx"
+    monkeypatch.setattr(sys, "argv", [
+        "train_dice_net.py", "--renders", str(renders), "--branch-of", str(FINDER_PATH), "--shared", "5",
+        "--teacher", str(MODEL_PATH), "--steps", "3", "--batch", "2", "--threads", "1", "--out", str(out)])
+    assert train.main() == 0  # it checks that onnxruntime runs the written file as PyTorch ran it
+
+    def weights(path):
+        return {t.name: numpy_helper.to_array(t) for t in load(str(path)).graph.initializer}
+
+    written, finder = weights(out), weights(FINDER_PATH)
+    assert written.keys() == finder.keys()
+    for i in range(5):  # kept as they are
+        assert np.array_equal(written[f"w{i}"], finder[f"w{i}"])
+        assert np.array_equal(written[f"b{i}"], finder[f"b{i}"])
+    for i in range(5, 8):  # trained from the finder's own
+        assert not np.array_equal(written[f"w{i}"], finder[f"w{i}"])
+        assert np.abs(written[f"w{i}"] - finder[f"w{i}"]).max() < 0.1
+    monkeypatch.setattr(sys, "argv", ["train_dice_net.py", "--branch-of", str(FINDER_PATH),
+                                      "--init", str(MODEL_PATH)])
+    with pytest.raises(SystemExit):
+        train.main()
+    assert "no --init or --separable" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="--shared 8: the network has 8 convolutions"):
+        train.split(train.teacher_from(FINDER_PATH), 8)
