@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import hashlib
 import json
 import sys
@@ -51,6 +50,7 @@ from bunco_pi.vision.resample import warp_averaged  # noqa: E402
 LAYERS = ((CHANNELS, 16, 1, 1), (16, 24, 2, 1), (24, 32, 1, 1), (32, 48, 2, 1),
           (48, 48, 1, 1), (48, 48, 1, 2), (48, 48, 1, 4))
 CROP = (256, 192)  # training crops (width, height) of the 320-wide frame
+SHARED = 5  # --branch-of: of 4 to 7 of the finder's convolutions kept, what read best (docs/dice-camera.md)
 
 
 def build(norm: bool = True, separable: bool = False) -> nn.Sequential:
@@ -299,13 +299,14 @@ SEEN_BY_TEACHER = 0.1  # the least belief at which the fusion takes a network's 
 TAUGHT = 0.7  # the teacher's share of the loss, unless --taught says otherwise
 
 
-def teacher_from(path: Path) -> nn.Sequential:
-    """A written network to learn from, plain or separable as it was written, never trained."""
+def teacher_from(path: Path, option: str = "--teacher") -> nn.Sequential:
+    """A written network to learn from, plain or separable as it was written, never trained
+    (``option``: the one that named it, for its errors)."""
     import onnx
     from onnx import numpy_helper
 
     if not path.is_file():
-        raise SystemExit(f"{path}: no such network file (--teacher)")
+        raise SystemExit(f"{path}: no such network file ({option})")
     weights = {t.name: t for t in onnx.load(str(path)).graph.initializer}
     if "w1" not in weights:
         raise SystemExit(f"{path}: not a dice network written by this script (no layer w1)")
@@ -484,8 +485,8 @@ def main() -> int:
                         help="keep this written network's first --shared convolutions as they are (never "
                              "trained) and train the rest, starting as its own: a network that could share "
                              "them with NETWORK")
-    parser.add_argument("--shared", type=int, default=5,
-                        help="with --branch-of: how many of its convolutions are kept (5)")
+    parser.add_argument("--shared", type=int,
+                        help=f"with --branch-of: how many of its convolutions are kept ({SHARED})")
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
     parser.add_argument("--tuned-on", type=Path, help="write what it learned from (models/tuned_on.json)")
     args = parser.parse_args()
@@ -493,6 +494,8 @@ def main() -> int:
         parser.error("--taught is the teacher's share: give --teacher too")
     if args.branch_of is not None and (args.init is not None or args.separable):
         parser.error("--branch-of starts from that network's own layers: no --init or --separable")
+    if args.shared is not None and args.branch_of is None:
+        parser.error("--shared is how much of --branch-of's network is kept: give --branch-of too")
     taught_share = TAUGHT if args.taught is None else args.taught
     if not 0 <= taught_share <= 1:
         parser.error(f"--taught must be between 0 and 1, got {taught_share}")
@@ -510,8 +513,12 @@ def main() -> int:
         if args.init is not None:
             initialise(model, args.init)
     else:
-        trunk, rest = split(teacher_from(args.branch_of), args.shared)
-        model = copy.deepcopy(rest).requires_grad_(True)
+        kept = teacher_from(args.branch_of, "--branch-of")
+        if any(m.groups > 1 for m in kept if isinstance(m, nn.Conv2d)):
+            # its layers are two convolutions each, and --shared counts convolutions
+            parser.error(f"--branch-of {args.branch_of}: a separable network; give a plain one")
+        trunk, rest = split(kept, SHARED if args.shared is None else args.shared)
+        model = rest.requires_grad_(True)  # the layers after the kept ones are trained
     teacher = None if args.teacher is None else teacher_from(args.teacher)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.lr, total_steps=args.steps,

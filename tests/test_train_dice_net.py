@@ -300,9 +300,8 @@ def test_a_separable_network_learns_a_teachers_answers(train):
     assert losses[-1] < 0.5 * losses[0]
 
 
-
-def test_a_network_is_trained_on_top_of_another_s_first_layers_kept_as_they_are(train, tmp_path,
-                                                                                monkeypatch, capsys):
+def test_a_network_is_trained_on_the_first_layers_of_a_written_one_kept_as_they_are(train, tmp_path,
+                                                                                   monkeypatch, capsys):
     """``--branch-of``: the finder's first five convolutions are kept as they are, so the network
     written could share them with the finder; the rest start as the finder's and are trained."""
     from onnx import load, numpy_helper
@@ -333,10 +332,17 @@ def test_a_network_is_trained_on_top_of_another_s_first_layers_kept_as_they_are(
     for i in range(5, 8):  # trained from the finder's own
         assert not np.array_equal(written[f"w{i}"], finder[f"w{i}"])
         assert np.abs(written[f"w{i}"] - finder[f"w{i}"]).max() < 0.1
-    monkeypatch.setattr(sys, "argv", ["train_dice_net.py", "--branch-of", str(FINDER_PATH),
-                                      "--init", str(MODEL_PATH)])
-    with pytest.raises(SystemExit):
-        train.main()
-    assert "no --init or --separable" in capsys.readouterr().err
-    with pytest.raises(SystemExit, match="--shared 8: the network has 8 convolutions"):
-        train.split(train.teacher_from(FINDER_PATH), 8)
+    separable = tmp_path / "separable.onnx"
+    train.export(train.folded(train.build(separable=True)), separable)
+    wrong = ((["--branch-of", str(FINDER_PATH), "--init", str(MODEL_PATH)], "no --init or --separable"),
+             (["--branch-of", str(FINDER_PATH), "--separable"], "no --init or --separable"),
+             (["--shared", "4"], "give --branch-of too"),
+             (["--renders", str(renders), "--branch-of", str(separable)], "a separable network"))
+    for argv, said in wrong:
+        monkeypatch.setattr(sys, "argv", ["train_dice_net.py", *argv])
+        with pytest.raises(SystemExit):
+            train.main()
+        assert said in capsys.readouterr().err
+    for shared in (0, 8):  # none kept, or the answers too
+        with pytest.raises(SystemExit, match=f"--shared {shared}: the network has 8 convolutions"):
+            train.split(train.teacher_from(FINDER_PATH), shared)
