@@ -318,18 +318,13 @@ def teacher_from(path: Path, option: str = "--teacher") -> nn.Sequential:
 
 def split(model: nn.Sequential, shared: int) -> tuple[nn.Sequential, nn.Sequential]:
     """A written network (``build(norm=False)``) cut after its ``shared``-th convolution's ReLU:
-    the layers kept, and the rest."""
+    the layers kept, and the rest (the same modules, not copies)."""
     convs = [i for i, m in enumerate(model) if isinstance(m, nn.Conv2d)]
     if not 0 < shared < len(convs):
         raise SystemExit(f"--shared {shared}: the network has {len(convs)} convolutions,"
                          " the last its answers")
     cut = convs[shared - 1] + 2  # the convolution and its ReLU
     return nn.Sequential(*list(model)[:cut]), nn.Sequential(*list(model)[cut:])
-
-
-def whole(trunk: nn.Sequential | None, rest: nn.Sequential) -> nn.Sequential:
-    """The network written: the layers kept (if any) and then those trained."""
-    return rest if trunk is None else nn.Sequential(*trunk, *rest)
 
 
 def taught_loss(out: torch.Tensor, taught: torch.Tensor, share: float, heat: torch.Tensor, cls: torch.Tensor,
@@ -507,20 +502,19 @@ def main() -> int:
           + (f", {len(val)} photos set aside" if val else ""), flush=True)
     if not real and not drawn:
         raise SystemExit("nothing to train on: give photo folders and/or --renders")
-    trunk = None
     if args.branch_of is None:
         model = build(norm=args.init is None, separable=args.separable)
         if args.init is not None:
             initialise(model, args.init)
     else:
-        kept = teacher_from(args.branch_of, "--branch-of")
-        if any(m.groups > 1 for m in kept if isinstance(m, nn.Conv2d)):
+        model = teacher_from(args.branch_of, "--branch-of")  # every layer kept, so far
+        if any(m.groups > 1 for m in model if isinstance(m, nn.Conv2d)):
             # its layers are two convolutions each, and --shared counts convolutions
             parser.error(f"--branch-of {args.branch_of}: a separable network; give a plain one")
-        trunk, rest = split(kept, SHARED if args.shared is None else args.shared)
-        model = rest.requires_grad_(True)  # the layers after the kept ones are trained
+        split(model, SHARED if args.shared is None else args.shared)[1].requires_grad_(True)
     teacher = None if args.teacher is None else teacher_from(args.teacher)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    trained = [p for p in model.parameters() if p.requires_grad]  # with --branch-of, the rest alone
+    optimiser = torch.optim.AdamW(trained, lr=args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.lr, total_steps=args.steps,
                                                    pct_start=0.1)
     start = time.monotonic()
@@ -534,10 +528,7 @@ def main() -> int:
         model.train()
         images, heat, cls, width, counts = batch(real, drawn, rng, args.batch, args.synthetic, args.rendered,
                                                    tuple(args.crop))
-        if trunk is not None:
-            with torch.no_grad():
-                features = trunk(images)
-        out = model(images if trunk is None else features)
+        out = model(images)
         if teacher is None:
             loss = loss_of(out, heat, cls, width, counts)
         else:
@@ -554,9 +545,9 @@ def main() -> int:
             print(f"step {step:5d}  loss {total / 50:.3f}  {time.monotonic() - start:.0f} s", flush=True)
             total = 0.0
         if step % 100 == 0 or step == args.steps:  # a model to try while training goes on
-            export(folded(whole(trunk, model)), args.out)
+            export(folded(model), args.out)
     sample = (real or drawn)[0][1]
-    check_export(whole(trunk, model), args.out, sample)
+    check_export(model, args.out, sample)
     print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)")
     if args.tuned_on:
         record(args, len(drawn))
