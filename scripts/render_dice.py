@@ -23,7 +23,9 @@ Labels come from the scene: each die's top face, its centre and the box round it
 projected into the picture, written as ``labels/NAME.txt`` (YOLO: ``face-1 x y w h``, 0..1),
 the layout of ``../shared/datasets/dice-photos``. A die that cannot be read (cocked, leaning on
 a wall or on another die; partly out of the picture; mostly under a hand) is written to
-``labels_unclear/NAME.txt`` with class 6 instead. ``scenes/NAME.json`` says what was drawn.
+``labels_unclear/NAME.txt`` with class 6 instead. ``scenes/NAME.json`` says what was drawn,
+and where the camera was (its place, turn and lens: the picture's corners can be found on
+the floor from it).
 
 Scene kinds (``--kinds``; by default mostly plain rolls): ``roll`` (one to five dice lying
 flat), ``cocked`` (one die leaning), ``hand`` (a hand over the tray), ``four`` (four dice),
@@ -33,6 +35,13 @@ phone held over them sees them; some lean on others, some hide others: the kind 
 group takes of its own dice, where a tray camera's throw is three dice seen from above), ``low``
 (the same heap seen from low down, 50 to 75 degrees off straight down, as a phone held at the
 table's edge sees it: many dice show a side face larger than their top).
+
+``--throws N`` makes N pictures of each tray, the dice thrown again for each (the same tray,
+light and camera; ``rNNNNNN-t2`` ...), and ``--moved`` then nudges the camera on its mount
+(1 to 3 cm sideways, turned and tilted a few degrees) for as many throws again
+(``rNNNNNN-moved``, ``rNNNNNN-moved-t2`` ...): what ``scripts/measure_tray_view.py`` tells a
+moved camera from another throw with. Only the kinds whose dice lie in the tray can be thrown
+again (not ``scatter`` or ``low``); a die thrown again lies flat.
 
 A die whose top face the camera sees nearly edge-on (more than ``GRAZING`` degrees from face
 on) is labelled unclear, like a cocked one: its top is a sliver, and the face a reader would
@@ -504,7 +513,7 @@ def build_scene(bpy, seed: int, kind: str, size: int, samples: int) -> dict:
     light_room(bpy, rng, scene)
     bpy.context.view_layer.update()
     return {"scene": scene, "camera": cam, "dice": dice, "hand": hand, "look": look, "tray": tray,
-            "kind": kind, "height": height, "tilt_degrees": math.degrees(tilt)}
+            "kind": kind, "height": height, "tilt_degrees": math.degrees(tilt), "reach": reach}
 
 
 def build_scatter(bpy, rng: np.random.Generator, scene, edge: float, half: float, wall_h: float,
@@ -707,15 +716,39 @@ def finish(picture: np.ndarray, out: Path, rng: np.random.Generator) -> None:
     jpeg.save(out, "JPEG", quality=int(rng.integers(35, 95)))
 
 
-def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], size: int, samples: int) -> str:
+def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], size: int, samples: int,
+               throws: int = 1, moved: bool = False) -> str:
+    """Picture ``index``; with ``throws`` more than 1, the same tray, light and camera with the
+    dice thrown again (``rNNNNNN-t2`` ...); with ``moved``, then the camera nudged on its mount
+    and as many throws again (``rNNNNNN-moved``, ``rNNNNNN-moved-t2`` ...)."""
     name = f"r{index:06d}"
-    image = out / "images" / f"{name}.jpg"
-    if image.exists():
+    last = name + ("-moved" if moved else "") + (f"-t{throws}" if throws > 1 else "")
+    if (out / "images" / f"{last}.jpg").exists():
         return name
     picture_seed = seed + index
     rng = np.random.default_rng([picture_seed, 7])
     kind = str(rng.choice(list(mix), p=list(mix.values())))
     built = build_scene(bpy, picture_seed, kind, size, samples)
+    if (throws > 1 or moved) and "reach" not in built:
+        raise SystemExit(f"{name}: a {kind} picture cannot be thrown again (--throws, --moved): "
+                         "use --kinds with roll, cocked, hand, four or out")
+    shoot(bpy, out, name, built, picture_seed, np.random.default_rng([picture_seed, 11]))
+    for throw in range(2, throws + 1):
+        throw_again(bpy, built, np.random.default_rng([picture_seed, 13, throw]))
+        shoot(bpy, out, f"{name}-t{throw}", built, picture_seed,
+              np.random.default_rng([picture_seed, 11, throw]))
+    if moved:
+        nudge_camera(bpy, built, np.random.default_rng([picture_seed, 17]))
+        for throw in range(1, throws + 1):
+            key = [0] if throw == 1 else [0, throw]
+            throw_again(bpy, built, np.random.default_rng([picture_seed, 13, *key]))
+            shoot(bpy, out, f"{name}-moved" + (f"-t{throw}" if throw > 1 else ""), built, picture_seed,
+                  np.random.default_rng([picture_seed, 11, *key]))
+    return name
+
+
+def shoot(bpy, out: Path, name: str, built: dict, picture_seed: int, finishing: np.random.Generator) -> None:
+    """Label the scene as it stands, render it, expose it and write the picture as ``name``."""
     scene, cam = built["scene"], built["camera"]
     labels, unclear, record = [], [], []
     for die in built["dice"]:
@@ -744,14 +777,51 @@ def render_one(bpy, out: Path, index: int, seed: int, mix: dict[str, float], siz
     (out / "labels" / f"{name}.txt").write_text("".join(line + "\n" for line in labels))
     (out / "labels_unclear" / f"{name}.txt").write_text("".join(line + "\n" for line in unclear))
     (out / "scenes" / f"{name}.json").write_text(json.dumps({
-        "seed": picture_seed, "kind": kind, "dice": record, "hand": built["hand"] is not None,
+        "seed": picture_seed, "kind": built["kind"], "dice": record, "hand": built["hand"] is not None,
         "dice_look": built["look"], "dice_sets": built.get("sets", 1), "tray": built["tray"],
         "camera_height": round(built["height"], 3),
         "camera_tilt_degrees": round(built["tilt_degrees"], 1),
-        "exposure_bias": round(float(scene["exposure_bias"]), 2)}, indent=1))
-    finish(picture, image, np.random.default_rng([picture_seed, 11]))
+        "exposure_bias": round(float(scene["exposure_bias"]), 2),
+        "camera": {"location": [round(v, 6) for v in cam.matrix_world.translation],
+                   "rotation": [[round(v, 6) for v in row] for row in cam.matrix_world.to_3x3()],
+                   "lens_mm": round(cam.data.lens, 4), "sensor_mm": cam.data.sensor_width}}, indent=1))
+    finish(picture, out / "images" / f"{name}.jpg", finishing)
     raw.unlink()
-    return name
+
+
+def throw_again(bpy, built: dict, rng: np.random.Generator) -> None:
+    """The same dice thrown again: each lying flat at a new place, face and turn (a die that
+    leaned, or lay cut by the picture's edge, lies flat in the tray now; one with no room left
+    where the camera sees rolled out of the picture)."""
+    from mathutils import Matrix  # noqa: PLC0415
+
+    placed: list[tuple[float, float]] = []
+    for die in built["dice"]:
+        edge = die["edge"]
+        spot = free_spot(rng, built["reach"], placed, 1.6 * edge, 50)
+        face = int(rng.integers(1, 7))
+        rotation = up_rotation(face, float(rng.uniform(0, 2 * math.pi)))
+        if spot is None:  # no room where the camera sees: the die rolled off, far out of the picture
+            spot = (10.0 + len(placed), 10.0)
+        die["object"].matrix_world = Matrix.Translation((spot[0], spot[1], edge / 2)) @ rotation.to_4x4()
+        die.update(face=face, state="flat")
+        placed.append(spot)
+    bpy.context.view_layer.update()
+
+
+def nudge_camera(bpy, built: dict, rng: np.random.Generator) -> None:
+    """The camera knocked on its mount: moved 1 to 3 cm sideways, turned 2 to 6 degrees about
+    its axis, and 2 to 5 degrees more or less tilted."""
+    from mathutils import Vector  # noqa: PLC0415
+
+    cam = built["camera"]
+    angle = float(rng.uniform(0, 2 * math.pi))
+    shift = float(rng.uniform(0.01, 0.03))
+    cam.location = cam.location + Vector((shift * math.cos(angle), shift * math.sin(angle), 0))
+    sign = float(rng.choice([-1.0, 1.0]))
+    cam.rotation_euler.rotate_axis("Z", math.radians(sign * float(rng.uniform(2, 6))))
+    cam.rotation_euler.rotate_axis("X", math.radians(float(rng.choice([-1.0, 1.0]) * rng.uniform(2, 5))))
+    bpy.context.view_layer.update()
 
 
 def _hidden(scene, die: dict) -> bool:
@@ -789,14 +859,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=320, help="pixels, square")
     parser.add_argument("--samples", type=int, default=12, help="Cycles samples a pixel (denoised)")
     parser.add_argument("--kinds", default=DEFAULT_MIX, help=f"kind:share,... of {', '.join(KINDS)}")
+    parser.add_argument("--throws", type=int, default=1,
+                        help="pictures of each tray, the dice thrown again for each (rNNNNNN-t2 ...)")
+    parser.add_argument("--moved", action="store_true",
+                        help="then the camera nudged on its mount and as many throws again"
+                             " (rNNNNNN-moved, rNNNNNN-moved-t2 ...)")
     args = parser.parse_args(argv)
+    if args.throws < 1:
+        parser.error("--throws must be 1 or more")
     mix = parse_mix(args.kinds)
     bpy = _bpy()
     (args.out / "images").mkdir(parents=True, exist_ok=True)
     (args.out / "raw").mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     for n, index in enumerate(range(args.start, args.start + args.count), start=1):
-        name = render_one(bpy, args.out, index, args.seed, mix, args.size, args.samples)
+        name = render_one(bpy, args.out, index, args.seed, mix, args.size, args.samples,
+                          args.throws, args.moved)
         print(f"{name}  {n}/{args.count}  {time.monotonic() - start:.0f} s", flush=True)
     return 0
 

@@ -205,3 +205,28 @@ def test_a_picture_smaller_than_the_meters_grid_is_exposed_too(render):
     picture = render.auto_expose(linear)
     assert picture.shape == (6, 9, 3) and 20 < picture[0, 0, 0] < picture[3, 4, 0] <= 255
     assert render.auto_expose(linear * 50)[0, 0, 0] == picture[0, 0, 0]
+
+
+def test_a_tray_thrown_again_keeps_its_camera_until_the_camera_is_nudged(render, tmp_path):
+    """``--throws 2 --moved``: the same tray and camera with the dice thrown again, then the
+    camera moved on its mount and as many throws again, each labelled from its own scene."""
+    pytest.importorskip("bpy", reason="Blender's Python module (the render extra) is not installed")
+    from bunco_pi.vision.dataset import read_labels
+
+    assert render.main([str(tmp_path), "--count", "1", "--size", "96", "--samples", "1",
+                        "--kinds", "roll:1", "--throws", "2", "--moved"]) == 0
+    names = ["r000000", "r000000-t2", "r000000-moved", "r000000-moved-t2"]
+    assert sorted(p.stem for p in (tmp_path / "images").iterdir()) == sorted(names)
+    scenes = {n: json.loads((tmp_path / "scenes" / f"{n}.json").read_text()) for n in names}
+    cameras = {n: scenes[n]["camera"] for n in names}
+    assert cameras["r000000"] == cameras["r000000-t2"]
+    assert cameras["r000000-moved"] == cameras["r000000-moved-t2"] != cameras["r000000"]
+    places = {n: [(d["x"], d["y"]) for d in scenes[n]["dice"]] for n in names}
+    assert len({json.dumps(p) for p in places.values()}) == 4  # thrown anew each time
+    for n in names:  # every die lies flat: its label is its top face
+        flat = [d["face"] for d in scenes[n]["dice"] if d["state"] == "flat"]
+        labelled = read_labels(tmp_path / "labels" / f"{n}.txt", 96, 96)
+        assert sorted(d.face for d in labelled) == sorted(flat)
+    with pytest.raises(SystemExit, match="cannot be thrown again"):
+        render.main([str(tmp_path / "heap"), "--count", "1", "--size", "96", "--samples", "1",
+                     "--kinds", "scatter:1", "--throws", "2"])
