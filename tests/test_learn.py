@@ -318,6 +318,11 @@ def test_drawn_blue_dice_through_the_camera_source_with_poison_between(tmp_path)
     assert not source.learning and source.status() == ""
     assert kept and kept[-1].learned and lab_distance(kept[-1].face, BLUE) < 10
     assert source.calibration.look is not None and source.calibration.look.coloured
+    # The picture the tray was learned from is kept, its dice where the last sure roll lay,
+    # to see a camera moved later (tests/test_tray_view.py).
+    view = kept[-1].view
+    assert view is not None
+    assert np.allclose(view.dice, kept[-1].samples[-1].spots, atol=1e-4)
 
 
 RENDERED = Path(__file__).with_name("fixtures") / "rendered"

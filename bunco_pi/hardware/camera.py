@@ -36,12 +36,13 @@ from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.face_reader import shipped_face_reader
 from bunco_pi.vision.fusion import FusionSettings, first_readings, read_both
-from bunco_pi.vision.learn import LearnedSetup, applied, from_data, study, to_data
+from bunco_pi.vision.learn import FULL_FRAME, LearnedSetup, applied, from_data, study, to_data
 from bunco_pi.vision.look import warm_up
 from bunco_pi.vision.net import shipped_finder, shipped_net
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import FrameReading
 from bunco_pi.vision.settle import Event, SettleDetector
+from bunco_pi.vision.tray_view import Comparison, Verdict, compare, moved_for_good
 from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
 
 log = logging.getLogger(__name__)
@@ -311,6 +312,8 @@ class CameraDiceSource:
         self._rearm = threading.Event()
         self._thread: threading.Thread | None = None
         self._seq = first_seq % 65536
+        self._views: list[Comparison] = []  # the learned tray's view against recent throws
+        self._unchecked: tuple[np.ndarray, FrameReading] | None = None  # a throw not yet compared
 
     def _reader(self) -> Callable[[np.ndarray], FrameReading]:
         """What reads a settled tray with the calibration as it stands (learned colours too)."""
@@ -376,8 +379,42 @@ class CameraDiceSource:
             return judge(outcome.seen, self._given.dice)  # "saw 2 dice, not 3": re-roll
         return Unsure(outcome.setup.not_scored())
 
+    def _look_for_a_move(self, frame: np.ndarray, reading: FrameReading) -> None:
+        """Learn the tray anew once the camera is seen moved since it was learned
+        (``vision/tray_view.py``): the learned region and die width no longer fit the picture.
+        Only a tray learned by rolling: a calibrated region is the calibration's to mend."""
+        setup = self._setup
+        if (setup is None or setup.view is None or setup.region is None or setup.die_width is None
+                or tuple(self._given.region) != FULL_FRAME):
+            return
+        height, width = frame.shape[:2]
+        dice = tuple((d.center[0] / width, d.center[1] / height) for d in reading.dice)
+        comparison = compare(setup.view, frame, dice, setup.region, setup.die_width)
+        if comparison.verdict is Verdict.SAME:
+            self._views.clear()
+        elif comparison.verdict is Verdict.MOVED:
+            self._views.append(comparison)
+        if not moved_for_good(self._views):
+            return
+        how = (f"the tray's corners by up to {comparison.shift} die widths"
+               if comparison.shift is not None else "pictures of another shape")
+        log.warning("dice camera: the camera has moved since the tray was learned (%s): learning"
+                    " the tray and the dice's colours again", how)
+        self._views.clear()
+        self._setup = LearnedSetup(moved=True)
+        self.calibration = self._given
+        self._read = self._reader()
+        self._detector.relook(self.calibration.look, frame)
+        if self._on_learned is not None:
+            self._on_learned(self._setup)
+
     def process(self, frame: np.ndarray) -> CameraResult | None:
         """Feed one frame (the thread does this); the result it yields, if any."""
+        if self._unchecked is not None:
+            # The last throw's frame against the learned tray's view: at the frame after it,
+            # so that the throw's result does not wait for it (tens of milliseconds here).
+            (then, reading), self._unchecked = self._unchecked, None
+            self._look_for_a_move(then, reading)
         if self._rearm.is_set():
             self._rearm.clear()
             self._detector.rearm()
@@ -395,6 +432,7 @@ class CameraDiceSource:
             reading = studied
         else:
             reading = self._read(frame)
+            self._unchecked = (frame, reading)
         if not reading.dice:
             return None  # the tray is empty: dice picked up for the next throw
         result = judge(reading, self.calibration.dice, self.calibration.min_confidence)

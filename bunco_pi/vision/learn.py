@@ -27,6 +27,8 @@ are the shell's (``hardware/camera.py``, ``table/camera_feed.py``).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -38,6 +40,7 @@ from bunco_pi.vision.calibration import TrayCalibration, find_tray
 from bunco_pi.vision.look import DiceLook
 from bunco_pi.vision.reader import ReaderSettings, region_pixels
 from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
+from bunco_pi.vision.tray_view import TrayView, take_view, view_picture
 
 FORMAT_VERSION = 1
 LEARN_ROLLS = 3  # agreeing sure rolls before the dice's colours are trusted
@@ -73,6 +76,9 @@ class LearnedSetup:
     region: tuple[float, float, float, float] | None = None
     die_width: float | None = None  # fraction of the frame's width
     rolls: int = 0  # sure rolls learned from, in all
+    # the picture the tray was learned from, to see a camera moved since (``tray_view.py``)
+    view: TrayView | None = None
+    moved: bool = False  # learning anew: the camera moved after the tray was learned
 
     @property
     def learned(self) -> bool:
@@ -91,7 +97,11 @@ class LearnedSetup:
 
     def status(self) -> str:
         """One OLED line (at most 21 characters) while learning; "" once learned."""
-        return "" if self.learned else f"learning dice {self.agreeing}/{LEARN_ROLLS}"
+        if self.learned:
+            return ""
+        if self.moved:
+            return f"cam moved: learn {self.agreeing}/{LEARN_ROLLS}"
+        return f"learning dice {self.agreeing}/{LEARN_ROLLS}"
 
     def not_scored(self) -> str:
         """The OLED line for a roll that was not scored while learning."""
@@ -264,7 +274,8 @@ def learn(setup: LearnedSetup, sample: RollSample, frame: np.ndarray) -> Learned
     assert look is not None
     width = float(np.median([s.width for s in group]))
     return replace(grown, face=look.face, pip=look.pip, die_width=round(width, 4),
-                   region=tray_region(frame, [p for s in group for p in s.spots], width))
+                   region=tray_region(frame, [p for s in group for p in s.spots], width),
+                   view=take_view(frame, sample.spots), moved=False)
 
 
 def tray_region(
@@ -404,6 +415,11 @@ def to_data(setup: LearnedSetup) -> dict[str, object]:
         "region": list(setup.region) if setup.region else None,
         "die_width": setup.die_width,
         "rolls": setup.rolls,
+        "moved": setup.moved,
+        "view": None if setup.view is None else {
+            "picture": base64.b64encode(setup.view.picture).decode("ascii"),
+            "dice": [[round(x, 4), round(y, 4)] for x, y in setup.view.dice],
+        },
         "samples": [
             {"face": list(s.face), "pip": list(s.pip), "width": round(s.width, 4),
              "spots": [[round(x, 4), round(y, 4)] for x, y in s.spots]}
@@ -418,7 +434,8 @@ def from_data(data: object) -> LearnedSetup:
         raise ValueError("expected a JSON object")
     if data.get("version") != FORMAT_VERSION:
         raise ValueError(f"version {data.get('version')!r} is not {FORMAT_VERSION}")
-    unknown = set(data) - {"version", "face", "pip", "region", "die_width", "rolls", "samples"}
+    unknown = set(data) - {"version", "face", "pip", "region", "die_width", "rolls", "moved", "view",
+                           "samples"}
     if unknown:
         raise ValueError(f"unknown setting {sorted(unknown)[0]!r}")
     face = _colour_field(data.get("face"), "face")
@@ -439,6 +456,10 @@ def from_data(data: object) -> LearnedSetup:
     rolls = data.get("rolls", 0)
     if isinstance(rolls, bool) or not isinstance(rolls, int) or rolls < 0:
         raise ValueError("'rolls' must be a whole number of at least 0")
+    moved = data.get("moved", False)
+    if not isinstance(moved, bool):
+        raise ValueError("'moved' must be true or false")
+    view = _view_field(data.get("view"))
     samples = data.get("samples", [])
     if not isinstance(samples, list):
         raise ValueError("'samples' must be a list")
@@ -457,7 +478,24 @@ def from_data(data: object) -> LearnedSetup:
             tuple((_fraction(x, "spots"), _fraction(y, "spots")) for x, y in spots),
             _fraction(item.get("width"), f"sample {number} width"),
         ))
-    return LearnedSetup(tuple(kept), face, pip, region, width, rolls)
+    return LearnedSetup(tuple(kept), face, pip, region, width, rolls, view, moved)
+
+
+def _view_field(value: object) -> TrayView | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"picture", "dice"}:
+        raise ValueError("'view' must be an object with 'picture' and 'dice', or null")
+    try:
+        picture = base64.b64decode(str(value["picture"]), validate=True)
+    except binascii.Error:
+        raise ValueError("'view': 'picture' is not base64") from None
+    dice = value["dice"]
+    if not isinstance(dice, list) or not all(isinstance(p, list) and len(p) == 2 for p in dice):
+        raise ValueError("'view': 'dice' must be a list of [x, y]")
+    view = TrayView(picture, tuple((_fraction(x, "view dice"), _fraction(y, "view dice")) for x, y in dice))
+    view_picture(view)  # a ValueError naming 'view' if it is not a picture
+    return view
 
 
 def _colour_field(value: object, name: str) -> Colour | None:
