@@ -17,6 +17,7 @@ import importlib.util
 import json
 import logging
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -272,3 +273,29 @@ def test_a_view_is_immutable_and_compares_by_its_picture():
     assert a == TrayView(a.picture, ((0.5, 0.5),))
     with pytest.raises(AttributeError):
         a.picture = b""  # type: ignore[misc]
+
+
+def test_the_table_s_oled_says_the_camera_moved_and_its_file_keeps_it(measure, tmp_path):
+    """Through the table's camera feed, as `bunco-pi-table` runs it: the set-up learned before
+    (its file), two throws after the knock, then the OLED's line as the next dice tumble."""
+    from bunco_pi.table.camera_feed import CameraFeed
+    from bunco_pi.table.events import DiceStatus
+
+    tray = Tray(measure, "r1710005")
+    folder = _folder(tmp_path, tray.name, ["", "-moved", "-moved-t2", "-moved-t3"])
+    learned = tmp_path / "dice-learned.json"
+    save_learned(_learned(tray), learned)
+    posted: list[object] = []
+    feed = CameraFeed(f"folder:{folder}", posted.append, learned_path=learned, frame_timeout=5.0)
+    assert feed.learned.view == tray.view
+    feed.start()
+    deadline = time.monotonic() + 120
+    while feed.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert feed.ran_out
+    feed.stop()
+    said = [e.detail for e in posted if isinstance(e, DiceStatus)]
+    assert said[:2] == ["rolling...", "rolling..."]  # learned: nothing to say as it tumbles
+    assert said[-2:] == ["cam moved: learn 0/3", "camera stopped"], said  # the folder ran out
+    data = json.loads(learned.read_text())
+    assert data["moved"] is True and data["view"] is None and data["face"] is None
