@@ -80,11 +80,12 @@ from bunco_pi.vision.dataset import LabelledPhoto, list_photos, read_labels  # n
 from bunco_pi.vision.face_reader import shipped_face_reader  # noqa: E402
 from bunco_pi.vision.faces import LAYOUTS  # noqa: E402
 from bunco_pi.vision.fusion import FusionSettings, first_readings, read_both  # noqa: E402
-from bunco_pi.vision.learn import LearnedSetup, study  # noqa: E402
+from bunco_pi.vision.learn import FULL_FRAME, LearnedSetup, study  # noqa: E402
 from bunco_pi.vision.look import DiceLook, to_grey  # noqa: E402
 from bunco_pi.vision.net import detect, read_net, shipped_finder, shipped_net  # noqa: E402
 from bunco_pi.vision.reader import ReaderSettings, read_pips  # noqa: E402
 from bunco_pi.vision.settle import SettleDetector, SettleSettings  # noqa: E402
+from bunco_pi.vision.tray_view import compare, take_view  # noqa: E402
 from bunco_pi.vision.verdict import judge  # noqa: E402
 
 # The readers as they were before the pip reader looked only round the network's dice and
@@ -288,6 +289,13 @@ def main() -> int:
                 known = replace(calibration, die_width=widths[name])
                 stages += [("settled, width known", settled_frame(known))]
             stages += [("learning a roll", learning_roll)]
+            # after a throw, off the result's path: has the camera moved since the tray was
+            # learned? (vision/tray_view.py; the set's first frame as the learned view: the
+            # drawn sets' other frames are the same tray, the photos' are other places)
+            view = take_view(frames[0], ())
+            width = widths.get(name, READER_WIDTH // 11) / READER_WIDTH
+            stages += [("camera moved? check",
+                        lambda frame, view=view, width=width: compare(view, frame, (), FULL_FRAME, width))]
             for stage, read in stages:
                 timing = per_frame(read, frames, args.repeat, runs)
                 rows.append((name, stage, timing, timing.ms / baseline.ms))

@@ -5,8 +5,9 @@ the tray and learns its dice's colours from the first sure rolls." A tray learne
 goes stale when the camera moves; a table that keeps reading it with a region that no longer
 fits refuses throws all evening.
 
-The fixtures are renders (``scripts/render_dice.py --kinds roll:1 --throws 3 --moved``): the
-same tray, light and camera with the dice thrown again, then the camera nudged. How far each
+The fixtures are renders (``scripts/render_dice.py FOLDER --start 1700000 --count 40`` and
+``--start 1710000 --count 8``, each with ``--kinds roll:1 --throws 3 --moved``): the same
+tray, light and camera with the dice thrown again, then the camera nudged. How far each
 picture truly moved is found from the cameras the scene files name (``true_shift``, by the
 cameras' geometry: no picture matching), so the check below shares nothing with what it checks.
 """
