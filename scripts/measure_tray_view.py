@@ -34,6 +34,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import LabelledPhoto, list_photos, read_labels, read_unclear
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.learn import tray_region
@@ -172,9 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--photos", type=Path, action="append", default=[],
                         help="labelled real photos, moved by a known warp (may be named again)")
     args = parser.parse_args(argv)
-    rows = compared(args.folder)
-    for folder in args.photos:
-        rows += warped_photos(folder)
+    try:
+        rows = compared(args.folder)
+        for folder in args.photos:
+            rows += warped_photos(folder)
+    except UserError as exc:  # a missing or spoilt picture or label file, named
+        print(f"measure_tray_view: {exc}", file=sys.stderr)
+        return 1
     if not rows:
         print(f"{args.folder}: no trays rendered with --throws 3 --moved", file=sys.stderr)
         return 1

@@ -822,6 +822,9 @@ def nudge_camera(bpy, built: dict, rng: np.random.Generator) -> None:
     cam.rotation_euler.rotate_axis("Z", math.radians(sign * float(rng.uniform(2, 6))))
     cam.rotation_euler.rotate_axis("X", math.radians(float(rng.choice([-1.0, 1.0]) * rng.uniform(2, 5))))
     bpy.context.view_layer.update()
+    looking = cam.matrix_world.to_3x3() @ Vector((0, 0, -1))  # the scene file says where it is now
+    built["height"] = float(cam.location.z)
+    built["tilt_degrees"] = math.degrees(math.acos(max(-1.0, min(1.0, -looking.z))))
 
 
 def _hidden(scene, die: dict) -> bool:

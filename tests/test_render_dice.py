@@ -221,6 +221,10 @@ def test_a_tray_thrown_again_keeps_its_camera_until_the_camera_is_nudged(render,
     cameras = {n: scenes[n]["camera"] for n in names}
     assert cameras["r000000"] == cameras["r000000-t2"]
     assert cameras["r000000-moved"] == cameras["r000000-moved-t2"] != cameras["r000000"]
+    # the scene file's tilt and height are the nudged camera's (moved sideways: as high)
+    assert scenes["r000000-moved"]["camera_tilt_degrees"] != scenes["r000000"]["camera_tilt_degrees"]
+    assert scenes["r000000-moved"]["camera_height"] == pytest.approx(cameras["r000000-moved"]["location"][2],
+                                                                     abs=1e-3)
     places = {n: [(d["x"], d["y"]) for d in scenes[n]["dice"]] for n in names}
     assert len({json.dumps(p) for p in places.values()}) == 4  # thrown anew each time
     for n in names:  # every die lies flat: its label is its top face

@@ -17,18 +17,22 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import math
 import sys
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 from bunco_pi.errors import UserError
 from bunco_pi.hardware.camera import CameraDiceSource, ImageFolderSource, load_learned, save_learned
+from bunco_pi.vision import tray_view
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
-from bunco_pi.vision.learn import LearnedSetup, from_data, to_data, tray_region
+from bunco_pi.vision.fusion import read_both
+from bunco_pi.vision.learn import LearnedSetup, from_data, roll_sample, to_data, tray_region
 from bunco_pi.vision.tray_view import (
     MOVED,
     THROWS,
@@ -122,6 +126,27 @@ def test_the_dice_of_the_throw_seen_are_left_out_too(measure):
     assert compare(tray.view, frame, (), tray.region, tray.die_width).verdict is not Verdict.SAME
 
 
+def test_a_shift_too_far_for_the_match_in_place_is_found_by_the_search(measure):
+    """The picture shifted by 15% of its width and 8% of its height: too far for the match from
+    in place, which finds nothing; the grid of shifts starts it where it is found, and how far
+    the tray moved is measured right."""
+    tray = Tray(measure, "r1710005")
+    frame, dice = tray.picture("-t2")
+    height, width = frame.shape[:2]
+    dx, dy = 0.15 * width, 0.08 * height
+    shifted = cv2.warpAffine(frame, np.float32([[1, 0, dx], [0, 1, dy]]), (width, height),
+                             borderMode=cv2.BORDER_REPLICATE)
+    moved_dice = tuple((x + dx / width, y + dy / height) for x, y in dice)
+    truly = math.hypot(dx, dy) / (tray.die_width * width)
+    comparison = compare(tray.view, shifted, moved_dice, tray.region, tray.die_width)
+    assert comparison.verdict is Verdict.MOVED
+    assert comparison.shift == pytest.approx(truly, abs=0.3)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tray_view, "REACH", 0.0)  # no search: from in place only
+        patch.setattr(tray_view, "GRID", 1)
+        assert compare(tray.view, shifted, moved_dice, tray.region, tray.die_width).verdict is Verdict.UNKNOWN
+
+
 def test_a_camera_nudged_less_than_a_die_width_is_in_place(measure):
     """The learned region has two die widths of tray round every place a die came to rest: a
     camera moved half a die width still sees every throw inside it."""
@@ -185,6 +210,7 @@ def test_the_view_is_kept_in_the_learned_file_and_a_spoilt_one_is_named(measure,
     for view, expect in [
         ({"picture": "not base64!", "dice": []}, "'view': 'picture' is not base64"),
         ({"picture": "aGVsbG8=", "dice": []}, "'view' is not a grey picture"),
+        ({"picture": "", "dice": []}, "'view' is not a grey picture"),
         ({"picture": data["view"]["picture"], "dice": [[2, 0]]}, "'view dice' must be a fraction"),
         ([1, 2], "'view' must be an object"),
     ]:
@@ -192,9 +218,12 @@ def test_the_view_is_kept_in_the_learned_file_and_a_spoilt_one_is_named(measure,
         with pytest.raises(UserError, match=expect) as err:
             load_learned(path)
         assert str(path) in str(err.value) and "\n" not in str(err.value)
-    path.write_text(json.dumps(dict(data, moved="yes")))
-    with pytest.raises(UserError, match="'moved' must be true or false"):
-        load_learned(path)
+    for key, value, expect in [("moved", "yes", "'moved' must be true or false"),
+                               ("die_width", 0, "'die_width' must be more than 0")]:
+        path.write_text(json.dumps(dict(data, **{key: value})))
+        with pytest.raises(UserError, match=expect) as err:
+            load_learned(path)
+        assert "\n" not in str(err.value)
 
 
 def _folder(tmp_path: Path, name: str, suffixes: list[str], called: str = "tray") -> Path:
@@ -207,16 +236,23 @@ def _folder(tmp_path: Path, name: str, suffixes: list[str], called: str = "tray"
 
 
 def _learned(tray: Tray) -> LearnedSetup:
-    return LearnedSetup(face=(200.0, 200.0, 200.0), pip=(30.0, 30.0, 30.0), region=tray.region,
+    """The set-up as rolling would have taught it: the dice's colours measured from the first
+    picture's reading (``learn.roll_sample``), the tray and the view from its labels."""
+    sample = roll_sample(tray.frame, read_both(tray.frame, TrayCalibration().reader_settings(), dice=3))
+    assert sample is not None
+    return LearnedSetup(face=sample.face, pip=sample.pip, region=tray.region,
                         die_width=round(tray.die_width, 4), rolls=3, view=tray.view)
 
 
-def _feed(source: CameraDiceSource, folder: Path) -> list[str]:
-    """Every picture through the source; the OLED's learning line after each."""
+def _feed(source: CameraDiceSource, folder: Path, asked: tuple[int, ...] = ()) -> list[str]:
+    """Every picture through the source, a button asking to read the tray again before each
+    picture numbered in ``asked`` (the same picture again); the OLED's learning line after each."""
     frames = ImageFolderSource(folder, hold=HOLD)
     lines = []
     index = 0
     while (frame := frames.read()) is not None:
+        if index % HOLD == 0 and index // HOLD in asked:
+            source.rearm()
         source.process(frame)
         index += 1
         if index % HOLD == 0:
@@ -225,7 +261,7 @@ def _feed(source: CameraDiceSource, folder: Path) -> list[str]:
 
 
 def test_a_table_whose_camera_was_knocked_learns_its_tray_again(measure, tmp_path, caplog):
-    tray = Tray(measure, "r1710005")
+    tray = Tray(measure, "r1700014")
     # the first picture is the tray as the table starts (not read), then two throws as
     # learned, then two after the knock
     folder = _folder(tmp_path, tray.name, ["", "-t2", "-t3", "-moved", "-moved-t2"])
@@ -250,8 +286,25 @@ def test_a_table_whose_camera_was_knocked_learns_its_tray_again(measure, tmp_pat
     assert source.calibration.region == TrayCalibration().region  # the stale region is gone
 
 
+def test_only_throws_count_not_the_emptied_tray_nor_a_throw_read_again(measure, tmp_path):
+    """A throw read again at a button's asking is the same picture: a match gone wrong would be
+    found alike twice. The tray emptied for the next throw is no throw either: it neither
+    counts as one seen moved nor breaks the row."""
+    tray = Tray(measure, "r1700014")
+    asked = _folder(tmp_path, tray.name, ["", "-moved", "-moved", "-moved-t2"], "asked")
+    source = CameraDiceSource(ImageFolderSource(asked), lambda r: None, TrayCalibration(),
+                              learned=_learned(tray))
+    assert _feed(source, asked, asked=(2,)) == ["", "", "", "cam moved: learn 0/3"]
+    emptied = _folder(tmp_path, tray.name, ["", "-moved", "-moved-t2"], "emptied")
+    blank = np.full_like(tray.frame, int(np.median(tray.frame)))
+    cv2.imwrite(str(emptied / "01a.png"), blank)  # between the two throws after the knock
+    source = CameraDiceSource(ImageFolderSource(emptied), lambda r: None, TrayCalibration(),
+                              learned=_learned(tray))
+    assert _feed(source, emptied) == ["", "", "", "cam moved: learn 0/3"]
+
+
 def test_a_camera_in_place_or_a_calibrated_region_is_never_learned_again(measure, tmp_path):
-    tray = Tray(measure, "r1710005")
+    tray = Tray(measure, "r1700014")
     still = _folder(tmp_path, tray.name, ["", "-t2", "-t3", "-t2", "-t3"])
     source = CameraDiceSource(ImageFolderSource(still), lambda r: None, TrayCalibration(),
                               learned=_learned(tray))
@@ -282,7 +335,7 @@ def test_the_table_s_oled_says_the_camera_moved_and_its_file_keeps_it(measure, t
     from bunco_pi.table.camera_feed import CameraFeed
     from bunco_pi.table.events import DiceStatus
 
-    tray = Tray(measure, "r1710005")
+    tray = Tray(measure, "r1700014")
     folder = _folder(tmp_path, tray.name, ["", "-moved", "-moved-t2", "-moved-t3"])
     learned = tmp_path / "dice-learned.json"
     save_learned(_learned(tray), learned)

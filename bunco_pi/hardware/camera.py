@@ -22,6 +22,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +43,7 @@ from bunco_pi.vision.net import shipped_finder, shipped_net
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import FrameReading
 from bunco_pi.vision.settle import Event, SettleDetector
-from bunco_pi.vision.tray_view import Comparison, Verdict, compare, moved_for_good
+from bunco_pi.vision.tray_view import THROWS, Comparison, compare, moved_for_good
 from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
 
 log = logging.getLogger(__name__)
@@ -303,7 +304,10 @@ class CameraDiceSource:
         self._frame_timeout = frame_timeout
         self._retry = retry
         self._deliver = deliver.put if isinstance(deliver, queue.Queue) else deliver
-        if read is None and (self.calibration.reader != "pips" or self.learning):
+        # A set-up that may be learned again (it kept a view to see a moved camera) needs the
+        # network then, whatever reads it now.
+        may_learn = self.learning or (self._setup is not None and self._setup.view is not None)
+        if read is None and (self.calibration.reader != "pips" or may_learn):
             shipped_net()  # a missing or broken network file is said now, not at the first throw
         self._read = self._reader()
         self._on_rolling = on_rolling
@@ -312,8 +316,10 @@ class CameraDiceSource:
         self._rearm = threading.Event()
         self._thread: threading.Thread | None = None
         self._seq = first_seq % 65536
-        self._views: list[Comparison] = []  # the learned tray's view against recent throws
-        self._unchecked: tuple[np.ndarray, FrameReading] | None = None  # a throw not yet compared
+        # the last throws' frames against the learned tray's view, and a throw not yet compared
+        self._last_throws: deque[Comparison] = deque(maxlen=THROWS)
+        self._unchecked: tuple[np.ndarray, FrameReading] | None = None
+        self._asked = False  # the next settled frame is one a button asked to read again
 
     def _reader(self) -> Callable[[np.ndarray], FrameReading]:
         """What reads a settled tray with the calibration as it stands (learned colours too)."""
@@ -390,17 +396,14 @@ class CameraDiceSource:
         height, width = frame.shape[:2]
         dice = tuple((d.center[0] / width, d.center[1] / height) for d in reading.dice)
         comparison = compare(setup.view, frame, dice, setup.region, setup.die_width)
-        if comparison.verdict is Verdict.SAME:
-            self._views.clear()
-        elif comparison.verdict is Verdict.MOVED:
-            self._views.append(comparison)
-        if not moved_for_good(self._views):
+        self._last_throws.append(comparison)
+        if not moved_for_good(list(self._last_throws)):
             return
         how = (f"the tray's corners by up to {comparison.shift} die widths"
                if comparison.shift is not None else "pictures of another shape")
         log.warning("dice camera: the camera has moved since the tray was learned (%s): learning"
                     " the tray and the dice's colours again", how)
-        self._views.clear()
+        self._last_throws.clear()
         self._setup = LearnedSetup(moved=True)
         self.calibration = self._given
         self._read = self._reader()
@@ -418,6 +421,7 @@ class CameraDiceSource:
         if self._rearm.is_set():
             self._rearm.clear()
             self._detector.rearm()
+            self._asked = True
         event = self._detector.feed(frame)
         if event is Event.ROLLING:
             if self._on_rolling:
@@ -425,6 +429,7 @@ class CameraDiceSource:
             return None
         if event is not Event.SETTLED:
             return None
+        asked, self._asked = self._asked, False
         if self.learning:
             studied = self._study(frame)
             if studied is None or isinstance(studied, Unsure):
@@ -432,7 +437,10 @@ class CameraDiceSource:
             reading = studied
         else:
             reading = self._read(frame)
-            self._unchecked = (frame, reading)
+            # Compared only as a throw: not the tray emptied for the next throw, nor the same
+            # throw read again at a button's asking (the same picture twice is no second look).
+            if reading.dice and not asked:
+                self._unchecked = (frame, reading)
         if not reading.dice:
             return None  # the tray is empty: dice picked up for the next throw
         result = judge(reading, self.calibration.dice, self.calibration.min_confidence)

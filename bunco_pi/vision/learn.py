@@ -453,6 +453,8 @@ def from_data(data: object) -> LearnedSetup:
     width = data.get("die_width")
     if width is not None:
         width = _fraction(width, "die_width")
+        if width == 0:
+            raise ValueError("'die_width' must be more than 0")
     rolls = data.get("rolls", 0)
     if isinstance(rolls, bool) or not isinstance(rolls, int) or rolls < 0:
         raise ValueError("'rolls' must be a whole number of at least 0")

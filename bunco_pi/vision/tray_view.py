@@ -46,6 +46,8 @@ LIKE = 0.7  # the correlation of the two pictures, the dice left out, from which
 GAIN = 0.1  # ... and a move only if it makes them this much more alike than they are in place
 MOVED = 1.0  # die widths a corner of the learned tray may move before the camera has moved
 MASK = 1.0  # die widths round a die's centre left out of both pictures (its shadow too)
+SCALE, SLANT = 1.25, 1.15  # a knock scales the picture at most this much, and slants it less
+FARTHEST = 0.25  # ... and shifts it at most this share of its width (twice the search's REACH)
 THROWS = 2  # settled throws in a row seen moved alike before the camera is taken to have moved
 ALIKE = 1.5  # die widths: two throws' motions put each corner of the tray this near each other
 
@@ -83,7 +85,10 @@ def take_view(frame: np.ndarray, dice: tuple[tuple[float, float], ...]) -> TrayV
 
 def view_picture(view: TrayView) -> np.ndarray:
     """The kept grey picture; ValueError if the bytes are not one."""
-    picture = cv2.imdecode(np.frombuffer(view.picture, np.uint8), cv2.IMREAD_UNCHANGED)
+    try:
+        picture = cv2.imdecode(np.frombuffer(view.picture, np.uint8), cv2.IMREAD_UNCHANGED)
+    except cv2.error:  # no bytes at all
+        picture = None
     if picture is None or picture.ndim != 2 or picture.dtype != np.uint8 or min(picture.shape) < 32:
         raise ValueError("'view' is not a grey picture")
     return picture
@@ -103,13 +108,13 @@ def compare(
         return Comparison(Verdict.MOVED, None, None)  # pictures of another shape: another camera mode
     seen = cv2.resize(seen, (width, height), interpolation=cv2.INTER_AREA)
     mask = _dice_mask(kept.shape, view.dice, die_width)
-    # The dice seen now are painted over in the floor's grey: they are not where the kept
-    # picture's were, and only what stays put between throws may be matched.
+    # The dice seen now are painted over in the median grey of the rest of the picture: they
+    # are not where the kept picture's were, and only what stays put between throws may match.
     seen_mask = _dice_mask(seen.shape, dice, die_width)
     if seen_mask.any() and not seen_mask.all():
         seen = np.where(seen_mask > 0, seen, np.median(seen[seen_mask > 0])).astype(np.uint8)
     likeness, motion = _match(kept, seen, mask)
-    if motion is None or likeness is None or likeness < LIKE:
+    if motion is None or likeness is None or likeness < LIKE or not _a_knock(motion, width, height):
         return Comparison(Verdict.UNKNOWN, None if likeness is None else round(likeness, 3), None)
     x, y, w, h = region
     corners = np.float32([[x, y], [x + w, y], [x, y + h], [x + w, y + h]]) * [width, height]
@@ -137,9 +142,20 @@ def moved_for_good(seen: list[Comparison]) -> bool:
     if len(last) < THROWS or any(c.verdict is not Verdict.MOVED for c in last):
         return False
     if any(not c.corners for c in last):
-        return True  # pictures of another shape: no corners to compare
+        return all(not c.corners for c in last)  # pictures of another shape, every one
     first = last[0].corners
     return all(math.dist(a, b) <= ALIKE for c in last[1:] for a, b in zip(first, c.corners, strict=True))
+
+
+def _a_knock(motion: np.ndarray, width: int, height: int) -> bool:
+    """Whether a knock on a camera's mount could make ``motion``: scaled by at most
+    ``SCALE``, hardly slanted, the picture's middle shifted at most ``FARTHEST`` of its width.
+    A match outside that is a match gone wrong (a tray corner carried a hundred die widths)."""
+    stretch = np.linalg.svd(motion[:, :2].astype(np.float64), compute_uv=False)
+    middle = np.array([width / 2, height / 2])
+    shifted = float(np.linalg.norm(motion[:, :2] @ middle + motion[:, 2] - middle))
+    return bool(stretch.min() >= 1 / SCALE and stretch.max() <= SCALE
+                and stretch.max() / stretch.min() <= SLANT and shifted <= FARTHEST * width)
 
 
 def _match(kept: np.ndarray, seen: np.ndarray, mask: np.ndarray) -> tuple[float | None, np.ndarray | None]:
