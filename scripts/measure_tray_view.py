@@ -58,9 +58,14 @@ def dice_boxes(folder: Path, image: Path) -> list[tuple[float, float, float, flo
 def camera(folder: Path, name: str) -> tuple[np.ndarray, np.ndarray, float]:
     """The camera of a rendered picture: its place, its turn (camera to world) and its lens
     over its sensor's width."""
-    pose = json.loads((folder / "scenes" / f"{name}.json").read_text())["camera"]
-    return (np.array(pose["location"]), np.array(pose["rotation"]),
-            pose["lens_mm"] / pose["sensor_mm"])
+    path = folder / "scenes" / f"{name}.json"
+    try:
+        pose = json.loads(path.read_text())["camera"]
+        return (np.array(pose["location"]), np.array(pose["rotation"]),
+                pose["lens_mm"] / pose["sensor_mm"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"{path}: no camera to read ({exc!r}): render it again with"
+                        " scripts/render_dice.py") from None
 
 
 def on_floor(cam: tuple[np.ndarray, np.ndarray, float], points: np.ndarray) -> np.ndarray:

@@ -306,8 +306,7 @@ class CameraDiceSource:
         self._deliver = deliver.put if isinstance(deliver, queue.Queue) else deliver
         # A set-up that may be learned again (it kept a view to see a moved camera) needs the
         # network then, whatever reads it now.
-        may_learn = self.learning or (self._setup is not None and self._setup.view is not None)
-        if read is None and (self.calibration.reader != "pips" or may_learn):
+        if read is None and (self.calibration.reader != "pips" or self.learning or self._watched()):
             shipped_net()  # a missing or broken network file is said now, not at the first throw
         self._read = self._reader()
         self._on_rolling = on_rolling
@@ -316,8 +315,8 @@ class CameraDiceSource:
         self._rearm = threading.Event()
         self._thread: threading.Thread | None = None
         self._seq = first_seq % 65536
-        # the last throws' frames against the learned tray's view, and a throw not yet compared
-        self._last_throws: deque[Comparison] = deque(maxlen=THROWS)
+        # the last settled pictures against the learned tray's view, and one not yet compared
+        self._last_seen: deque[Comparison] = deque(maxlen=THROWS)
         self._unchecked: tuple[np.ndarray, FrameReading] | None = None
         self._asked = False  # the next settled frame is one a button asked to read again
 
@@ -385,25 +384,31 @@ class CameraDiceSource:
             return judge(outcome.seen, self._given.dice)  # "saw 2 dice, not 3": re-roll
         return Unsure(outcome.setup.not_scored())
 
+    def _watched(self) -> bool:
+        """Whether the camera is watched for a move: a tray learned by rolling, with its view.
+        Not a calibrated region: that is the calibration's to mend."""
+        setup = self._setup
+        return (setup is not None and setup.learned and setup.view is not None
+                and tuple(self._given.region) == FULL_FRAME)
+
     def _look_for_a_move(self, frame: np.ndarray, reading: FrameReading) -> None:
         """Learn the tray anew once the camera is seen moved since it was learned
-        (``vision/tray_view.py``): the learned region and die width no longer fit the picture.
-        Only a tray learned by rolling: a calibrated region is the calibration's to mend."""
+        (``vision/tray_view.py``): the learned region and die width no longer fit the picture."""
         setup = self._setup
-        if (setup is None or setup.view is None or setup.region is None or setup.die_width is None
-                or tuple(self._given.region) != FULL_FRAME):
+        if (not self._watched() or setup is None or setup.view is None or setup.region is None
+                or setup.die_width is None):
             return
         height, width = frame.shape[:2]
         dice = tuple((d.center[0] / width, d.center[1] / height) for d in reading.dice)
         comparison = compare(setup.view, frame, dice, setup.region, setup.die_width)
-        self._last_throws.append(comparison)
-        if not moved_for_good(list(self._last_throws)):
+        self._last_seen.append(comparison)
+        if not moved_for_good(list(self._last_seen)):
             return
         how = (f"the tray's corners by up to {comparison.shift} die widths"
                if comparison.shift is not None else "pictures of another shape")
         log.warning("dice camera: the camera has moved since the tray was learned (%s): learning"
                     " the tray and the dice's colours again", how)
-        self._last_throws.clear()
+        self._last_seen.clear()
         self._setup = LearnedSetup(moved=True)
         self.calibration = self._given
         self._read = self._reader()
@@ -414,7 +419,7 @@ class CameraDiceSource:
     def process(self, frame: np.ndarray) -> CameraResult | None:
         """Feed one frame (the thread does this); the result it yields, if any."""
         if self._unchecked is not None:
-            # The last throw's frame against the learned tray's view: at the frame after it,
+            # The last settled picture against the learned tray's view: at the frame after it,
             # so that the throw's result does not wait for it (tens of milliseconds here).
             (then, reading), self._unchecked = self._unchecked, None
             self._look_for_a_move(then, reading)
@@ -437,9 +442,10 @@ class CameraDiceSource:
             reading = studied
         else:
             reading = self._read(frame)
-            # Compared only as a throw: not the tray emptied for the next throw, nor the same
-            # throw read again at a button's asking (the same picture twice is no second look).
-            if reading.dice and not asked:
+            # Compared at every settled picture (a throw, or the tray emptied after it: a
+            # moved camera's throw may show no die at all), but not the same throw read again
+            # at a button's asking: the same picture twice is no second look.
+            if self._watched() and not asked:
                 self._unchecked = (frame, reading)
         if not reading.dice:
             return None  # the tray is empty: dice picked up for the next throw

@@ -8,7 +8,7 @@ the finder's one look. So when the tray is learned, the picture it was learned f
 
 What is matched is what stays put between throws: the tray's rim and grain, its shading, the
 table round it; never the dice. The kept picture's dice are left out of the match, and the
-frame's, where its reading found them, are painted over in its floor's grey. The match is
+frame's, where its reading found them, are painted over in the median grey of the rest. The match is
 OpenCV's enhanced correlation coefficient (ECC): the affine motion (shift, turn, scale, a
 little slant) that makes the two most alike, found coarse to fine from the camera in place,
 or from the best of a grid of shifts where that finds nothing. The camera has moved when that
@@ -16,19 +16,20 @@ motion carries a corner of the learned tray more than ``MOVED`` die widths: the 
 ``learn.TRAY_MARGIN`` (two) die widths round every place a die came to rest.
 
 It says ``UNKNOWN`` rather than guess: when no motion makes the pictures alike (``LIKE``), as
-with a plain floor filling the picture; and when the motion found makes them hardly more
-alike than they are in place (``GAIN``): soft shading on a plain floor matches itself shifted
-almost as well as in place, and ECC can slide far along it. Two things guard the table against
-a match gone wrong: only ``THROWS`` throws in a row that see the camera moved, and moved alike
-(``ALIKE``), make it learn the tray again (``moved_for_good``).
+with a plain floor filling the picture; when the motion is none a knock makes (``a_knock``);
+and when it makes them hardly more alike than they are in place (``GAIN``): soft shading on a
+plain floor matches itself shifted almost as well as in place, and ECC can slide far along
+it. And only the last ``THROWS`` settled pictures all seeing the camera moved, alike
+(``ALIKE``), make the table learn the tray again (``moved_for_good``).
 
-Pure: pictures in, a verdict out. The camera source (``hardware/camera.py``) keeps the throws.
+Pure: pictures in, a verdict out. The camera source (``hardware/camera.py``) keeps the last few.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -46,10 +47,10 @@ LIKE = 0.7  # the correlation of the two pictures, the dice left out, from which
 GAIN = 0.1  # ... and a move only if it makes them this much more alike than they are in place
 MOVED = 1.0  # die widths a corner of the learned tray may move before the camera has moved
 MASK = 1.0  # die widths round a die's centre left out of both pictures (its shadow too)
-SCALE, SLANT = 1.25, 1.15  # a knock scales the picture at most this much, and slants it less
-FARTHEST = 0.25  # ... and shifts it at most this share of its width (twice the search's REACH)
-THROWS = 2  # settled throws in a row seen moved alike before the camera is taken to have moved
-ALIKE = 1.5  # die widths: two throws' motions put each corner of the tray this near each other
+SCALE, SLANT = 1.25, 2.0  # a knock scales the picture at most this much, and slants it less
+FARTHEST = 5.0  # ... and shifts the picture's middle at most this many die widths
+THROWS = 2  # settled pictures in a row seen moved alike before the camera is taken to have moved
+ALIKE = 1.5  # die widths: two pictures' motions put each corner of the tray this near each other
 
 
 class Verdict(Enum):
@@ -113,8 +114,8 @@ def compare(
     seen_mask = _dice_mask(seen.shape, dice, die_width)
     if seen_mask.any() and not seen_mask.all():
         seen = np.where(seen_mask > 0, seen, np.median(seen[seen_mask > 0])).astype(np.uint8)
-    likeness, motion = _match(kept, seen, mask)
-    if motion is None or likeness is None or likeness < LIKE or not _a_knock(motion, width, height):
+    likeness, motion = _match(kept, seen, mask, lambda m: a_knock(m, width, height, die_width * width))
+    if motion is None or likeness is None:
         return Comparison(Verdict.UNKNOWN, None if likeness is None else round(likeness, 3), None)
     x, y, w, h = region
     corners = np.float32([[x, y], [x + w, y], [x, y + h], [x + w, y + h]]) * [width, height]
@@ -135,8 +136,8 @@ def compare(
 
 
 def moved_for_good(seen: list[Comparison]) -> bool:
-    """Whether the last ``THROWS`` settled throws all saw the camera moved, and moved alike:
-    the tray's corners where each put them within ``ALIKE`` die widths. One throw is not
+    """Whether the last ``THROWS`` settled pictures all saw the camera moved, and moved alike:
+    the tray's corners where each put them within ``ALIKE`` die widths. One picture is not
     enough: a match found in the wrong place can look sure, but is not found twice alike."""
     last = seen[-THROWS:]
     if len(last) < THROWS or any(c.verdict is not Verdict.MOVED for c in last):
@@ -147,33 +148,46 @@ def moved_for_good(seen: list[Comparison]) -> bool:
     return all(math.dist(a, b) <= ALIKE for c in last[1:] for a, b in zip(first, c.corners, strict=True))
 
 
-def _a_knock(motion: np.ndarray, width: int, height: int) -> bool:
-    """Whether a knock on a camera's mount could make ``motion``: scaled by at most
-    ``SCALE``, hardly slanted, the picture's middle shifted at most ``FARTHEST`` of its width.
-    A match outside that is a match gone wrong (a tray corner carried a hundred die widths)."""
+def a_knock(motion: np.ndarray, width: int, height: int, die: float) -> bool:
+    """Whether a knock on a camera's mount could make ``motion`` (in pixels of a picture
+    ``width`` x ``height`` whose dice are ``die`` pixels wide): scaled by at most ``SCALE``,
+    slanted by at most ``SLANT`` (how much more it stretches one way than the other), the
+    picture's middle shifted at most ``FARTHEST`` die widths. Outside that a match has gone
+    wrong: unchecked, such matches carried a tray's corner up to hundreds of die widths."""
     stretch = np.linalg.svd(motion[:, :2].astype(np.float64), compute_uv=False)
     middle = np.array([width / 2, height / 2])
     shifted = float(np.linalg.norm(motion[:, :2] @ middle + motion[:, 2] - middle))
     return bool(stretch.min() >= 1 / SCALE and stretch.max() <= SCALE
-                and stretch.max() / stretch.min() <= SLANT and shifted <= FARTHEST * width)
+                and stretch.max() / stretch.min() <= SLANT and shifted <= FARTHEST * die)
 
 
-def _match(kept: np.ndarray, seen: np.ndarray, mask: np.ndarray) -> tuple[float | None, np.ndarray | None]:
+Match = tuple[float | None, np.ndarray | None]  # how alike, under which motion (None: no match)
+
+
+def _match(kept: np.ndarray, seen: np.ndarray, mask: np.ndarray,
+           plausible: Callable[[np.ndarray], bool]) -> Match:
     """The affine motion taking the kept picture to the one seen, and how alike they are then
     (OpenCV's enhanced correlation coefficient, which a brighter or darker lamp does not change),
     found coarse to fine from the camera in place; failing that, from the best of a grid of
-    shifts (``REACH``) at an eighth of the width. (None, None) if it cannot be found."""
-    likeness, motion = _refine(kept, seen, mask, np.eye(2, 3, dtype=np.float32))
-    if likeness is not None and likeness >= LIKE:
-        return likeness, motion
-    again, moved = _refine(kept, seen, mask, _best_shift(kept, seen, mask))
-    if again is not None and (likeness is None or again > likeness):
-        return again, moved
-    return likeness, motion
+    shifts (``REACH``) at an eighth of the width. A match is believed from a likeness of
+    ``LIKE``, under a motion a knock could make (``plausible``); with none believed, the
+    motion is None (the likeness is the best found)."""
+    tried = [_refine(kept, seen, mask, np.eye(2, 3, dtype=np.float32))]
+    if not _believed(tried[0], plausible):
+        tried.append(_refine(kept, seen, mask, _best_shift(kept, seen, mask)))
+    believed = [match for match in tried if _believed(match, plausible)]
+    if believed:
+        return max(believed, key=lambda match: match[0] or 0.0)
+    found = [match[0] for match in tried if match[0] is not None]
+    return (max(found) if found else None), None
 
 
-def _refine(kept: np.ndarray, seen: np.ndarray, mask: np.ndarray,
-            motion: np.ndarray) -> tuple[float | None, np.ndarray | None]:
+def _believed(match: Match, plausible: Callable[[np.ndarray], bool]) -> bool:
+    likeness, motion = match
+    return likeness is not None and motion is not None and likeness >= LIKE and plausible(motion)
+
+
+def _refine(kept: np.ndarray, seen: np.ndarray, mask: np.ndarray, motion: np.ndarray) -> Match:
     """ECC's motion at each of ``LEVELS`` in turn, from ``motion`` (in the first level's pixels)."""
     likeness: float | None = None
     before = LEVELS[0]
