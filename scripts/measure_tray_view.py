@@ -40,16 +40,17 @@ from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.learn import tray_region
 from bunco_pi.vision.tray_view import MOVED, Comparison, Verdict, compare, take_view
 
-SAME_CAMERA = (("", 1.0), ("", 4 / 3), ("", 2 / 3))  # name suffix of the throw, exposure gain
+EXPOSURES = (1.0, 4 / 3, 2 / 3)  # the same camera's throws as they are, brighter and darker
 
 
 def lit(frame: np.ndarray, gain: float) -> np.ndarray:
     return np.clip(frame.astype(np.float32) * gain, 0, 255).astype(np.uint8)
 
 
-def dice_boxes(folder: Path, image: Path) -> list[tuple[float, float, float, float]]:
-    """Every die in a rendered picture, readable or not: (x, y, width, height), pixels."""
-    height, width = load_image(image).shape[:2]
+def dice_boxes(folder: Path, image: Path, shape: tuple[int, ...]) -> list[tuple[float, float, float, float]]:
+    """Every die in a rendered picture of ``shape`` (its array's), readable or not: (x, y,
+    width, height), pixels."""
+    height, width = shape[:2]
     labels = folder / "labels" / f"{image.stem}.txt"
     boxes = [(*d.center, *d.size) for d in read_labels(labels, width, height)]
     return boxes + read_unclear(LabelledPhoto(image.stem, image, labels), width, height)
@@ -112,23 +113,24 @@ def compared(folder: Path) -> list[tuple[str, str, float, Comparison]]:
             continue
         frame = load_image(first)
         height, width = frame.shape[:2]
-        boxes = dice_boxes(folder, first)
+        boxes = dice_boxes(folder, first, frame.shape)
         if not boxes:
             continue
         spots = tuple((x / width, y / height) for x, y, _, _ in boxes)
         die_width = float(np.median([max(w, h) for _, _, w, h in boxes])) / width
         view = take_view(frame, spots)
         region = tray_region(frame, list(spots), die_width)
-        cases = [(f"{name}-t{k}", gain) for k in (2, 3) for _, gain in SAME_CAMERA]
+        cases = [(f"{name}-t{k}", gain) for k in (2, 3) for gain in EXPOSURES]
         cases += [(f"{name}-moved{suffix}", 1.0) for suffix in ("", "-t2", "-t3")]
         for other, gain in cases:
             path = images / f"{other}.jpg"
             if not path.exists():
                 continue
-            seen = tuple((x / width, y / height) for x, y, _, _ in dice_boxes(folder, path))
+            picture = load_image(path)
+            seen = tuple((x / width, y / height) for x, y, _, _ in dice_boxes(folder, path, picture.shape))
             how = "nudged" if "moved" in other else "same camera" + (f" x{gain:.2f}" if gain != 1 else "")
             rows.append((other, how, true_shift(folder, name, other, region, die_width),
-                         compare(view, lit(load_image(path), gain), seen, region, die_width)))
+                         compare(view, lit(picture, gain), seen, region, die_width)))
     return rows
 
 

@@ -316,15 +316,14 @@ def teacher_from(path: Path, option: str = "--teacher") -> nn.Sequential:
     return teacher.eval().requires_grad_(False)
 
 
-def split(model: nn.Sequential, shared: int) -> tuple[nn.Sequential, nn.Sequential]:
-    """A written network (``build(norm=False)``) cut after its ``shared``-th convolution's ReLU:
-    the layers kept, and the rest (the same modules, not copies)."""
+def after(model: nn.Sequential, shared: int) -> nn.Sequential:
+    """The layers of a written network (``build(norm=False)``) after its ``shared``-th
+    convolution's ReLU: the ones ``--branch-of`` trains (the same modules, not copies)."""
     convs = [i for i, m in enumerate(model) if isinstance(m, nn.Conv2d)]
     if not 0 < shared < len(convs):
         raise SystemExit(f"--shared {shared}: the network has {len(convs)} convolutions,"
                          " the last its answers")
-    cut = convs[shared - 1] + 2  # the convolution and its ReLU
-    return nn.Sequential(*list(model)[:cut]), nn.Sequential(*list(model)[cut:])
+    return nn.Sequential(*list(model)[convs[shared - 1] + 2:])  # past the convolution and its ReLU
 
 
 def taught_loss(out: torch.Tensor, taught: torch.Tensor, share: float, heat: torch.Tensor, cls: torch.Tensor,
@@ -511,7 +510,7 @@ def main() -> int:
         if any(m.groups > 1 for m in model if isinstance(m, nn.Conv2d)):
             # its layers are two convolutions each, and --shared counts convolutions
             parser.error(f"--branch-of {args.branch_of}: a separable network; give a plain one")
-        split(model, SHARED if args.shared is None else args.shared)[1].requires_grad_(True)
+        after(model, SHARED if args.shared is None else args.shared).requires_grad_(True)
     teacher = None if args.teacher is None else teacher_from(args.teacher)
     trained = [p for p in model.parameters() if p.requires_grad]  # with --branch-of, the rest alone
     optimiser = torch.optim.AdamW(trained, lr=args.lr, weight_decay=1e-4)

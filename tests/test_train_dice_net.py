@@ -345,4 +345,4 @@ def test_a_network_is_trained_on_the_first_layers_of_a_written_one_kept_as_they_
         assert said in capsys.readouterr().err
     for shared in (0, 8):  # none kept, or the answers too
         with pytest.raises(SystemExit, match=f"--shared {shared}: the network has 8 convolutions"):
-            train.split(train.teacher_from(FINDER_PATH), shared)
+            train.after(train.teacher_from(FINDER_PATH), shared)

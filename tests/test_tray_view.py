@@ -66,7 +66,7 @@ class Tray:
         first = FIXTURES / "images" / f"{name}.jpg"
         self.frame = load_image(first)
         height, width = self.frame.shape[:2]
-        boxes = measure.dice_boxes(FIXTURES, first)
+        boxes = measure.dice_boxes(FIXTURES, first, self.frame.shape)
         self.spots = tuple((x / width, y / height) for x, y, _, _ in boxes)
         self.die_width = float(np.median([max(w, h) for _, _, w, h in boxes])) / width
         self.view = take_view(self.frame, self.spots)
@@ -76,7 +76,8 @@ class Tray:
         path = FIXTURES / "images" / f"{self.name}{suffix}.jpg"
         frame = load_image(path)
         height, width = frame.shape[:2]
-        return frame, tuple((x / width, y / height) for x, y, _, _ in self.measure.dice_boxes(FIXTURES, path))
+        boxes = self.measure.dice_boxes(FIXTURES, path, frame.shape)
+        return frame, tuple((x / width, y / height) for x, y, _, _ in boxes)
 
     def compared(self, suffix: str, gain: float = 1.0) -> Comparison:
         frame, dice = self.picture(suffix)
@@ -321,7 +322,8 @@ def test_a_throw_read_again_is_no_second_look_but_the_emptied_tray_is(measure, t
     frame, _ = tray.picture("-moved")
     height, width = frame.shape[:2]
     gone = np.zeros((height, width), np.uint8)
-    for x, y, w, h in measure.dice_boxes(FIXTURES, FIXTURES / "images" / f"{tray.name}-moved.jpg"):
+    moved = FIXTURES / "images" / f"{tray.name}-moved.jpg"
+    for x, y, w, h in measure.dice_boxes(FIXTURES, moved, frame.shape):
         cv2.circle(gone, (round(x), round(y)), round(0.9 * max(w, h)), 255, -1)
     emptied = _folder(tmp_path, tray.name, ["", "-moved"], "emptied")
     cv2.imwrite(str(emptied / "02.png"), cv2.inpaint(frame, gone, 9, cv2.INPAINT_TELEA))
