@@ -294,6 +294,28 @@ def test_watch_keeps_what_the_first_sure_rolls_taught(tmp_path, capsys):
     assert "learning" not in capsys.readouterr().out  # read back: nothing left to learn
 
 
+def test_watch_says_a_tray_is_learned_again_after_the_camera_moved(tray_photos, tmp_path, capsys):
+    from bunco_pi.hardware.camera import save_learned
+    from bunco_pi.vision.learn import LearnedSetup, moved_camera
+
+    folder = tmp_path / "throws"
+    folder.mkdir()
+    cv2.imwrite(str(folder / "0-start.png"), draw_tray([]))
+    roll, _ = tray_photos
+    (folder / "1-roll.png").write_bytes(roll.read_bytes())
+    learned = tmp_path / "learned.json"
+    white = LearnedSetup(face=(225.0, 230.0, 232.0), pip=(25.0, 25.0, 30.0), rolls=3)
+    save_learned(moved_camera(white), learned)
+    assert run("watch", "--folder", str(folder), "--hold", "8", "--learned", str(learned)) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "cam moved: learn 0/3: the camera moved since the tray was learned, the next sure rolls"
+        " teach it again",
+        "rolling",
+        "roll 0: 6 2 5 (confidence 1.00)",  # read in the colours kept meanwhile
+    ]
+    assert json.loads(learned.read_text())["before_move"] is not None  # one roll: still learning
+
+
 def mistaken_folder(root):
     """Three photos, each labelled with one mistake a reader can be caught in."""
     (root / "images").mkdir(parents=True)

@@ -37,6 +37,7 @@ from bunco_pi.vision.learn import (
     RollSample,
     applied,
     from_data,
+    moved_camera,
     propose_look,
     roll_sample,
     study,
@@ -212,6 +213,63 @@ def test_a_hand_in_the_frame_teaches_no_colour_and_scores_no_wrong_face():
     assert look is None or lab_distance(look.face, SKIN) > 20  # a hand is no die
 
 
+def test_a_moved_camera_forgets_the_tray_and_keeps_the_dice_colours_to_read_with():
+    learned = LearnedSetup(face=BLUE, pip=WHITE, region=(0.1, 0.1, 0.8, 0.8), die_width=0.09, rolls=3)
+    moved = moved_camera(learned)
+    assert not moved.learned and moved.moved and moved.before_move == learned.look
+    assert (moved.region, moved.die_width, moved.view, moved.samples) == (None, None, None, ())
+    assert moved.status() == f"cam moved: learn 0/{LEARN_ROLLS}"
+    # read with meanwhile, on the whole frame; calibrated colours still win
+    assert applied(moved, TrayCalibration()).look == learned.look
+    assert applied(moved, TrayCalibration()).region == TrayCalibration().region
+    assert applied(moved, TrayCalibration()).die_width is None
+    red = TrayCalibration(dice_colour=RED, pip_colour=WHITE)
+    assert applied(moved, red).look == red.look
+    assert moved_camera(moved) == moved  # knocked again while learning: the colours still kept
+    assert moved_camera(LearnedSetup(moved=True)) == LearnedSetup(moved=True)
+
+    # The group's blue dice, after the knock: scored from the first sure throw, as before it,
+    # and the tray learned again from the next agreeing throws.
+    rng = np.random.default_rng(9150)
+    setup, scored, wrong = moved, [], 0
+    for throw in range(LEARN_ROLLS + 1):
+        truth = scattered(rng)
+        outcome = study(draw_scene(truth, seed=9160 + throw, **BLUE_SET), setup, TrayCalibration(),
+                        first_readings)
+        setup = outcome.setup
+        if outcome.reading is not None:
+            scored.append(throw)
+            wrong += outcome.reading.faces != in_reading_order(truth)
+    assert wrong == 0 and scored == list(range(LEARN_ROLLS + 1))
+    assert setup.learned and setup.region is not None and setup.view is not None
+    assert setup.before_move is None and not setup.moved
+    assert lab_distance(setup.face, BLUE) < 10
+    # Forgotten instead, the same throws score nothing until the colours are learned again.
+    rng = np.random.default_rng(9150)
+    forgotten = LearnedSetup(moved=True)
+    outcome = study(draw_scene(scattered(rng), seed=9160, **BLUE_SET), forgotten, TrayCalibration(),
+                    first_readings)
+    assert outcome.reading is None
+
+
+def test_a_box_carried_to_a_table_of_other_dice_learns_those():
+    """The colours kept after a move are trusted only until rolls agree: a box moved to a
+    table of red dice learns red, and reads nothing wrong meanwhile."""
+    rng = np.random.default_rng(9170)
+    setup = moved_camera(LearnedSetup(face=BLUE, pip=WHITE, region=(0.1, 0.1, 0.8, 0.8),
+                                      die_width=0.09, rolls=3))
+    wrong = 0
+    for throw in range(LEARN_ROLLS + 2):
+        truth = scattered(rng)
+        outcome = study(draw_scene(truth, seed=9180 + throw, **RED_SET), setup, TrayCalibration(),
+                        first_readings)
+        setup = outcome.setup
+        if outcome.reading is not None:
+            wrong += outcome.reading.faces != in_reading_order(truth)
+    assert wrong == 0
+    assert setup.learned and lab_distance(setup.face, RED) < 10 and setup.before_move is None
+
+
 def test_the_tray_holds_every_place_a_die_came_to_rest():
     rng = np.random.default_rng(9900)
     setup = LearnedSetup()
@@ -243,6 +301,9 @@ def test_the_learned_settings_file_round_trips_and_refuses_what_it_did_not_write
     save_learned(setup, path)
     assert load_learned(path) == from_data(to_data(setup)) == setup
     assert [p.name for p in tmp_path.iterdir()] == ["dice-learned.json"]  # no temp file left
+    moved = moved_camera(setup)  # the colours kept while the tray is learned again
+    save_learned(moved, path)
+    assert load_learned(path) == moved and moved.before_move == setup.look
     for text, expect in [
         ("{", "not valid JSON"),
         ('{"version": 9}', "version 9"),
@@ -250,6 +311,13 @@ def test_the_learned_settings_file_round_trips_and_refuses_what_it_did_not_write
         ('{"version": 1, "face": [1, 2, 3]}', "both colours or both null"),
         ('{"version": 1, "region": [0.5, 0, 0.9, 1]}', "inside the frame"),
         ('{"version": 1, "colour": 1}', "unknown setting 'colour'"),
+        ('{"version": 1, "before_move": [1, 2, 3]}', "'before_move' must be an object"),
+        ('{"version": 1, "before_move": {"face": [1, 2, 3]}}', "'before_move' must be an object"),
+        ('{"version": 1, "before_move": {"face": [1, 2, 3], "pip": null}}', "must name both colours"),
+        ('{"version": 1, "before_move": {"face": [1, 2, 300], "pip": [1, 2, 3]}}',
+         "'before_move face' must be"),
+        ('{"version": 1, "face": [1, 2, 3], "pip": [1, 2, 3],'
+         ' "before_move": {"face": [1, 2, 3], "pip": [1, 2, 3]}}', "null once 'face' is learned"),
     ]:
         path.write_text(text)
         with pytest.raises(UserError, match=expect) as err:

@@ -295,18 +295,23 @@ def test_a_table_whose_camera_was_knocked_learns_its_tray_again(measure, tmp_pat
         kept.append(setup)
         save_learned(setup, path)
 
+    learned = _learned(tray)
     source = CameraDiceSource(ImageFolderSource(folder), lambda r: None, TrayCalibration(),
-                              learned=_learned(tray), on_learned=keep)
+                              learned=learned, on_learned=keep)
     with caplog.at_level(logging.WARNING, logger="bunco_pi.hardware.camera"):
         lines = _feed(source, folder)
     # in place twice, moved once: still as learned; moved twice alike: learned anew
     assert lines == ["", "", "", "", "cam moved: learn 0/3"]
-    assert source.learning and source.setup == LearnedSetup(moved=True)
-    assert kept == [LearnedSetup(moved=True)] and load_learned(path) == LearnedSetup(moved=True)
+    # the tray forgotten, the dice's colours kept: the dice did not change
+    anew = LearnedSetup(moved=True, before_move=learned.look)
+    assert source.learning and source.setup == anew
+    assert kept == [anew] and load_learned(path) == anew
     assert len(lines[-1]) <= 21
     (record,) = [r for r in caplog.records if "camera has moved" in r.getMessage()]
-    assert "learning the tray and the dice's colours again" in record.getMessage()
+    assert "learning the tray again" in record.getMessage()
     assert source.calibration.region == TrayCalibration().region  # the stale region is gone
+    assert source.calibration.die_width is None
+    assert source.calibration.look == learned.look  # read with meanwhile
 
 
 def test_a_throw_read_again_is_no_second_look_but_the_emptied_tray_is(measure, tmp_path):
@@ -382,3 +387,5 @@ def test_the_table_s_oled_says_the_camera_moved_and_its_file_keeps_it(measure, t
     assert said[-2:] == ["cam moved: learn 0/3", "camera stopped"], said  # the folder ran out
     data = json.loads(learned.read_text())
     assert data["moved"] is True and data["view"] is None and data["face"] is None
+    look = _learned(tray).look
+    assert data["before_move"] == {"face": list(look.face), "pip": list(look.pip)}

@@ -342,7 +342,10 @@ def run_watch(args: argparse.Namespace) -> int:
 
     source = CameraDiceSource(frames, results, calibration, on_rolling=lambda: results.put(ROLLING),
                               learned=learned, on_learned=keep)
-    if source.learning:
+    if source.learning and source.setup is not None and source.setup.moved:
+        print(f"{source.status()}: the camera moved since the tray was learned, the next sure"
+              " rolls teach it again", flush=True)
+    elif source.learning:
         print(f"{source.status()}: no dice colours calibrated, the first sure rolls teach them",
               flush=True)
     source.start()

@@ -37,7 +37,7 @@ from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.face_reader import shipped_face_reader
 from bunco_pi.vision.fusion import FusionSettings, first_readings, read_both
-from bunco_pi.vision.learn import FULL_FRAME, LearnedSetup, applied, from_data, study, to_data
+from bunco_pi.vision.learn import FULL_FRAME, LearnedSetup, applied, from_data, moved_camera, study, to_data
 from bunco_pi.vision.look import warm_up
 from bunco_pi.vision.net import shipped_finder, shipped_net
 from bunco_pi.vision.reader import read_pips
@@ -407,10 +407,10 @@ class CameraDiceSource:
         how = (f"the tray's corners by up to {comparison.shift} die widths"
                if comparison.shift is not None else "pictures of another shape")
         log.warning("dice camera: the camera has moved since the tray was learned (%s): learning"
-                    " the tray and the dice's colours again", how)
+                    " the tray again, reading with the dice's colours as learned meanwhile", how)
         self._last_seen.clear()
-        self._setup = LearnedSetup(moved=True)
-        self.calibration = self._given
+        self._setup = moved_camera(setup)
+        self.calibration = applied(self._setup, self._given)
         self._read = self._reader()
         self._detector.relook(self.calibration.look, frame)
         if self._on_learned is not None:

@@ -20,6 +20,8 @@ Nothing here can make the reader sure of a wrong face:
   (``propose_look``) is only tried, never trusted, and what it reads is never scored;
 - once learned, the colours are kept as they are: nothing later in the evening moves them
   (at most ``KEEP_SAMPLES`` rolls are kept while learning, so old ones cannot pile up either).
+  Only a camera seen moved (``tray_view.py``) starts learning again (``moved_camera``): the
+  colours from before are trusted meanwhile, and ``LEARN_ROLLS`` agreeing rolls set them anew.
 
 Pure: frames and readings in, settings out. Reading and writing the file, and the camera,
 are the shell's (``hardware/camera.py``, ``table/camera_feed.py``).
@@ -79,6 +81,9 @@ class LearnedSetup:
     # the picture the tray was learned from, to see a camera moved since (``tray_view.py``)
     view: TrayView | None = None
     moved: bool = False  # learning anew: the camera moved after the tray was learned
+    # The dice's colours learned before the camera moved (the dice did not change): trusted,
+    # and read with, while the tray is learned again; None once learned, or when never learned.
+    before_move: DiceLook | None = None
 
     @property
     def learned(self) -> bool:
@@ -108,17 +113,31 @@ class LearnedSetup:
         return f"learning {self.agreeing}/{LEARN_ROLLS}: re-roll"
 
 
+def moved_camera(setup: LearnedSetup) -> LearnedSetup:
+    """The set-up once the camera is seen moved since the tray was learned: the tray (its
+    region, die width and view) forgotten, to be learned again from the next sure rolls; the
+    dice's colours kept and trusted meanwhile, since the dice did not change.
+
+    Learning starts anew all the same: the kept colours are tried first and what is read sure
+    in them is scored, but the next ``LEARN_ROLLS`` agreeing rolls set the colours again, so
+    a box carried to a table with other dice learns those.
+    """
+    return LearnedSetup(moved=True, before_move=setup.look or setup.before_move)
+
+
 def applied(setup: LearnedSetup, calibration: TrayCalibration) -> TrayCalibration:
     """The calibration the readers use: what rolling taught, where calibration said nothing.
 
     Dice colours from a calibration file win (measured from a picture of them); so does a
     tray region given by calibration (anything but the whole frame). (The camera source does
-    not learn at all when calibration measured the dice.)
+    not learn at all when calibration measured the dice.) While the tray is learned again
+    after the camera moved, the colours kept from before are the ones used.
     """
     changes: dict[str, object] = {}
-    if calibration.look is None and setup.learned:
-        changes["dice_colour"] = setup.face
-        changes["pip_colour"] = setup.pip
+    look = setup.look or setup.before_move
+    if calibration.look is None and look is not None:
+        changes["dice_colour"] = look.face
+        changes["pip_colour"] = look.pip
     if setup.region is not None and tuple(calibration.region) == FULL_FRAME:
         changes["region"] = setup.region
     if setup.die_width is not None and calibration.die_width is None:
@@ -146,20 +165,19 @@ def study(
 ) -> Study:
     """Read a settled frame while the set-up is being learned.
 
-    The colours tried, in order: the ones trusted now (the calibration's or the learned
-    ones; plain grey, as for white dice, if none), those the samples so far lean to, and a
-    guess from the frame itself. The first under which both readers are sure of every die
-    gives a sample. Only a reading under trusted colours is scored (``reading``); a guess
-    is never trusted, however sure the readers are under it.
+    The colours tried, in order: the ones trusted now (the calibration's, the learned ones,
+    or those kept from before the camera moved; plain grey, as for white dice, if none), the
+    frame's own (plain grey: the networks read colour themselves), those the samples so far
+    lean to, and a guess from the frame itself. The first under which both readers are sure
+    of every die gives a sample. Only a reading under trusted colours is scored (``reading``);
+    a guess is never trusted, however sure the readers are under it.
     """
     trusted = applied(setup, calibration)
     dice = calibration.dice
     tried: list[DiceLook | None] = [trusted.look]
     leaning = _group_look(_best_group(setup.samples))
     if calibration.look is None and not setup.learned:
-        tried.append(leaning)
-        region = trusted.region
-        tried.append(propose_look(frame, region))
+        tried += [None, leaning, propose_look(frame, trusted.region)]
     found = FrameReading(())
     noticed = False
     done: list[DiceLook | None] = []
@@ -275,7 +293,7 @@ def learn(setup: LearnedSetup, sample: RollSample, frame: np.ndarray) -> Learned
     width = float(np.median([s.width for s in group]))
     return replace(grown, face=look.face, pip=look.pip, die_width=round(width, 4),
                    region=tray_region(frame, [p for s in group for p in s.spots], width),
-                   view=take_view(frame, sample.spots), moved=False)
+                   view=take_view(frame, sample.spots), moved=False, before_move=None)
 
 
 def tray_region(
@@ -416,6 +434,8 @@ def to_data(setup: LearnedSetup) -> dict[str, object]:
         "die_width": setup.die_width,
         "rolls": setup.rolls,
         "moved": setup.moved,
+        "before_move": None if setup.before_move is None else {
+            "face": list(setup.before_move.face), "pip": list(setup.before_move.pip)},
         "view": None if setup.view is None else {
             "picture": base64.b64encode(setup.view.picture).decode("ascii"),
             "dice": [[round(x, 4), round(y, 4)] for x, y in setup.view.dice],
@@ -434,8 +454,8 @@ def from_data(data: object) -> LearnedSetup:
         raise ValueError("expected a JSON object")
     if data.get("version") != FORMAT_VERSION:
         raise ValueError(f"version {data.get('version')!r} is not {FORMAT_VERSION}")
-    unknown = set(data) - {"version", "face", "pip", "region", "die_width", "rolls", "moved", "view",
-                           "samples"}
+    unknown = set(data) - {"version", "face", "pip", "region", "die_width", "rolls", "moved",
+                           "before_move", "view", "samples"}
     if unknown:
         raise ValueError(f"unknown setting {sorted(unknown)[0]!r}")
     face = _colour_field(data.get("face"), "face")
@@ -461,11 +481,14 @@ def from_data(data: object) -> LearnedSetup:
     moved = data.get("moved", False)
     if not isinstance(moved, bool):
         raise ValueError("'moved' must be true or false")
+    before_move = _before_move_field(data.get("before_move"))
+    if before_move is not None and face is not None:
+        raise ValueError("'before_move' is for a tray learned again: null once 'face' is learned")
     view = _view_field(data.get("view"))
     samples = data.get("samples", [])
     if not isinstance(samples, list):
         raise ValueError("'samples' must be a list")
-    kept = []
+    rolled = []
     for number, item in enumerate(samples[-KEEP_SAMPLES:], start=1):
         if not isinstance(item, dict):
             raise ValueError(f"sample {number}: expected an object")
@@ -474,13 +497,25 @@ def from_data(data: object) -> LearnedSetup:
             isinstance(p, list) and len(p) == 2 for p in spots
         ):
             raise ValueError(f"sample {number}: 'spots' must be a list of [x, y]")
-        kept.append(RollSample(
+        rolled.append(RollSample(
             _colour_field(item.get("face"), f"sample {number} face") or (0.0, 0.0, 0.0),
             _colour_field(item.get("pip"), f"sample {number} pip") or (0.0, 0.0, 0.0),
             tuple((_fraction(x, "spots"), _fraction(y, "spots")) for x, y in spots),
             _fraction(item.get("width"), f"sample {number} width"),
         ))
-    return LearnedSetup(tuple(kept), face, pip, region, width, rolls, view, moved)
+    return LearnedSetup(tuple(rolled), face, pip, region, width, rolls, view, moved, before_move)
+
+
+def _before_move_field(value: object) -> DiceLook | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"face", "pip"}:
+        raise ValueError("'before_move' must be an object with 'face' and 'pip', or null")
+    face = _colour_field(value["face"], "before_move face")
+    pip = _colour_field(value["pip"], "before_move pip")
+    if face is None or pip is None:
+        raise ValueError("'before_move' must name both colours, 'face' and 'pip'")
+    return DiceLook(face, pip)
 
 
 def _view_field(value: object) -> TrayView | None:
