@@ -1,6 +1,7 @@
 """Two readers, one verdict: every way the pip reader and the network can agree or not."""
 
 from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -8,16 +9,21 @@ import pytest
 from close_ups import close_up, found_whole, large_held_out_dice
 from drawn_dice import draw_tray
 
+from bunco_pi.vision import fusion
+from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.dataset import read_labels
+from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.fusion import (
     FusionSettings,
     combine,
     first_readings,
+    in_both_pictures,
     look_for_more,
     read_again,
     read_both,
     refuse_side_views,
 )
+from bunco_pi.vision.learn import roll_sample
 from bunco_pi.vision.net import NetDie
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
@@ -125,19 +131,20 @@ def test_read_both_keeps_the_pip_readers_doubt_for_dice_with_light_pips(monkeypa
     from bunco_pi.vision.reader import ReaderSettings
 
     seen = []
-    monkeypatch.setattr(fusion, "combine", lambda p, f, c, rules: seen.append(rules))
+    monkeypatch.setattr(fusion, "combine", lambda p, f, c, rules: seen.append(rules) or FrameReading(()))
     frame = draw_tray([(2, 200, 200, 0)])
     first = fusion.FusionSettings(again=False)  # the first look's rules are the question
+    # dice of known colours are read in the grey their colours map to, then in their own colours
     fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))), fusion=first)
     fusion.read_both(frame, ReaderSettings(look=DiceLook((60, 150, 30), (20, 20, 20))), fusion=first)
     fusion.read_both(frame, ReaderSettings(), fusion=first)
-    assert [rules.net_over_doubt for rules in seen] == [False, True, True]
+    assert [rules.net_over_doubt for rules in seen] == [False, True, True, True, True]
     # nor do the finder and the face reader outweigh its count there (``again_overrule``)
-    assert [rules.again_overrule for rules in seen] == [1.01, first.again_overrule, first.again_overrule]
+    assert [rules.again_overrule for rules in seen] == [1.01] + [first.again_overrule] * 4
     assert first.again_overrule <= 1
 
 
-def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(monkeypatch):
+def test_read_both_gives_the_network_the_colours_and_for_known_colours_the_mapped_grey_too(monkeypatch):
     from bunco_pi.vision import fusion
     from bunco_pi.vision.look import DiceLook
     from bunco_pi.vision.reader import ReaderSettings
@@ -158,7 +165,8 @@ def test_read_both_gives_the_network_the_colours_unless_calibration_mapped_them(
     first = fusion.FusionSettings(again=False)  # the first look's frames are the question
     fusion.read_both(frame, ReaderSettings(), fusion=first)
     fusion.read_both(frame, ReaderSettings(look=DiceLook((170, 80, 20), (245, 245, 245))), fusion=first)
-    assert frames == [("net", 3), ("pips", 2), ("net", 2), ("pips", 2)]
+    # unknown colours: the colours; known ones: the grey they map to, then the colours
+    assert frames == [("net", 3), ("pips", 2), ("net", 2), ("pips", 2), ("net", 3), ("pips", 2)]
 
 
 def test_the_first_look_and_the_finder_shrink_the_frame_once(monkeypatch):
@@ -542,3 +550,82 @@ def test_looking_again_finds_a_die_too_large_for_one_look_once_at_its_width(phot
         total += 1
         whole += found_whole([f for f, _ in looked], x, y, side)
     assert total == 16 and whole >= 11
+
+
+# --- dice of known colours, read in their own colours and in the grey they map to ----------------
+
+KNOWN_COLOURS = Path(__file__).with_name("fixtures") / "known-colours"
+
+
+def rolled(*dice):
+    """A reading of dice (face or None, confidence, x) on one row, 30 px wide."""
+    return FrameReading(tuple(DieReading(face, sure, (float(x), 100.0), 15.0) for face, sure, x in dice))
+
+
+def test_of_two_readings_the_roll_is_taken_the_own_colours_first():
+    own = rolled((2, 0.9, 100), (5, 0.9, 200), (6, 0.9, 300))
+    mapped = rolled((2, 0.9, 101), (5, 0.9, 199), (None, 0.0, 300))
+    assert in_both_pictures(own, mapped, 0.5, 3) is own  # the mapped one is no roll
+    assert in_both_pictures(mapped, own, 0.5, 3) is own  # ... whichever it is
+    same = rolled((2, 0.9, 101), (5, 0.8, 199), (6, 0.7, 302))
+    assert in_both_pictures(own, same, 0.5, 3) is own  # both rolls, alike: the own colours'
+    assert in_both_pictures(same, own, 0.5, 3) is same
+    short = rolled((2, 0.9, 100), (5, 0.9, 200))
+    assert in_both_pictures(short, own, 0.5, 3) is own  # a die short is no roll of three
+    # neither a roll: the mapped reading, as before there were two (it says what is wrong)
+    assert in_both_pictures(short, mapped, 0.5, 3) is mapped
+    # no count given: the roll that saw more dice, the own colours' on a tie
+    assert in_both_pictures(short, own, 0.5) is own and in_both_pictures(own, short, 0.5) is own
+    assert in_both_pictures(own, same, 0.5) is own
+
+
+def test_a_die_the_other_reading_is_sure_is_another_face_is_not_sure():
+    own = rolled((2, 0.9, 100), (5, 0.9, 200), (6, 0.9, 300))
+    # the mapped grey reads the middle die as a 4, sure: two readings, though own is a roll
+    mapped = rolled((2, 0.9, 100), (4, 0.9, 203), (None, 0.0, 300))
+    reading = in_both_pictures(own, mapped, 0.5, 3)
+    assert [d.face for d in reading.dice] == [2, None, 6]
+    assert reading.dice[1].problem == "unsure: two readings" and reading.dice[1].center == (200.0, 100.0)
+    assert isinstance(judge(reading, 3), Unsure)
+    # and the other way: the mapped roll, against a die the own colours read sure as another face
+    partial = rolled((3, 0.9, 100), (None, 0.0, 200))
+    taken = rolled((2, 0.9, 100), (5, 0.9, 200), (6, 0.9, 300))
+    assert [d.face for d in in_both_pictures(partial, taken, 0.5, 3).dice] == [None, 5, 6]
+    # unsure there, or too far off to be the same die, is no objection
+    doubt = rolled((3, 0.3, 100), (1, 0.9, 250))
+    assert in_both_pictures(doubt, taken, 0.5, 3) is taken
+
+
+def known_colours(name: str):
+    """A rendered roll, its labelled faces, and the reader's settings for its dice's colours as
+    learning measures them from a roll (``learn.roll_sample``): not written in."""
+    frame = load_image(KNOWN_COLOURS / "images" / f"{name}.jpg")
+    height, width = frame.shape[:2]
+    labelled = read_labels(KNOWN_COLOURS / "labels" / f"{name}.txt", width, height)
+    sample = roll_sample(frame, FrameReading(tuple(
+        DieReading(d.face, 1.0, d.center, 0.5 * max(d.size)) for d in labelled)))
+    assert sample is not None
+    calibration = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip)
+    assert calibration.look is not None and calibration.look.coloured
+    return frame, tuple(sorted(d.face for d in labelled)), calibration.reader_settings()
+
+
+def mapped_alone(frame, settings):
+    """The grey the colours map to, alone: how the table read dice of known colours before."""
+    return judge(fusion.read_picture(frame, settings, dice=3), 3)
+
+
+def test_rendered_coloured_dice_are_read_in_their_own_colours_where_the_mapped_grey_fails():
+    """Two rendered rolls of three pink dice with mauve pips, the tray thrown again after the
+    camera was nudged. In the grey their colours map to, the first's five is seen as two dice
+    ("saw 4 dice"), and in the second a two reads as a one, sure: a wrong score. In their own
+    colours the first is read right, and the second is in dispute, a re-roll: no wrong score."""
+    frame, truth, settings = known_colours("r1700000-moved")
+    assert mapped_alone(frame, settings) == Unsure("saw 4 dice, not 3")
+    result = judge(read_both(frame, settings, dice=3), 3)
+    assert isinstance(result, SettledRoll) and tuple(sorted(result.faces)) == truth
+
+    frame, truth, settings = known_colours("r1700000-moved-t2")
+    before = mapped_alone(frame, settings)
+    assert isinstance(before, SettledRoll) and tuple(sorted(before.faces)) != truth
+    assert judge(read_both(frame, settings, dice=3), 3) == Unsure("unsure: two readings")

@@ -1,0 +1,107 @@
+"""Dice of known colours read three ways: in their own colours, in the grey they map to, and both.
+
+    python3 scripts/measure_known_colours.py renders/heldout-ae renders/throws-ae \\
+        renders/roll-dev-ae ../shared/datasets/dice-photos-mixed [--list]
+
+A table that knows its dice's colours (calibrated, or learned by rolling) once read each
+settled frame only in the grey picture those colours map to (``look.to_grey``), made for the
+pip reader; ``fusion.read_both`` now reads it in the frame's own colours too and takes the
+roll of either, unless the other is sure a die is another face (``fusion.in_both_pictures``).
+
+For every picture of the folders given (``images/`` + ``labels/``: renders or labelled
+photos) whose labelled dice are of one colour, those colours are measured as learning
+measures them from a roll (``learn.roll_sample``, on the labelled dice), and the picture is
+read with them, as a roll of as many dice as are labelled:
+
+- **own colours**: as dice of unknown colours (``fusion.read_picture`` with no look);
+- **mapped grey**: in the grey the colours map to alone, as the table read them before;
+- **both**: the two together, as ``read_both`` reads them now.
+
+Dice measured white with dark pips are read once, in plain grey, as before: they are only
+counted. A roll is right when every die is read sure with the labels' faces, wrong when it
+would be scored with other faces, and not scored otherwise (a re-roll).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+from bunco_pi.errors import UserError
+from bunco_pi.vision.calibration import TrayCalibration
+from bunco_pi.vision.dataset import list_photos, read_labels
+from bunco_pi.vision.evaluate import load_image
+from bunco_pi.vision.fusion import read_both, read_picture
+from bunco_pi.vision.learn import roll_sample
+from bunco_pi.vision.reading import DieReading, FrameReading
+from bunco_pi.vision.verdict import SettledRoll, judge
+
+WAYS = ("own colours", "mapped grey", "both")
+
+
+def outcome(reading: FrameReading, truth: tuple[int, ...], min_confidence: float) -> str:
+    result = judge(reading, len(truth), min_confidence)
+    if not isinstance(result, SettledRoll):
+        return "not scored"
+    return "right" if tuple(sorted(result.faces)) == truth else "wrong"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+", type=Path, help="images/ + labels/ folders")
+    parser.add_argument("--list", action="store_true", help="every picture read, each way")
+    args = parser.parse_args(argv)
+    counts: dict[tuple[str, str, str], Counter[str]] = {}
+    plain_grey: Counter[str] = Counter()
+    mixed: Counter[str] = Counter()
+    lines = []
+    for folder in args.folders:
+        for photo in list_photos(folder, "all"):
+            frame = load_image(photo.image_path)
+            height, width = frame.shape[:2]
+            labelled = read_labels(photo.label_path, width, height)
+            sample = roll_sample(frame, FrameReading(tuple(
+                DieReading(d.face, 1.0, d.center, 0.5 * max(d.size)) for d in labelled)))
+            if sample is None:
+                mixed[folder.name] += 1  # no dice, or dice of several colours: no one look
+                continue
+            calibration = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip)
+            look = calibration.look
+            assert look is not None
+            if look.plain_grey:
+                plain_grey[folder.name] += 1
+                continue
+            kind = "coloured" if look.coloured else "grey, light pips"
+            settings = calibration.reader_settings()
+            truth = tuple(sorted(d.face for d in labelled))
+            dice = len(truth)
+            own = read_picture(frame, TrayCalibration().reader_settings(), dice=dice)
+            mapped = read_picture(frame, settings, dice=dice)
+            readings = (own, mapped, read_both(frame, settings, dice=dice))
+            said = []
+            for way, reading in zip(WAYS, readings, strict=True):
+                kind_of = outcome(reading, truth, settings.min_confidence)
+                counts.setdefault((folder.name, kind, way), Counter())[kind_of] += 1
+                said.append(f"{way} {kind_of}")
+            lines.append(f"{folder.name}/{photo.name} ({kind}, {dice} dice): " + ", ".join(said))
+    print("| pictures | dice | read | rolls | right | wrong | not scored |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for (folder, kind, way), c in sorted(counts.items(), key=lambda i: (*i[0][:2], WAYS.index(i[0][2]))):
+        total = sum(c.values())
+        print(f"| {folder} | {kind} | {way} | {total} | {c['right']} ({100 * c['right'] / total:.1f}%) |"
+              f" {c['wrong']} | {c['not scored']} |")
+    for folder in dict.fromkeys(f.name for f in args.folders):
+        print(f"{folder}: {plain_grey[folder]} pictures of white dice with dark pips (read once, as"
+              f" before), {mixed[folder]} of dice of several colours or none (left out)")
+    if args.list:
+        print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except UserError as exc:
+        sys.exit(f"measure_known_colours: {exc}")
