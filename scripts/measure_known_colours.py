@@ -17,6 +17,9 @@ read with them, as a roll of as many dice as are labelled:
 - **mapped grey**: in the grey the colours map to alone, as the table read them before;
 - **both**: the two together, as ``read_both`` reads them now.
 
+With ``--drawn``, the drawn trays of ``tests/test_dice_colours.py`` too: its eight sets of
+dice and trays, 34 throws each, calibrated as the test calibrates them.
+
 Dice measured white with dark pips are read once, in plain grey, as before: they are only
 counted. A roll is right when every die is read sure with the labels' faces, wrong when it
 would be scored with other faces, and not scored otherwise (a re-roll).
@@ -27,7 +30,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from bunco_pi.errors import UserError
 from bunco_pi.vision.calibration import TrayCalibration
@@ -50,13 +56,36 @@ def outcome(reading: FrameReading, truth: tuple[int, ...], min_confidence: float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folders", nargs="+", type=Path, help="images/ + labels/ folders")
+    parser.add_argument("folders", nargs="*", type=Path, help="images/ + labels/ folders")
+    parser.add_argument("--drawn", action="store_true", help="the drawn trays' test sets too")
     parser.add_argument("--list", action="store_true", help="every picture read, each way")
     args = parser.parse_args(argv)
     counts: dict[tuple[str, str, str], Counter[str]] = {}
     plain_grey: Counter[str] = Counter()
     mixed: Counter[str] = Counter()
     lines = []
+    if not args.folders and not args.drawn:
+        parser.error("give folders of pictures, or --drawn")
+
+    def read(where: str, name: str, frame: np.ndarray, calibration: TrayCalibration,
+             truth: tuple[int, ...]) -> None:
+        look = calibration.look
+        assert look is not None
+        if look.plain_grey:
+            plain_grey[where] += 1
+            return
+        kind = "coloured" if look.coloured else "grey, light pips"
+        settings = calibration.reader_settings()
+        dice = len(truth)
+        own = read_picture(frame, replace(settings, look=None), dice=dice)
+        mapped = read_picture(frame, settings, dice=dice)
+        said = []
+        for way, reading in zip(WAYS, (own, mapped, read_both(frame, settings, dice=dice)), strict=True):
+            kind_of = outcome(reading, truth, settings.min_confidence)
+            counts.setdefault((where, kind, way), Counter())[kind_of] += 1
+            said.append(f"{way} {kind_of}")
+        lines.append(f"{where}/{name} ({kind}, {dice} dice): " + ", ".join(said))
+
     for folder in args.folders:
         for photo in list_photos(folder, "all"):
             frame = load_image(photo.image_path)
@@ -68,31 +97,26 @@ def main(argv: list[str] | None = None) -> int:
                 mixed[folder.name] += 1  # no dice, or dice of several colours: no one look
                 continue
             calibration = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip)
-            look = calibration.look
-            assert look is not None
-            if look.plain_grey:
-                plain_grey[folder.name] += 1
-                continue
-            kind = "coloured" if look.coloured else "grey, light pips"
-            settings = calibration.reader_settings()
-            truth = tuple(sorted(d.face for d in labelled))
-            dice = len(truth)
-            own = read_picture(frame, TrayCalibration().reader_settings(), dice=dice)
-            mapped = read_picture(frame, settings, dice=dice)
-            readings = (own, mapped, read_both(frame, settings, dice=dice))
-            said = []
-            for way, reading in zip(WAYS, readings, strict=True):
-                kind_of = outcome(reading, truth, settings.min_confidence)
-                counts.setdefault((folder.name, kind, way), Counter())[kind_of] += 1
-                said.append(f"{way} {kind_of}")
-            lines.append(f"{folder.name}/{photo.name} ({kind}, {dice} dice): " + ", ".join(said))
+            read(folder.name, photo.name, frame, calibration, tuple(sorted(d.face for d in labelled)))
+    if args.drawn:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from drawn_dice import draw_scene, scattered
+        from test_dice_colours import SETS, THROWS, calibrated
+
+        for name, scene in SETS.items():
+            calibration = calibrated(scene, seed=3100)  # as the test calibrates
+            rng = np.random.default_rng(4200)
+            for throw in range(THROWS):
+                truth = scattered(rng, die=scene.get("die", 56))
+                frame = draw_scene(truth, seed=5000 + throw, **scene)
+                read("drawn", f"{name} {throw}", frame, calibration, tuple(sorted(t[0] for t in truth)))
     print("| pictures | dice | read | rolls | right | wrong | not scored |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for (folder, kind, way), c in sorted(counts.items(), key=lambda i: (*i[0][:2], WAYS.index(i[0][2]))):
         total = sum(c.values())
         print(f"| {folder} | {kind} | {way} | {total} | {c['right']} ({100 * c['right'] / total:.1f}%) |"
               f" {c['wrong']} | {c['not scored']} |")
-    for folder in dict.fromkeys(f.name for f in args.folders):
+    for folder in dict.fromkeys([f.name for f in args.folders] + (["drawn"] if args.drawn else [])):
         print(f"{folder}: {plain_grey[folder]} pictures of white dice with dark pips (read once, as"
               f" before), {mixed[folder]} of dice of several colours or none (left out)")
     if args.list:

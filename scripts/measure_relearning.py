@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             if look is None:
                 left_out += 1
                 continue
-            dice = "coloured" if look.coloured else "white"
+            dice = "coloured" if look.coloured else "not coloured"
             for state, setup in (("kept", LearnedSetup(moved=True, before_move=look)),
                                  ("forgotten", LearnedSetup(moved=True))):
                 for picture, kind, what in after_the_knock(folder, name, setup):

@@ -294,24 +294,35 @@ def test_watch_keeps_what_the_first_sure_rolls_taught(tmp_path, capsys):
     assert "learning" not in capsys.readouterr().out  # read back: nothing left to learn
 
 
-def test_watch_says_a_tray_is_learned_again_after_the_camera_moved(tray_photos, tmp_path, capsys):
-    from bunco_pi.hardware.camera import save_learned
-    from bunco_pi.vision.learn import LearnedSetup, moved_camera
+def test_watch_says_a_tray_is_learned_again_after_the_camera_moved(tmp_path, capsys):
+    """Red dice with white pips on felt, the camera moved since they were learned: the colours
+    kept read a throw that the frame's own colours alone do not."""
+    import numpy as np
+    from drawn_dice import scattered
 
+    from bunco_pi.hardware.camera import save_learned
+    from bunco_pi.vision.calibration import TrayCalibration
+    from bunco_pi.vision.fusion import read_both
+    from bunco_pi.vision.learn import LearnedSetup, moved_camera
+    from bunco_pi.vision.verdict import SettledRoll, judge
+
+    red = dict(tray="felt", face_colour=(40, 30, 190), pip_colour=(245, 245, 245))
     folder = tmp_path / "throws"
     folder.mkdir()
-    cv2.imwrite(str(folder / "0-start.png"), draw_tray([]))
-    roll, _ = tray_photos
-    (folder / "1-roll.png").write_bytes(roll.read_bytes())
+    cv2.imwrite(str(folder / "0-start.png"), draw_scene([], seed=1, **red))
+    throw = draw_scene(scattered(np.random.default_rng(2)), seed=2, **red)
+    cv2.imwrite(str(folder / "1-roll.png"), throw)
+    plain = judge(read_both(throw, TrayCalibration().reader_settings(), dice=3), 3)
+    assert not isinstance(plain, SettledRoll)  # not in the frame's own colours alone
     learned = tmp_path / "learned.json"
-    white = LearnedSetup(face=(225.0, 230.0, 232.0), pip=(25.0, 25.0, 30.0), rolls=3)
-    save_learned(moved_camera(white), learned)
+    save_learned(moved_camera(LearnedSetup(face=(40.0, 30.0, 190.0), pip=(245.0, 245.0, 245.0), rolls=3)),
+                 learned)
     assert run("watch", "--folder", str(folder), "--hold", "8", "--learned", str(learned)) == 0
     assert capsys.readouterr().out.splitlines() == [
         "cam moved: learn 0/3: the camera moved since the tray was learned, the next sure rolls"
         " teach it again",
         "rolling",
-        "roll 0: 6 2 5 (confidence 1.00)",  # read in the colours kept meanwhile
+        "roll 0: 3 2 5 (confidence 1.00)",  # read in the colours kept meanwhile
     ]
     assert json.loads(learned.read_text())["before_move"] is not None  # one roll: still learning
 

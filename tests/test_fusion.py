@@ -125,7 +125,7 @@ def test_a_die_the_network_finds_unreadable_is_not_sure_whatever_the_pips_say():
     assert die.face == 4
 
 
-def test_read_both_keeps_the_pip_readers_doubt_for_dice_with_light_pips(monkeypatch):
+def test_read_both_keeps_the_pip_readers_doubt_for_dice_with_light_pips_in_the_mapped_grey(monkeypatch):
     from bunco_pi.vision import fusion
     from bunco_pi.vision.look import DiceLook
     from bunco_pi.vision.reader import ReaderSettings
@@ -572,8 +572,13 @@ def test_of_two_readings_the_roll_is_taken_the_own_colours_first():
     assert in_both_pictures(same, own, 0.5, 3) is same
     short = rolled((2, 0.9, 100), (5, 0.9, 200))
     assert in_both_pictures(short, own, 0.5, 3) is own  # a die short is no roll of three
-    # neither a roll: the mapped reading, as before there were two (it says what is wrong)
+    # neither a roll: the one that saw more dice (it says best what is wrong), mapped on a tie
     assert in_both_pictures(short, mapped, 0.5, 3) is mapped
+    two_unsure = rolled((None, 0.0, 100), (None, 0.0, 200))
+    assert in_both_pictures(short, two_unsure, 0.5, 3) is two_unsure  # none of it sure: no dispute
+    three_unsure = rolled((None, 0.0, 100), (None, 0.0, 200), (None, 0.0, 300))
+    assert in_both_pictures(three_unsure, short, 0.5, 3) is three_unsure  # it saw more
+    assert in_both_pictures(mapped, FrameReading(()), 0.5, 3) is mapped  # not an empty tray
     # no count given: the roll that saw more dice, the own colours' on a tie
     assert in_both_pictures(short, own, 0.5) is own and in_both_pictures(own, short, 0.5) is own
     assert in_both_pictures(own, same, 0.5) is own
@@ -591,9 +596,39 @@ def test_a_die_the_other_reading_is_sure_is_another_face_is_not_sure():
     partial = rolled((3, 0.9, 100), (None, 0.0, 200))
     taken = rolled((2, 0.9, 100), (5, 0.9, 200), (6, 0.9, 300))
     assert [d.face for d in in_both_pictures(partial, taken, 0.5, 3).dice] == [None, 5, 6]
-    # unsure there, or too far off to be the same die, is no objection
-    doubt = rolled((3, 0.3, 100), (1, 0.9, 250))
+    # unsure there, or seen a little off (not the same die, yet not clear of it), is no objection
+    doubt = rolled((3, 0.3, 100), (1, 0.9, 225))
     assert in_both_pictures(doubt, taken, 0.5, 3) is taken
+
+
+def test_a_refusal_or_a_die_more_in_the_other_reading_stops_the_roll():
+    taken = rolled((2, 0.9, 100), (5, 0.9, 200), (6, 0.9, 300))
+    # the mapped grey saw the middle die cocked (or hidden, or from the side): a re-roll, as
+    # when it was read alone
+    for problem in ("cocked or hidden", "tilted", "seen from the side"):
+        face = 5 if problem == "tilted" else None  # a cocked die's count, not believed
+        refused = FrameReading((DieReading(face, 0.2, (201.0, 100.0), 15.0, problem),))
+        reading = in_both_pictures(taken, refused, 0.5, 3)
+        assert [d.face for d in reading.dice] == [2, None, 6] and reading.dice[1].problem == problem
+        assert isinstance(judge(reading, 3), Unsure)
+        # the own colours' refusal does not stop a roll of the mapped grey: there the network
+        # takes flat drawn coloured dice for hidden ones
+        assert in_both_pictures(refused, taken, 0.5, 3) is taken
+    # a dispute there is a doubt of the face, not that it can be read: no objection
+    disputed = FrameReading((DieReading(None, 0.0, (201.0, 100.0), 15.0, "unsure: two readings"),))
+    assert in_both_pictures(taken, disputed, 0.5, 3) is taken
+    # a die seen clear of every die of the roll: the count is in doubt (a fourth die)
+    fourth = rolled((4, 0.9, 400))
+    reading = in_both_pictures(fourth, taken, 0.5, 3)
+    assert [d.face for d in reading.dice] == [2, 5, 6, None]
+    assert reading.dice[3].problem == "unsure: one reading"
+    assert judge(reading, 3) == Unsure("saw 4 dice, not 3")
+    # the mapped grey's die more, against the own colours' roll: a side face or a patch of tray
+    # of the dice's colour, seen as a die; no objection
+    assert in_both_pictures(taken, fourth, 0.5, 3) is taken
+    # one die seen split in two, half a width apart: no die more
+    split = rolled((5, 0.9, 190), (None, 0.0, 215))
+    assert in_both_pictures(split, taken, 0.5, 3) is taken
 
 
 def known_colours(name: str):

@@ -252,6 +252,27 @@ def test_a_moved_camera_forgets_the_tray_and_keeps_the_dice_colours_to_read_with
     assert outcome.reading is None
 
 
+def test_after_a_move_the_frame_s_own_colours_are_tried_for_a_sample(monkeypatch):
+    """White dice under blue colours kept from before a move, one blue throw learned from since:
+    mapped by the blue, nothing is sure; in the frame's own colours (plain grey) the throw is a
+    sample. (The samples lean to the blue, and the guess from the picture is made the blue too,
+    so that only the own colours can give it.)"""
+    from dataclasses import replace
+
+    from bunco_pi.vision import learn
+    from bunco_pi.vision.look import DiceLook
+
+    monkeypatch.setattr(learn, "propose_look", lambda frame, region=None: DiceLook(BLUE, WHITE))
+    kept = moved_camera(LearnedSetup(face=BLUE, pip=WHITE, region=(0.1, 0.1, 0.8, 0.8),
+                                     die_width=0.09, rolls=3))
+    kept = replace(kept, samples=(RollSample(BLUE, WHITE, ((0.5, 0.5),), 0.09),), rolls=1)
+    frame = draw_scene(scattered(np.random.default_rng(9190)), tray="felt", seed=9191)
+    blue = applied(kept, TrayCalibration()).reader_settings()
+    assert sure_by_both(*first_readings(frame, blue), 3, 0.5) is None  # not in the colours kept
+    outcome = study(frame, kept, TrayCalibration(), first_readings)
+    assert outcome.sample is not None and lab_distance(outcome.sample.face, (225, 230, 232)) < 15
+
+
 def test_a_box_carried_to_a_table_of_other_dice_learns_those():
     """The colours kept after a move are trusted only until rolls agree: a box moved to a
     table of red dice learns red, and reads nothing wrong meanwhile."""
@@ -316,8 +337,9 @@ def test_the_learned_settings_file_round_trips_and_refuses_what_it_did_not_write
         ('{"version": 1, "before_move": {"face": [1, 2, 3], "pip": null}}', "must name both colours"),
         ('{"version": 1, "before_move": {"face": [1, 2, 300], "pip": [1, 2, 3]}}',
          "'before_move face' must be"),
-        ('{"version": 1, "face": [1, 2, 3], "pip": [1, 2, 3],'
+        ('{"version": 1, "face": [1, 2, 3], "pip": [1, 2, 3], "moved": true,'
          ' "before_move": {"face": [1, 2, 3], "pip": [1, 2, 3]}}', "null once 'face' is learned"),
+        ('{"version": 1, "before_move": {"face": [1, 2, 3], "pip": [1, 2, 3]}}', "with 'moved' true"),
     ]:
         path.write_text(text)
         with pytest.raises(UserError, match=expect) as err:
@@ -391,6 +413,30 @@ def test_drawn_blue_dice_through_the_camera_source_with_poison_between(tmp_path)
     view = kept[-1].view
     assert view is not None
     assert np.allclose(view.dice, kept[-1].samples[-1].spots, atol=1e-4)
+
+
+def test_after_a_move_a_camera_source_sees_and_learns_dice_unlike_the_colours_kept(tmp_path):
+    """Through the camera source: a box whose blue dice were learned, its camera moved, now
+    over red dice on a white tray. The settle check must not look through the blue kept: by
+    them, red dice are as grey as the white tray, and no throw would ever settle."""
+    rng = np.random.default_rng(10300)
+    cv2.imwrite(str(tmp_path / "00.png"), draw_scene([], seed=10399, **RED_SET))  # the tray at start
+    truths = {}
+    for throw in range(1, LEARN_ROLLS + 3):
+        truth = scattered(rng)
+        cv2.imwrite(str(tmp_path / f"{throw:02d}.png"), draw_scene(truth, seed=10400 + throw, **RED_SET))
+        truths[f"{throw:02d}"] = in_reading_order(truth)
+    blue = LearnedSetup(face=BLUE, pip=WHITE, region=(0.1, 0.1, 0.8, 0.8), die_width=0.09, rolls=3)
+    source = CameraDiceSource(ImageFolderSource(tmp_path), lambda r: None, TrayCalibration(),
+                              learned=moved_camera(blue))
+    assert source.status() == "cam moved: learn 0/3"
+    results = feed_folder(tmp_path, source)
+    assert set(results) == set(truths)  # every throw settled and was said something of
+    rolls = {name: r for name, r in results.items() if isinstance(r, SettledRoll)}
+    assert all(r.faces == truths[name] for name, r in rolls.items())  # never a wrong face
+    assert not source.learning and source.setup is not None
+    assert lab_distance(source.setup.face, RED) < 10 and source.setup.before_move is None
+    assert rolls  # and the throws after it are scored in the colours learned
 
 
 RENDERED = Path(__file__).with_name("fixtures") / "rendered"

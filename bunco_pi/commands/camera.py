@@ -150,7 +150,8 @@ def _reader(method: str, calibration) -> Callable:
     if method == "both":  # as the table reads it: a roll short of the calibration's dice is looked at again
         return lambda frame: read_both(frame, settings, dice=calibration.dice)
     if method == "first":
-        return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False))
+        return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False),
+                                       dice=calibration.dice)
     if method == "net":
         return lambda frame: read_net(frame, region=settings.region, look=settings.look)
     if method == "pips":

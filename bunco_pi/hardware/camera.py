@@ -310,7 +310,7 @@ class CameraDiceSource:
             shipped_net()  # a missing or broken network file is said now, not at the first throw
         self._read = self._reader()
         self._on_rolling = on_rolling
-        self._detector = SettleDetector(self.calibration.settle_settings())
+        self._detector = SettleDetector(self._settling().settle_settings())
         self._stop = threading.Event()
         self._rearm = threading.Event()
         self._thread: threading.Thread | None = None
@@ -330,11 +330,19 @@ class CameraDiceSource:
         if self.calibration.reader == "pips":
             return lambda frame: read_pips(frame, settings)
         if self.calibration.reader == "first":
-            return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False))
+            return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False),
+                                           dice=self.calibration.dice)
         shipped_finder()  # a missing file is said now, not at the first throw
         shipped_face_reader()
         dice = self.calibration.dice  # a roll short of a die is looked at again too
         return lambda frame: read_both(frame, settings, dice=dice)
+
+    def _settling(self) -> TrayCalibration:
+        """What the settle check sees a frame by: the colours trusted once learned, but while
+        learning the calibration's own (plain grey unless calibrated), as the readers first
+        try them. Colours kept from before a camera move may be another table's dice: mapped
+        by them, red dice on a white tray are as grey as the tray, and never seen to settle."""
+        return self._given if self.learning else self.calibration
 
     @property
     def learning(self) -> bool:
@@ -412,7 +420,7 @@ class CameraDiceSource:
         self._setup = moved_camera(setup)
         self.calibration = applied(self._setup, self._given)
         self._read = self._reader()
-        self._detector.relook(self.calibration.look, frame)
+        self._detector.relook(self._settling().look, frame)
         if self._on_learned is not None:
             self._on_learned(self._setup)
 
@@ -503,7 +511,7 @@ class CameraDiceSource:
                 if kind == "frame":
                     if not saw_frames and back:
                         # Watched as at start-up: what lies there now is not a new throw.
-                        self._detector = SettleDetector(self.calibration.settle_settings())
+                        self._detector = SettleDetector(self._settling().settle_settings())
                         log.warning("dice camera: frames again")
                         self._deliver(CameraBack())
                     saw_frames = True

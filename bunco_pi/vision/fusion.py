@@ -68,7 +68,8 @@ from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
 # What looking again leaves as it is: a die seen cocked, hidden or cut, seen from the side, or
 # read as two faces (this last unless the finder and the face reader overrule it).
 DISPUTED = "unsure: two readings"  # the readers name two faces
-REFUSED = ("tilted", "cocked or hidden", DISPUTED, "seen from the side")
+UNREADABLE = ("tilted", "cocked or hidden", "seen from the side")  # a die to re-roll
+REFUSED = (*UNREADABLE, DISPUTED)
 # A peak of the finder nearer a die than this share of their two half-widths is on that die,
 # not a die of its own: dice lying side by side are a whole sum of half-widths apart (at the
 # whole sum, a die touching a read die in a crowded tray was never looked at).
@@ -184,12 +185,23 @@ def in_both_pictures(
     in the mapped grey (``mapped``).
 
     The reading that is a roll a table would score (``sure_roll``) is taken, the own colours'
-    when both are (or, with no ``dice`` to count, the one that saw more); with neither, the
-    mapped one, as before there were two. Then a die of it that the other reading is sure is
-    another face is not sure: two readings.
+    when both are (or, with no ``dice`` to count, the one that saw more); with neither, the one
+    that saw more dice, the mapped one on a tie. Then the other reading may object:
+
+    - a sure die of it that the other is sure is another face is not sure (two readings);
+    - a sure die of the own colours' roll that the mapped grey found unreadable (cocked,
+      hidden, seen from the side) is refused as it said, as it was before there were two (the
+      pips of coloured dice are seen there, a cocked die's squashed ones too). Not the other
+      way: in the own colours the network takes drawn coloured dice for hidden ones, and a
+      dispute is a doubt of the face, not that it can be read;
+    - a die the own colours saw away from every die of the mapped grey's roll (farther than
+      the two dice's half widths together: not the same die seen split or shifted) is added,
+      not sure: the count is in doubt, a fourth die perhaps. Not the other way: the mapped grey
+      makes dice of what is of the dice's colour (a side face, a patch of tray): counted, its
+      extra dice stopped 10 rolls the own colours read right, on renders and real photos.
     """
     rolls = [r for r in (own, mapped) if sure_roll(r, min_confidence, dice)]
-    taken = max(rolls, key=lambda r: len(r.dice)) if rolls else mapped
+    taken = max(rolls or [mapped, own], key=lambda r: len(r.dice))
     other = mapped if taken is own else own
     candidates = [
         (math.dist(a.center, b.center), i, j)
@@ -197,16 +209,26 @@ def in_both_pictures(
         for j, b in enumerate(other.dice)
         if math.dist(a.center, b.center) <= max(a.radius, b.radius)
     ]
-    disputed = {
-        i for i, j in closest_pairs(candidates)
-        if _sure(other.dice[j], min_confidence) and other.dice[j].face != taken.dice[i].face
-    }
-    if not disputed:
+    pairs = dict(closest_pairs(candidates))
+    dice_now = list(taken.dice)
+    for i, j in pairs.items():
+        said, theirs = dice_now[i], other.dice[j]
+        if not _sure(said, min_confidence):
+            continue
+        if other is mapped and theirs.problem in UNREADABLE and not _sure(theirs, min_confidence):
+            dice_now[i] = replace(said, face=None, confidence=0.0, problem=theirs.problem)
+        elif _sure(theirs, min_confidence) and theirs.face != said.face:
+            dice_now[i] = replace(said, face=None, confidence=0.0, problem=DISPUTED)
+    paired = set(pairs.values())
+    dice_now += [
+        DieReading(None, 0.0, b.center, b.radius, "unsure: one reading")
+        for j, b in enumerate(other.dice)
+        if other is own and j not in paired
+        and all(math.dist(a.center, b.center) > a.radius + b.radius for a in taken.dice)
+    ]
+    if dice_now == list(taken.dice):
         return taken
-    return FrameReading(tuple(
-        DieReading(None, 0.0, die.center, die.radius, "unsure: two readings") if i in disputed else die
-        for i, die in enumerate(taken.dice)
-    ))
+    return FrameReading(tuple(sorted(dice_now, key=lambda d: (d.center[1], d.center[0]))))
 
 
 def _sure(die: DieReading, min_confidence: float) -> bool:

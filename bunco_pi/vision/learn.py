@@ -426,7 +426,7 @@ def _colour(values: np.ndarray) -> Colour:
 
 # The file's form: plain JSON values, checked field by field when read (the shell names the file).
 def to_data(setup: LearnedSetup) -> dict[str, object]:
-    return {
+    data: dict[str, object] = {
         "version": FORMAT_VERSION,
         "face": list(setup.face) if setup.face else None,
         "pip": list(setup.pip) if setup.pip else None,
@@ -434,8 +434,6 @@ def to_data(setup: LearnedSetup) -> dict[str, object]:
         "die_width": setup.die_width,
         "rolls": setup.rolls,
         "moved": setup.moved,
-        "before_move": None if setup.before_move is None else {
-            "face": list(setup.before_move.face), "pip": list(setup.before_move.pip)},
         "view": None if setup.view is None else {
             "picture": base64.b64encode(setup.view.picture).decode("ascii"),
             "dice": [[round(x, 4), round(y, 4)] for x, y in setup.view.dice],
@@ -446,6 +444,9 @@ def to_data(setup: LearnedSetup) -> dict[str, object]:
             for s in setup.samples
         ],
     }
+    if setup.before_move is not None:  # only while learning again (left out: older files alike)
+        data["before_move"] = {"face": list(setup.before_move.face), "pip": list(setup.before_move.pip)}
+    return data
 
 
 def from_data(data: object) -> LearnedSetup:
@@ -482,8 +483,9 @@ def from_data(data: object) -> LearnedSetup:
     if not isinstance(moved, bool):
         raise ValueError("'moved' must be true or false")
     before_move = _before_move_field(data.get("before_move"))
-    if before_move is not None and face is not None:
-        raise ValueError("'before_move' is for a tray learned again: null once 'face' is learned")
+    if before_move is not None and (face is not None or not moved):
+        raise ValueError("'before_move' is only for a tray learned again after the camera moved:"
+                         " null once 'face' is learned, and with 'moved' true")
     view = _view_field(data.get("view"))
     samples = data.get("samples", [])
     if not isinstance(samples, list):
