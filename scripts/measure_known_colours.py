@@ -5,8 +5,9 @@
 
 A table that knows its dice's colours (calibrated, or learned by rolling) once read each
 settled frame only in the grey picture those colours map to (``look.to_grey``), made for the
-pip reader; ``fusion.read_both`` now reads it in the frame's own colours too and takes the
-roll of either, unless the other is sure a die is another face (``fusion.in_both_pictures``).
+pip reader; ``fusion.read_both`` now reads it in the frame's own colours too and makes the two
+one (``fusion.in_both_pictures``: the roll of either, against the other's disputes, the mapped
+grey's refusals and a die more the own colours saw).
 
 For every picture of the folders given (``images/`` + ``labels/``: renders or labelled
 photos) whose labelled dice are of one colour, those colours are measured as learning

@@ -162,6 +162,21 @@ def test_the_table_looks_again_where_the_two_readers_leave_dice_unscored_unless_
         assert len(asked) == looked
 
 
+def test_every_reader_the_table_uses_counts_the_roll_s_dice(monkeypatch):
+    """Dice of known colours are read twice, and the count decides which reading is the roll
+    (``fusion.in_both_pictures``): the reader "first" counts them too."""
+    from bunco_pi.hardware import camera
+    from bunco_pi.vision.reading import FrameReading
+
+    counted = []
+    monkeypatch.setattr(camera, "read_both", lambda frame, settings, **options: counted.append(
+        options.get("dice")) or FrameReading(()))
+    for reader in ("first", "both"):
+        source = CameraDiceSource(ScriptedCamera(), lambda _: None, TrayCalibration(reader=reader, dice=5))
+        source._read(draw_tray([]))
+    assert counted == [5, 5]
+
+
 class ScriptedCamera:
     """A frame source that follows a script: a frame, an exception to raise, an Event to
     block on (a hung read; once set, the read comes back with a frame), or None (no more)."""

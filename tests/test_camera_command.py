@@ -327,6 +327,19 @@ def test_watch_says_a_tray_is_learned_again_after_the_camera_moved(tmp_path, cap
     assert json.loads(learned.read_text())["before_move"] is not None  # one roll: still learning
 
 
+def test_eval_s_readers_count_the_roll_s_dice(monkeypatch):
+    from bunco_pi.vision import fusion
+    from bunco_pi.vision.calibration import TrayCalibration
+    from bunco_pi.vision.reading import FrameReading
+
+    counted = []
+    monkeypatch.setattr(fusion, "read_both", lambda frame, settings, **options: counted.append(
+        options.get("dice")) or FrameReading(()))
+    for method in ("first", "both"):
+        camera._reader(method, TrayCalibration(dice=5))(draw_tray([]))
+    assert counted == [5, 5]
+
+
 def mistaken_folder(root):
     """Three photos, each labelled with one mistake a reader can be caught in."""
     (root / "images").mkdir(parents=True)

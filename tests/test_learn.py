@@ -321,6 +321,7 @@ def test_the_learned_settings_file_round_trips_and_refuses_what_it_did_not_write
     assert load_learned(path) == LearnedSetup()  # no file yet: a fresh start
     save_learned(setup, path)
     assert load_learned(path) == from_data(to_data(setup)) == setup
+    assert "before_move" not in to_data(setup)  # only while learning again: as older files
     assert [p.name for p in tmp_path.iterdir()] == ["dice-learned.json"]  # no temp file left
     moved = moved_camera(setup)  # the colours kept while the tray is learned again
     save_learned(moved, path)

@@ -312,6 +312,9 @@ def test_a_table_whose_camera_was_knocked_learns_its_tray_again(measure, tmp_pat
     assert source.calibration.region == TrayCalibration().region  # the stale region is gone
     assert source.calibration.die_width is None
     assert source.calibration.look == learned.look  # read with meanwhile
+    # ... but the settle check sees by the calibration's own colours, as when first learning:
+    # the colours kept may be another table's dice, which by them would never settle
+    assert source._detector.settings.look is None
 
 
 def test_a_throw_read_again_is_no_second_look_but_the_emptied_tray_is(measure, tmp_path):

@@ -339,9 +339,10 @@ class CameraDiceSource:
 
     def _settling(self) -> TrayCalibration:
         """What the settle check sees a frame by: the colours trusted once learned, but while
-        learning the calibration's own (plain grey unless calibrated), as the readers first
-        try them. Colours kept from before a camera move may be another table's dice: mapped
-        by them, red dice on a white tray are as grey as the tray, and never seen to settle."""
+        learning the calibration's own (plain grey unless calibrated), as when first learning,
+        even where the readers try colours kept from before a camera move: those may be
+        another table's dice, and mapped by them, red dice on a white tray are as grey as the
+        tray, and never seen to settle."""
         return self._given if self.learning else self.calibration
 
     @property

@@ -36,6 +36,10 @@ they agree and the face reader is all but certain: ``again_overrule``) dispute o
 of another face stands against them. Where they look, a die the first look scored that they
 agree is another face is no longer sure: two readings.
 
+Dice of known colours (calibrated or learned) are read so twice, in the grey their colours
+map to (``look.to_grey``) and in the frame's own colours, and the two made one
+(``in_both_pictures``).
+
 The thresholds were chosen with ``scripts/tune_fusion.py`` on the set-aside fifth of the
 training photos (never on the held-out photos): the fewest dice wrong and sure first, then
 the most dice right.
@@ -189,8 +193,8 @@ def in_both_pictures(
     that saw more dice, the mapped one on a tie. Then the other reading may object:
 
     - a sure die of it that the other is sure is another face is not sure (two readings);
-    - a sure die of the own colours' roll that the mapped grey found unreadable (cocked,
-      hidden, seen from the side) is refused as it said, as it was before there were two (the
+    - a sure die of the own colours' roll that the mapped grey found unreadable (``tilted``,
+      cocked or hidden, seen from the side) is refused as it said, as it was before there were two (the
       pips of coloured dice are seen there, a cocked die's squashed ones too). Not the other
       way: in the own colours the network takes drawn coloured dice for hidden ones, and a
       dispute is a doubt of the face, not that it can be read;

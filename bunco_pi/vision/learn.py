@@ -279,7 +279,8 @@ def learn(setup: LearnedSetup, sample: RollSample, frame: np.ndarray) -> Learned
     """The set-up with one more sure roll; the colours and the tray once enough agree.
 
     Learned colours are not moved again: a lamp switched on or another set's roll later
-    in the evening cannot shift them (calibrate, or delete the learned file, to start anew).
+    in the evening cannot shift them (calibrate, or delete the learned file, to start anew;
+    only a camera seen moved starts learning again, ``moved_camera``).
     """
     if setup.learned:
         return setup
