@@ -36,7 +36,7 @@ they agree and the face reader is all but certain: ``again_overrule``) dispute o
 of another face stands against them. Where they look, a die the first look scored that they
 agree is another face is no longer sure: two readings.
 
-Dice of known colours (calibrated or learned) are read so twice, in the grey their colours
+Dice of known colours (calibrated or learned) are read twice so, in the grey their colours
 map to (``look.to_grey``) and in the frame's own colours, and the two made one
 (``in_both_pictures``).
 
@@ -166,8 +166,8 @@ def read_both(
     are read twice: in their own colours, as dice of unknown colours are, and in the grey
     picture their colours map to (``look.to_grey``), made for the pip reader
     (``in_both_pictures``). The networks learned colour from renders and real photos, and the
-    mapped picture hides it from them: on rendered coloured dice it read half as many rolls
-    right, some wrong and sure. The drawn trays' flat colours, which the mapping was made for,
+    mapped picture hides it from them: on rendered and real coloured dice it read about half
+    as many rolls right, some wrong and sure. The drawn trays' flat colours, which the mapping was made for,
     still need it (docs/dice-camera.md, "Dice of known colours, read twice").
     """
     settings = settings or ReaderSettings()
@@ -194,10 +194,10 @@ def in_both_pictures(
 
     - a sure die of it that the other is sure is another face is not sure (two readings);
     - a sure die of the own colours' roll that the mapped grey found unreadable (``tilted``,
-      cocked or hidden, seen from the side) is refused as it said, as it was before there were two (the
-      pips of coloured dice are seen there, a cocked die's squashed ones too). Not the other
-      way: in the own colours the network takes drawn coloured dice for hidden ones, and a
-      dispute is a doubt of the face, not that it can be read;
+      cocked or hidden, seen from the side) is refused as it said, as it was before there were
+      two (the pips of coloured dice are seen there, a cocked die's squashed ones too). Not the
+      other way: in the own colours the network takes drawn coloured dice for hidden ones, and
+      a dispute is a doubt of the face, not that it can be read;
     - a die the own colours saw away from every die of the mapped grey's roll (farther than
       the two dice's half widths together: not the same die seen split or shifted) is added,
       not sure: the count is in doubt, a fourth die perhaps. Not the other way: the mapped grey
