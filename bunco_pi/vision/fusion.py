@@ -67,7 +67,7 @@ from bunco_pi.vision.net import (
     shipped_finder,
 )
 from bunco_pi.vision.reader import ReaderSettings, read_pips
-from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
+from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs, same_dice
 
 # What looking again leaves as it is: a die seen cocked, hidden or cut, seen from the side, or
 # read as two faces (this last unless the finder and the face reader overrule it).
@@ -207,13 +207,7 @@ def in_both_pictures(
     rolls = [r for r in (own, mapped) if sure_roll(r, min_confidence, dice)]
     taken = max(rolls or [mapped, own], key=lambda r: len(r.dice))
     other = mapped if taken is own else own
-    candidates = [
-        (math.dist(a.center, b.center), i, j)
-        for i, a in enumerate(taken.dice)
-        for j, b in enumerate(other.dice)
-        if math.dist(a.center, b.center) <= max(a.radius, b.radius)
-    ]
-    pairs = dict(closest_pairs(candidates))
+    pairs = dict(same_dice(taken.dice, other.dice))
     dice_now = list(taken.dice)
     for i, j in pairs.items():
         said, theirs = dice_now[i], other.dice[j]

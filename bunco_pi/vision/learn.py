@@ -41,7 +41,7 @@ import numpy as np
 from bunco_pi.vision.calibration import TrayCalibration, find_tray
 from bunco_pi.vision.look import DiceLook
 from bunco_pi.vision.reader import ReaderSettings, region_pixels
-from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs
+from bunco_pi.vision.reading import DieReading, FrameReading, same_dice
 from bunco_pi.vision.tray_view import TrayView, take_view, view_picture
 
 FORMAT_VERSION = 1
@@ -217,13 +217,7 @@ def sure_by_both(
         return None
     if any(d.face is None or d.confidence < min_confidence for d in pips.dice + net.dice):
         return None
-    candidates = [
-        (math.dist(a.center, b.center), i, j)
-        for i, a in enumerate(pips.dice)
-        for j, b in enumerate(net.dice)
-        if math.dist(a.center, b.center) <= max(a.radius, b.radius)
-    ]
-    pairs = closest_pairs(candidates)
+    pairs = same_dice(pips.dice, net.dice)
     if len(pairs) != dice or any(pips.dice[i].face != net.dice[j].face for i, j in pairs):
         return None
     return pips

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -37,3 +38,14 @@ def closest_pairs(candidates: list[tuple[float, int, int]]) -> list[tuple[int, i
             used_i.add(i)
             used_j.add(j)
     return pairs
+
+
+def same_dice(a: tuple[DieReading, ...], b: tuple[DieReading, ...]) -> list[tuple[int, int]]:
+    """Dice of two readings of one frame that are the same die: (i, j) whose centres lie within
+    the larger of their radii, closest first, each used once."""
+    return closest_pairs([
+        (math.dist(x.center, y.center), i, j)
+        for i, x in enumerate(a)
+        for j, y in enumerate(b)
+        if math.dist(x.center, y.center) <= max(x.radius, y.radius)
+    ])
