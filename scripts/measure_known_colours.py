@@ -21,6 +21,11 @@ read with them, as a roll of as many dice as are labelled:
 With ``--drawn``, the drawn trays of ``tests/test_dice_colours.py`` too: its eight sets of
 dice and trays, 34 throws each, calibrated as the test calibrates them.
 
+With ``--another-set``, a fourth way: **another set's colours**, both readings under the
+colours of another picture's dice (seven pictures on, or the next after that, whose dice's
+face is more than twice ``learn.AGREE`` from these), as a box that learned one group's dice
+reads another group's.
+
 Dice measured white with dark pips are read once, in plain grey, as before: they are only
 counted. A roll is right when every die is read sure with the labels' faces, wrong when it
 would be scored with other faces, and not scored otherwise (a re-roll).
@@ -41,11 +46,11 @@ from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.dataset import list_photos, read_labels
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.fusion import read_both, read_picture
-from bunco_pi.vision.learn import roll_sample
+from bunco_pi.vision.learn import AGREE, colour_distance, roll_sample
 from bunco_pi.vision.reading import DieReading, FrameReading
 from bunco_pi.vision.verdict import SettledRoll, judge
 
-WAYS = ("own colours", "mapped grey", "both")
+WAYS = ("own colours", "mapped grey", "both", "another set's colours")
 
 
 def outcome(reading: FrameReading, truth: tuple[int, ...], min_confidence: float) -> str:
@@ -55,11 +60,25 @@ def outcome(reading: FrameReading, truth: tuple[int, ...], min_confidence: float
     return "right" if tuple(sorted(result.faces)) == truth else "wrong"
 
 
+def another_set(calibrations: list[TrayCalibration], index: int) -> TrayCalibration | None:
+    """Another picture's dice colours for picture ``index``: seven pictures on, or the next
+    after that, whose face is more than twice ``AGREE`` from its own (None if none is)."""
+    own = calibrations[index].dice_colour
+    assert own is not None
+    for step in range(1, len(calibrations)):
+        other = calibrations[(index + 7 * step) % len(calibrations)]
+        if other.dice_colour is not None and colour_distance(other.dice_colour, own) > 2 * AGREE:
+            return other
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="*", type=Path, help="images/ + labels/ folders")
     parser.add_argument("--drawn", action="store_true", help="the drawn trays' test sets too")
     parser.add_argument("--list", action="store_true", help="every picture read, each way")
+    parser.add_argument("--another-set", action="store_true",
+                        help="read each picture under another picture's dice colours too")
     args = parser.parse_args(argv)
     counts: dict[tuple[str, str, str], Counter[str]] = {}
     plain_grey: Counter[str] = Counter()
@@ -69,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give folders of pictures, or --drawn")
 
     def read(where: str, name: str, frame: np.ndarray, calibration: TrayCalibration,
-             truth: tuple[int, ...]) -> None:
+             truth: tuple[int, ...], another: TrayCalibration | None = None) -> None:
         look = calibration.look
         assert look is not None
         if look.plain_grey:
@@ -80,13 +99,17 @@ def main(argv: list[str] | None = None) -> int:
         dice = len(truth)
         own = read_picture(frame, replace(settings, look=None), dice=dice)
         mapped = read_picture(frame, settings, dice=dice)
+        readings = [own, mapped, read_both(frame, settings, dice=dice)]
+        if another is not None:
+            readings.append(read_both(frame, another.reader_settings(), dice=dice))
         said = []
-        for way, reading in zip(WAYS, (own, mapped, read_both(frame, settings, dice=dice)), strict=True):
+        for way, reading in zip(WAYS, readings, strict=False):
             kind_of = outcome(reading, truth, settings.min_confidence)
             counts.setdefault((where, kind, way), Counter())[kind_of] += 1
             said.append(f"{way} {kind_of}")
         lines.append(f"{where}/{name} ({kind}, {dice} dice): " + ", ".join(said))
 
+    pictures = []
     for folder in args.folders:
         for photo in list_photos(folder, "all"):
             frame = load_image(photo.image_path)
@@ -98,19 +121,25 @@ def main(argv: list[str] | None = None) -> int:
                 mixed[folder.name] += 1  # no dice, or dice of several colours: no one look
                 continue
             calibration = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip)
-            read(folder.name, photo.name, frame, calibration, tuple(sorted(d.face for d in labelled)))
+            pictures.append((folder.name, photo.name, frame, calibration,
+                             tuple(sorted(d.face for d in labelled))))
+    for index, (where, name, frame, calibration, truth) in enumerate(pictures):
+        read(where, name, frame, calibration, truth,
+             another_set([p[3] for p in pictures], index) if args.another_set else None)
     if args.drawn:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
         from drawn_dice import draw_scene, scattered
         from test_dice_colours import SETS, THROWS, calibrated
 
-        for name, scene in SETS.items():
-            calibration = calibrated(scene, seed=3100)  # as the test calibrates
+        calibrations = [calibrated(scene, seed=3100) for scene in SETS.values()]  # as the test does
+        for index, (name, scene) in enumerate(SETS.items()):
+            another = another_set(calibrations, index) if args.another_set else None
             rng = np.random.default_rng(4200)
             for throw in range(THROWS):
                 truth = scattered(rng, die=scene.get("die", 56))
                 frame = draw_scene(truth, seed=5000 + throw, **scene)
-                read("drawn", f"{name} {throw}", frame, calibration, tuple(sorted(t[0] for t in truth)))
+                read("drawn", f"{name} {throw}", frame, calibrations[index],
+                     tuple(sorted(t[0] for t in truth)), another)
     print("| pictures | dice | read | rolls | right | wrong | not scored |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for (folder, kind, way), c in sorted(counts.items(), key=lambda i: (*i[0][:2], WAYS.index(i[0][2]))):

@@ -90,3 +90,27 @@ def test_one_die_taken_away_is_a_change_and_sensor_noise_is_not():
     assert Event.SETTLED in events(detector, still(ROLL_B[:2], 10, seed=70))
     noisy = [draw_tray(ROLL_B[:2], noise=4.0, seed=200 + i) for i in range(20)]
     assert events(detector, noisy) == [None] * 20
+
+
+def test_dice_of_other_colours_than_those_known_are_seen_to_settle():
+    """A table that learned one group's blue dice, with another group's red dice thrown on its
+    white tray: in the grey blue dice map to, red is as grey as the tray. The settle check
+    sees the plain grey too, and reads the throw."""
+    from drawn_dice import draw_scene
+
+    from bunco_pi.vision.look import DiceLook
+
+    blue, red, white = (170, 80, 20), (40, 30, 190), (245, 245, 245)
+    look = DiceLook(blue, white)
+    scene = {"tray": "white", "face_colour": red, "pip_colour": white}
+    empty = [draw_scene([], seed=s, **scene) for s in range(8)]
+    thrown = [draw_scene(ROLL_A, seed=100 + s, **scene) for s in range(8)]
+    moving = [draw_scene([(2, 100 + 40 * s, 200, 10 * s)], seed=50 + s, **scene) for s in range(4)]
+    detector = SettleDetector(SettleSettings(settle_frames=5, look=look))
+    said = [e for e in events(detector, empty + moving + thrown) if e is not None]
+    assert said == [Event.ROLLING, Event.SETTLED]
+    # the blue dice it knows are still seen through their mapped grey
+    blues = {**scene, "face_colour": blue}
+    detector = SettleDetector(SettleSettings(settle_frames=5, look=look))
+    frames = empty + [draw_scene(ROLL_B, seed=200 + s, **blues) for s in range(8)]
+    assert [e for e in events(detector, frames) if e is not None] == [Event.ROLLING, Event.SETTLED]

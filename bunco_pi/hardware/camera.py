@@ -37,7 +37,17 @@ from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.face_reader import shipped_face_reader
 from bunco_pi.vision.fusion import FusionSettings, first_readings, read_both
-from bunco_pi.vision.learn import FULL_FRAME, LearnedSetup, applied, from_data, moved_camera, study, to_data
+from bunco_pi.vision.learn import (
+    FULL_FRAME,
+    LearnedSetup,
+    applied,
+    from_data,
+    moved_camera,
+    other_dice,
+    roll_sample,
+    study,
+    to_data,
+)
 from bunco_pi.vision.look import warm_up
 from bunco_pi.vision.net import shipped_finder, shipped_net
 from bunco_pi.vision.reader import read_pips
@@ -425,6 +435,28 @@ class CameraDiceSource:
         if self._on_learned is not None:
             self._on_learned(self._setup)
 
+    def _look_at_the_dice(self, frame: np.ndarray, reading: FrameReading) -> None:
+        """Learn anew once the dice thrown, throw after throw, are not of the colours learned
+        (``learn.other_dice``): another group's set. The throw itself is judged as read."""
+        setup = self._setup
+        if setup is None or not setup.learned:
+            return
+        sample = roll_sample(frame, reading) if len(reading.dice) == self.calibration.dice else None
+        seen = other_dice(setup, sample)
+        if seen.learned:
+            self._setup = seen  # the row of other dice, not kept in the file
+            return
+        log.warning("dice camera: %d throws in a row of dice unlike those learned (face %s, pips"
+                    " %s): learning the dice and the tray again", len(setup.strangers) + 1,
+                    setup.face, setup.pip)
+        self._setup = seen
+        self._last_seen.clear()
+        self.calibration = applied(seen, self._given)
+        self._read = self._reader()
+        self._detector.relook(self._settling().look, frame)
+        if self._on_learned is not None:
+            self._on_learned(seen)
+
     def process(self, frame: np.ndarray) -> CameraResult | None:
         """Feed one frame (the thread does this); the result it yields, if any."""
         if self._unchecked is not None:
@@ -456,6 +488,8 @@ class CameraDiceSource:
             # at a button's asking: the same picture twice is no second look.
             if self._watched() and not asked:
                 self._unchecked = (frame, reading)
+            if not asked:
+                self._look_at_the_dice(frame, reading)
         if not reading.dice:
             return None  # the tray is empty: dice picked up for the next throw
         result = judge(reading, self.calibration.dice, self.calibration.min_confidence)

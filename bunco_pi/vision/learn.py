@@ -18,10 +18,13 @@ Nothing here can make the reader sure of a wrong face:
 - colours are trusted only when ``LEARN_ROLLS`` samples agree, so one odd roll (a lamp
   switched on, a stranger's die) cannot set them; until then a guess from the picture
   (``propose_look``) is only tried, never trusted, and what it reads is never scored;
-- once learned, the colours are kept as they are: nothing later in the evening moves them
-  (at most ``KEEP_SAMPLES`` rolls are kept while learning, so old ones cannot pile up either).
-  Only a camera seen moved (``tray_view.py``) starts learning again (``moved_camera``): the
-  colours from before are trusted meanwhile, and ``LEARN_ROLLS`` agreeing rolls set them anew.
+- once learned, the colours are kept as they are: no roll shifts them (at most
+  ``KEEP_SAMPLES`` rolls are kept while learning, so old ones cannot pile up either). Two
+  things start learning again: a camera seen moved (``tray_view.py``, ``moved_camera``: the
+  colours from before are trusted meanwhile, and ``LEARN_ROLLS`` agreeing rolls set them
+  anew), and ``LEARN_ROLLS`` throws in a row of dice of other colours, agreeing with each
+  other (``other_dice``: another group's set, brought to the table for good). A stranger's
+  throw or two between the table's own change nothing.
 
 Pure: frames and readings in, settings out. Reading and writing the file, and the camera,
 are the shell's (``hardware/camera.py``, ``table/camera_feed.py``).
@@ -84,6 +87,9 @@ class LearnedSetup:
     # The dice's colours learned before the camera moved (the dice did not change): trusted,
     # and read with, while the tray is learned again; None once learned, or when never learned.
     before_move: DiceLook | None = None
+    # Once learned, the last throws in a row whose dice are not of the colours learned
+    # (``other_dice``). Not kept in the file: a restart begins the row again.
+    strangers: tuple[RollSample, ...] = ()
 
     @property
     def learned(self) -> bool:
@@ -123,6 +129,30 @@ def moved_camera(setup: LearnedSetup) -> LearnedSetup:
     a box carried to a table with other dice learns those.
     """
     return LearnedSetup(moved=True, before_move=setup.look or setup.before_move)
+
+
+def other_dice(setup: LearnedSetup, sample: RollSample | None) -> LearnedSetup:
+    """A learned set-up after the colours of a throw's dice (``roll_sample`` of the dice the
+    table read, sure or not; None when they are not of one colour, or not the roll's count).
+
+    Dice of the colours learned end a row of others. Dice of other colours add to it, and once
+    ``LEARN_ROLLS`` in a row agree with each other, they are another set brought to the table
+    for good: the set-up starts afresh, as if its file were deleted, and the next sure rolls
+    teach the new dice and the tray. The colours learned are not the only reading's: the
+    readers read the frame's own colours too (``fusion.read_both``), so until then the new
+    dice are read as dice of unknown colours are; learned, they are read in their mapped grey
+    as well, which flat-coloured dice need.
+    """
+    if not setup.learned or sample is None:
+        return setup
+    face, pip = setup.face, setup.pip
+    assert face is not None and pip is not None
+    if colour_distance(sample.face, face) <= AGREE and colour_distance(sample.pip, pip) <= PIP_AGREE:
+        return replace(setup, strangers=()) if setup.strangers else setup
+    row = (setup.strangers + (sample,))[-LEARN_ROLLS:]
+    if len(row) == LEARN_ROLLS and len(_best_group(row)) == LEARN_ROLLS:
+        return LearnedSetup()
+    return replace(setup, strangers=row)
 
 
 def applied(setup: LearnedSetup, calibration: TrayCalibration) -> TrayCalibration:
@@ -272,9 +302,10 @@ def roll_sample(frame: np.ndarray, reading: FrameReading) -> RollSample | None:
 def learn(setup: LearnedSetup, sample: RollSample, frame: np.ndarray) -> LearnedSetup:
     """The set-up with one more sure roll; the colours and the tray once enough agree.
 
-    Learned colours are not moved again: a lamp switched on or another set's roll later
-    in the evening cannot shift them (calibrate, or delete the learned file, to start anew;
-    only a camera seen moved starts learning again, ``moved_camera``).
+    Learned colours are not moved by later rolls: a stranger's throw cannot shift them. To
+    start anew: calibrate, or delete the learned file; a camera seen moved starts learning
+    again too (``moved_camera``), and so do ``LEARN_ROLLS`` throws in a row of dice of other
+    colours (``other_dice``: another set, or a lamp that changed how the dice look).
     """
     if setup.learned:
         return setup
@@ -398,6 +429,11 @@ def _same_look(a: DiceLook | None, b: DiceLook | None) -> bool:
         return a is b
     return bool(np.linalg.norm(_lab_of(a.face) - _lab_of(b.face)) < 3.0
                 and np.linalg.norm(_lab_of(a.pip) - _lab_of(b.pip)) < 3.0)
+
+
+def colour_distance(a: Colour, b: Colour) -> float:
+    """How far apart two BGR colours are, in CIE Lab (within ``AGREE``: faces of one colour)."""
+    return float(np.linalg.norm(_lab_of(a) - _lab_of(b)))
 
 
 def _lab(bgr: np.ndarray) -> np.ndarray:

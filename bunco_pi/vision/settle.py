@@ -41,20 +41,28 @@ class SettleSettings:
 def thumbnail(frame: np.ndarray, look: DiceLook | None = None) -> np.ndarray:
     """A small, blurred grey copy: sensor noise and JPEG blocks average out before comparing.
 
-    Grey as the readers see it (``look.to_grey``): red dice on green felt are one grey in a
-    plain grey picture, and would come and go unseen. Shrunk first, so the mapping is cheap.
+    In plain grey, and for dice of known colours (``look``) in the grey they map to as well
+    (``look.to_grey``), stacked: red dice on green felt are one grey in a plain grey picture,
+    and would come and go unseen; in the grey blue dice map to, red dice on a white tray are
+    as grey as the tray, and a table that learned one group's blue dice would never see
+    another group's red ones settle. A change in either counts (``difference``). Shrunk
+    first, so the mapping is cheap.
     """
     height, width = frame.shape[:2]
     small_height = max(1, round(height * SMALL_WIDTH / width))
-    small = to_grey(
-        cv2.resize(frame, (SMALL_WIDTH, small_height), interpolation=cv2.INTER_AREA), look
-    )
-    return cv2.GaussianBlur(small, (3, 3), 0).astype(np.int16)
+    small = cv2.resize(frame, (SMALL_WIDTH, small_height), interpolation=cv2.INTER_AREA)
+    greys = [to_grey(small)]
+    if look is not None and not look.plain_grey and frame.ndim == 3:
+        greys.append(to_grey(small, look))
+    blurred = [cv2.GaussianBlur(grey, (3, 3), 0).astype(np.int16) for grey in greys]
+    return blurred[0] if len(blurred) == 1 else np.stack(blurred)
 
 
 def difference(a: np.ndarray, b: np.ndarray, pixel_threshold: float) -> float:
-    """The fraction of pixels that changed by more than ``pixel_threshold`` grey levels."""
-    return float((np.abs(a - b) > pixel_threshold).mean())
+    """The fraction of pixels that changed by more than ``pixel_threshold`` grey levels in
+    any grey of the thumbnails."""
+    changed = np.abs(a - b) > pixel_threshold
+    return float((changed.any(axis=0) if changed.ndim == 3 else changed).mean())
 
 
 class SettleDetector:
