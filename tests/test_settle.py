@@ -109,7 +109,8 @@ def test_dice_of_other_colours_than_those_known_are_seen_to_settle():
     detector = SettleDetector(SettleSettings(settle_frames=5, look=look))
     said = [e for e in events(detector, empty + moving + thrown) if e is not None]
     assert said == [Event.ROLLING, Event.SETTLED]
-    # the blue dice it knows are still seen through their mapped grey
+    # and its own blue dice settle as before with both greys stacked (that the mapped grey
+    # sees what plain grey does not: tests/test_dice_colours.py, red dice on green felt)
     blues = {**scene, "face_colour": blue}
     detector = SettleDetector(SettleSettings(settle_frames=5, look=look))
     frames = empty + [draw_scene(ROLL_B, seed=200 + s, **blues) for s in range(8)]
