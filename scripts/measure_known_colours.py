@@ -12,7 +12,8 @@ grey's refusals and a die more the own colours saw).
 For every picture of the folders given (``images/`` + ``labels/``: renders or labelled
 photos) whose labelled dice are of one colour, those colours are measured as learning
 measures them from a roll (``learn.roll_sample``, on the labelled dice), and the picture is
-read with them, as a roll of as many dice as are labelled:
+read with them, as a roll of as many dice as are labelled, three ways (four with
+``--another-set``, below):
 
 - **own colours**: as dice of unknown colours (``fusion.read_picture`` with no look);
 - **mapped grey**: in the grey the colours map to alone, as the table read them before;
@@ -22,9 +23,10 @@ With ``--drawn``, the drawn trays of ``tests/test_dice_colours.py`` too: its eig
 dice and trays, 34 throws each, calibrated as the test calibrates them.
 
 With ``--another-set``, a fourth way: **another set's colours**, both readings under the
-colours of another picture's dice (seven pictures on, or the next after that, whose dice's
-face is more than twice ``learn.AGREE`` from these), as a box that learned one group's dice
-reads another group's.
+colours of another picture's dice, as a box that learned one group's dice reads another
+group's: the first of the pictures 7, 14, 21 ... on (wrapping round) whose dice are not white
+with dark pips (those are read once, in plain grey: the own colours by another name) and
+whose face is more than twice ``learn.AGREE`` from these.
 
 Dice measured white with dark pips are read once, in plain grey, as before: they are only
 counted. A roll is right when every die is read sure with the labels' faces, wrong when it
@@ -61,13 +63,16 @@ def outcome(reading: FrameReading, truth: tuple[int, ...], min_confidence: float
 
 
 def another_set(calibrations: list[TrayCalibration], index: int) -> TrayCalibration | None:
-    """Another picture's dice colours for picture ``index``: seven pictures on, or the next
-    after that, whose face is more than twice ``AGREE`` from its own (None if none is)."""
+    """Another picture's dice colours for picture ``index``: the first of those 7, 14, 21 ...
+    on, wrapping round, not white with dark pips and more than twice ``AGREE`` from its own
+    face (None if none is)."""
     own = calibrations[index].dice_colour
     assert own is not None
     for step in range(1, len(calibrations)):
         other = calibrations[(index + 7 * step) % len(calibrations)]
-        if other.dice_colour is not None and colour_distance(other.dice_colour, own) > 2 * AGREE:
+        look = other.look
+        if (look is not None and not look.plain_grey and other.dice_colour is not None
+                and colour_distance(other.dice_colour, own) > 2 * AGREE):
             return other
     return None
 
@@ -103,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         if another is not None:
             readings.append(read_both(frame, another.reader_settings(), dice=dice))
         said = []
-        for way, reading in zip(WAYS, readings, strict=False):
+        for way, reading in zip(WAYS[:len(readings)], readings, strict=True):
             kind_of = outcome(reading, truth, settings.min_confidence)
             counts.setdefault((where, kind, way), Counter())[kind_of] += 1
             said.append(f"{way} {kind_of}")

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 left_out += 1
                 continue
             dice = "coloured" if look.coloured else "not coloured"
-            for state, setup in (("kept", LearnedSetup(moved=True, before_move=look)),
+            for state, setup in (("kept", LearnedSetup(moved=True, kept=look)),
                                  ("forgotten", LearnedSetup(moved=True))):
                 for picture, kind, what in after_the_knock(folder, name, setup):
                     counts.setdefault((dice, state), Counter())[kind] += 1

@@ -324,7 +324,7 @@ def test_watch_says_a_tray_is_learned_again_after_the_camera_moved(tmp_path, cap
         "rolling",
         "roll 0: 3 2 5 (confidence 1.00)",  # read in the colours kept meanwhile
     ]
-    assert json.loads(learned.read_text())["before_move"] is not None  # one roll: still learning
+    assert json.loads(learned.read_text())["kept"] is not None  # one roll: still learning
 
 
 def test_eval_s_readers_count_the_roll_s_dice(monkeypatch):

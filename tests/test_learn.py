@@ -219,7 +219,7 @@ def test_a_hand_in_the_frame_teaches_no_colour_and_scores_no_wrong_face():
 def test_a_moved_camera_forgets_the_tray_and_keeps_the_dice_colours_to_read_with():
     learned = LearnedSetup(face=BLUE, pip=WHITE, region=(0.1, 0.1, 0.8, 0.8), die_width=0.09, rolls=3)
     moved = moved_camera(learned)
-    assert not moved.learned and moved.moved and moved.before_move == learned.look
+    assert not moved.learned and moved.moved and moved.kept == learned.look
     assert (moved.region, moved.die_width, moved.view, moved.samples) == (None, None, None, ())
     assert moved.status() == f"cam moved: learn 0/{LEARN_ROLLS}"
     # read with meanwhile, on the whole frame; calibrated colours still win
@@ -245,7 +245,7 @@ def test_a_moved_camera_forgets_the_tray_and_keeps_the_dice_colours_to_read_with
             wrong += outcome.reading.faces != in_reading_order(truth)
     assert wrong == 0 and scored == list(range(LEARN_ROLLS + 1))
     assert setup.learned and setup.region is not None and setup.view is not None
-    assert setup.before_move is None and not setup.moved
+    assert setup.kept is None and not setup.moved
     assert lab_distance(setup.face, BLUE) < 10
     # Forgotten instead, the same throws score nothing until the colours are learned again.
     rng = np.random.default_rng(9150)
@@ -291,7 +291,7 @@ def test_a_box_carried_to_a_table_of_other_dice_learns_those():
         if outcome.reading is not None:
             wrong += outcome.reading.faces != in_reading_order(truth)
     assert wrong == 0
-    assert setup.learned and lab_distance(setup.face, RED) < 10 and setup.before_move is None
+    assert setup.learned and lab_distance(setup.face, RED) < 10 and setup.kept is None
 
 
 def test_dice_of_other_colours_thrown_again_and_again_start_the_learning_afresh():
@@ -310,8 +310,19 @@ def test_dice_of_other_colours_thrown_again_and_again_start_the_learning_afresh(
     for sample in [red, green, red, green]:  # others, but not one set: not learned anew
         mixed = other_dice(mixed, sample)
     assert mixed.learned and mixed.look == blue.look
+    # the edges: learning's own (faces within 18 Lab units, pips within 40)
+    near = RollSample((152, 88, 38), WHITE, ((0.5, 0.5),), 0.09)  # 17 units off: the same dice
+    far = RollSample((151, 89, 39), WHITE, ((0.5, 0.5),), 0.09)  # 19 units off: another set
+    dark_pips = RollSample(BLUE, (30, 30, 30), ((0.5, 0.5),), 0.09)  # blue, with dark pips
+    for sample, restarts in [(near, False), (far, True), (dark_pips, True)]:
+        after = blue
+        for _ in range(LEARN_ROLLS):
+            after = other_dice(after, sample)
+        assert after.learned is not restarts, sample
     setup = other_dice(setup, red)  # the third red throw in a row
-    assert setup == LearnedSetup() and setup.status() == "learning dice 0/3"
+    # learning again, the tray forgotten, the colours kept and read with meanwhile
+    assert setup == LearnedSetup(kept=blue.look) and setup.status() == "new dice: learn 0/3"
+    assert applied(setup, TrayCalibration()).look == blue.look
     assert other_dice(LearnedSetup(), red) == LearnedSetup()  # nothing learned: nothing to unlearn
     assert to_data(replace(blue, strangers=(red, red))) == to_data(blue)  # the row is not kept
 
@@ -346,11 +357,18 @@ def test_the_learned_settings_file_round_trips_and_refuses_what_it_did_not_write
     assert load_learned(path) == LearnedSetup()  # no file yet: a fresh start
     save_learned(setup, path)
     assert load_learned(path) == from_data(to_data(setup)) == setup
-    assert "before_move" not in to_data(setup)  # only while learning again: as older files
+    assert "kept" not in to_data(setup)  # only while learning again: as older files
     assert [p.name for p in tmp_path.iterdir()] == ["dice-learned.json"]  # no temp file left
     moved = moved_camera(setup)  # the colours kept while the tray is learned again
     save_learned(moved, path)
-    assert load_learned(path) == moved and moved.before_move == setup.look
+    assert load_learned(path) == moved and moved.kept == setup.look
+    other = LearnedSetup(kept=setup.look)  # another set came: the colours kept, not moved
+    save_learned(other, path)
+    assert load_learned(path) == other and other.status() == "new dice: learn 0/3"
+    legacy = to_data(moved)
+    legacy["before_move"] = legacy.pop("kept")  # as the file was written before "kept"
+    path.write_text(json.dumps(legacy))
+    assert load_learned(path) == moved
     for text, expect in [
         ("{", "not valid JSON"),
         ('{"version": 9}', "version 9"),
@@ -358,14 +376,13 @@ def test_the_learned_settings_file_round_trips_and_refuses_what_it_did_not_write
         ('{"version": 1, "face": [1, 2, 3]}', "both colours or both null"),
         ('{"version": 1, "region": [0.5, 0, 0.9, 1]}', "inside the frame"),
         ('{"version": 1, "colour": 1}', "unknown setting 'colour'"),
-        ('{"version": 1, "before_move": [1, 2, 3]}', "'before_move' must be an object"),
-        ('{"version": 1, "before_move": {"face": [1, 2, 3]}}', "'before_move' must be an object"),
-        ('{"version": 1, "before_move": {"face": [1, 2, 3], "pip": null}}', "must name both colours"),
-        ('{"version": 1, "before_move": {"face": [1, 2, 300], "pip": [1, 2, 3]}}',
-         "'before_move face' must be"),
+        ('{"version": 1, "kept": [1, 2, 3]}', "'kept' must be an object"),
+        ('{"version": 1, "kept": {"face": [1, 2, 3]}}', "'kept' must be an object"),
+        ('{"version": 1, "kept": {"face": [1, 2, 3], "pip": null}}', "must name both colours"),
+        ('{"version": 1, "kept": {"face": [1, 2, 300], "pip": [1, 2, 3]}}',
+         "'kept face' must be"),
         ('{"version": 1, "face": [1, 2, 3], "pip": [1, 2, 3], "moved": true,'
-         ' "before_move": {"face": [1, 2, 3], "pip": [1, 2, 3]}}', "null once 'face' is learned"),
-        ('{"version": 1, "before_move": {"face": [1, 2, 3], "pip": [1, 2, 3]}}', "with 'moved' true"),
+         ' "kept": {"face": [1, 2, 3], "pip": [1, 2, 3]}}', "null once 'face' is learned"),
     ]:
         path.write_text(text)
         with pytest.raises(UserError, match=expect) as err:
@@ -461,7 +478,7 @@ def test_after_a_move_a_camera_source_sees_and_learns_dice_unlike_the_colours_ke
     rolls = {name: r for name, r in results.items() if isinstance(r, SettledRoll)}
     assert all(r.faces == truths[name] for name, r in rolls.items())  # never a wrong face
     assert not source.learning and source.setup is not None
-    assert lab_distance(source.setup.face, RED) < 10 and source.setup.before_move is None
+    assert lab_distance(source.setup.face, RED) < 10 and source.setup.kept is None
     assert rolls  # and the throws after it are scored in the colours learned
 
 
@@ -488,6 +505,33 @@ def test_a_box_that_learned_blue_dice_reads_another_group_s_red_ones(tmp_path):
     assert len(rolls) >= 3
 
 
+def test_only_throws_of_a_roll_s_dice_and_not_read_again_count_as_another_set():
+    """A throw of two red dice is not a roll's count, and a throw read again at a button's
+    asking is the same throw: neither counts toward the row that starts learning again."""
+    blue = LearnedSetup(face=BLUE, pip=WHITE, region=FULL_FRAME, die_width=0.09, rolls=3)
+    source = CameraDiceSource(None, lambda r: None, TrayCalibration(), learned=blue,
+                              reopen=lambda: ImageFolderSource(Path(".")))
+    rng = np.random.default_rng(10900)
+
+    def throw(frame: np.ndarray, asked: bool = False) -> None:
+        if asked:
+            source.rearm()
+        for _ in range(HOLD):
+            source.process(frame)
+
+    throw(draw_scene([], seed=10901, **RED_SET))  # the tray at start
+    for k in range(LEARN_ROLLS):  # two dice, three times
+        throw(draw_scene(scattered(rng, count=2), seed=10910 + k, **RED_SET))
+    assert not source.learning
+    second = draw_scene(scattered(rng), seed=10920, **RED_SET)
+    throw(draw_scene(scattered(rng), seed=10921, **RED_SET))
+    throw(second)
+    throw(second, asked=True)  # read again: the same throw
+    assert not source.learning and len(source.setup.strangers) == 2
+    throw(draw_scene(scattered(rng), seed=10922, **RED_SET))  # the third throw of three
+    assert source.learning and source.status() == "new dice: learn 0/3"
+
+
 def test_a_box_that_learned_blue_dice_learns_red_ones_thrown_again_and_again(tmp_path):
     """As above, but the red set stays: after three throws of it the box learns afresh, and
     learns the red dice and the tray, kept in its file, so that they are read in their mapped
@@ -507,7 +551,8 @@ def test_a_box_that_learned_blue_dice_learns_red_ones_thrown_again_and_again(tmp
     assert set(results) == set(truths)
     rolls = {name: r for name, r in results.items() if isinstance(r, SettledRoll)}
     assert all(r.faces == truths[name] for name, r in rolls.items())  # never a wrong face
-    assert kept[0] == LearnedSetup()  # learning afresh, written to the file
+    assert kept, "never began learning again"
+    assert kept[0] == LearnedSetup(kept=blue.look)  # learning again, written to the file
     assert not source.learning and kept[-1].learned and lab_distance(kept[-1].face, RED) < 10
     assert source.calibration.look is not None and lab_distance(source.calibration.look.face, RED) < 10
 
@@ -683,9 +728,11 @@ def test_learned_colours_do_not_make_the_roll_lying_there_read_again():
             detector.settings = SettleSettings(look=DiceLook(RED, WHITE))
         return detector
 
-    # A plain swap read the roll lying there twice while the mapped thumbnail replaced the plain
-    # one; now that plain grey is kept beside it, the change of shape alone starts over.
-    assert settle(learned_detector(relook=False), roll) == []
+    # A plain swap once read the roll lying there twice; now thumbnails of another shape are
+    # taken as read, so it does not, nor after a hand passes over the roll.
+    swapped = learned_detector(relook=False)
+    assert settle(swapped, roll) == []
+    assert [e for e in map(swapped.feed, [with_hand(roll)] + [roll] * HOLD) if e] == [Event.ROLLING]
     assert settle(learned_detector(relook=True), roll) == []  # read once, not again
     again = learned_detector(relook=True)
     assert Event.SETTLED in settle(again, empty) + settle(again, roll)  # the next throw is read

@@ -303,7 +303,7 @@ def test_a_table_whose_camera_was_knocked_learns_its_tray_again(measure, tmp_pat
     # in place twice, moved once: still as learned; moved twice alike: learned anew
     assert lines == ["", "", "", "", "cam moved: learn 0/3"]
     # the tray forgotten, the dice's colours kept: the dice did not change
-    anew = LearnedSetup(moved=True, before_move=learned.look)
+    anew = LearnedSetup(moved=True, kept=learned.look)
     assert source.learning and source.setup == anew
     assert kept == [anew] and load_learned(path) == anew
     assert len(lines[-1]) <= 21
@@ -312,9 +312,9 @@ def test_a_table_whose_camera_was_knocked_learns_its_tray_again(measure, tmp_pat
     assert source.calibration.region == TrayCalibration().region  # the stale region is gone
     assert source.calibration.die_width is None
     assert source.calibration.look == learned.look  # read with meanwhile
-    # ... but the settle check sees by the calibration's own colours, as when first learning:
-    # the colours kept may be another table's dice, which by them would never settle
-    assert source._detector.settings.look is None
+    # ... and the settle check sees by them too, beside plain grey: the colours kept may be
+    # another table's dice, which by them alone would never settle
+    assert source._detector.settings.look == learned.look
 
 
 def test_a_throw_read_again_is_no_second_look_but_the_emptied_tray_is(measure, tmp_path):
@@ -391,4 +391,4 @@ def test_the_table_s_oled_says_the_camera_moved_and_its_file_keeps_it(measure, t
     data = json.loads(learned.read_text())
     assert data["moved"] is True and data["view"] is None and data["face"] is None
     look = _learned(tray).look
-    assert data["before_move"] == {"face": list(look.face), "pip": list(look.pip)}
+    assert data["kept"] == {"face": list(look.face), "pip": list(look.pip)}

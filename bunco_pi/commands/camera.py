@@ -346,6 +346,9 @@ def run_watch(args: argparse.Namespace) -> int:
     if source.learning and source.setup is not None and source.setup.moved:
         print(f"{source.status()}: the camera moved since the tray was learned, the next sure"
               " rolls teach it again", flush=True)
+    elif source.learning and source.setup is not None and source.setup.kept is not None:
+        print(f"{source.status()}: dice unlike those learned were thrown, the next sure rolls"
+              " teach them", flush=True)
     elif source.learning:
         print(f"{source.status()}: no dice colours calibrated, the first sure rolls teach them",
               flush=True)

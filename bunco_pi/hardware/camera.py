@@ -39,6 +39,7 @@ from bunco_pi.vision.face_reader import shipped_face_reader
 from bunco_pi.vision.fusion import FusionSettings, first_readings, read_both
 from bunco_pi.vision.learn import (
     FULL_FRAME,
+    LEARN_ROLLS,
     LearnedSetup,
     applied,
     from_data,
@@ -320,7 +321,7 @@ class CameraDiceSource:
             shipped_net()  # a missing or broken network file is said now, not at the first throw
         self._read = self._reader()
         self._on_rolling = on_rolling
-        self._detector = SettleDetector(self._settling().settle_settings())
+        self._detector = SettleDetector(self.calibration.settle_settings())
         self._stop = threading.Event()
         self._rearm = threading.Event()
         self._thread: threading.Thread | None = None
@@ -346,14 +347,6 @@ class CameraDiceSource:
         shipped_face_reader()
         dice = self.calibration.dice  # a roll short of a die is looked at again too
         return lambda frame: read_both(frame, settings, dice=dice)
-
-    def _settling(self) -> TrayCalibration:
-        """What the settle check sees a frame by: the colours trusted once learned, but while
-        learning the calibration's own (plain grey unless calibrated), as when first learning,
-        even where the readers try colours kept from before a camera move: those may be
-        another table's dice, and mapped by them, red dice on a white tray are as grey as the
-        tray, and never seen to settle."""
-        return self._given if self.learning else self.calibration
 
     @property
     def learning(self) -> bool:
@@ -431,7 +424,7 @@ class CameraDiceSource:
         self._setup = moved_camera(setup)
         self.calibration = applied(self._setup, self._given)
         self._read = self._reader()
-        self._detector.relook(self._settling().look, frame)
+        self._detector.relook(self.calibration.look, frame)
         if self._on_learned is not None:
             self._on_learned(self._setup)
 
@@ -447,13 +440,13 @@ class CameraDiceSource:
             self._setup = seen  # the row of other dice, not kept in the file
             return
         log.warning("dice camera: %d throws in a row of dice unlike those learned (face %s, pips"
-                    " %s): learning the dice and the tray again", len(setup.strangers) + 1,
-                    setup.face, setup.pip)
+                    " %s): learning the dice and the tray again, reading with the colours learned"
+                    " meanwhile", LEARN_ROLLS, setup.face, setup.pip)
         self._setup = seen
         self._last_seen.clear()
         self.calibration = applied(seen, self._given)
         self._read = self._reader()
-        self._detector.relook(self._settling().look, frame)
+        self._detector.relook(self.calibration.look, frame)
         if self._on_learned is not None:
             self._on_learned(seen)
 
@@ -546,7 +539,7 @@ class CameraDiceSource:
                 if kind == "frame":
                     if not saw_frames and back:
                         # Watched as at start-up: what lies there now is not a new throw.
-                        self._detector = SettleDetector(self._settling().settle_settings())
+                        self._detector = SettleDetector(self.calibration.settle_settings())
                         log.warning("dice camera: frames again")
                         self._deliver(CameraBack())
                     saw_frames = True

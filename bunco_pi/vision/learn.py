@@ -20,11 +20,12 @@ Nothing here can make the reader sure of a wrong face:
   (``propose_look``) is only tried, never trusted, and what it reads is never scored;
 - once learned, the colours are kept as they are: no roll shifts them (at most
   ``KEEP_SAMPLES`` rolls are kept while learning, so old ones cannot pile up either). Two
-  things start learning again: a camera seen moved (``tray_view.py``, ``moved_camera``: the
-  colours from before are trusted meanwhile, and ``LEARN_ROLLS`` agreeing rolls set them
-  anew), and ``LEARN_ROLLS`` throws in a row of dice of other colours, agreeing with each
-  other (``other_dice``: another group's set, brought to the table for good). A stranger's
-  throw or two between the table's own change nothing.
+  things start learning again: a camera seen moved (``tray_view.py``, ``moved_camera``), and
+  ``LEARN_ROLLS`` throws in a row of dice of other colours, agreeing with each other
+  (``other_dice``: another group's set, brought to the table for good, or a lamp that
+  changed how the dice look). A stranger's throw or two between the table's own change
+  nothing. Either way the colours from before are kept, trusted and read with meanwhile
+  (``kept``), and ``LEARN_ROLLS`` agreeing rolls set them anew.
 
 Pure: frames and readings in, settings out. Reading and writing the file, and the camera,
 are the shell's (``hardware/camera.py``, ``table/camera_feed.py``).
@@ -84,9 +85,9 @@ class LearnedSetup:
     # the picture the tray was learned from, to see a camera moved since (``tray_view.py``)
     view: TrayView | None = None
     moved: bool = False  # learning anew: the camera moved after the tray was learned
-    # The dice's colours learned before the camera moved (the dice did not change): trusted,
-    # and read with, while the tray is learned again; None once learned, or when never learned.
-    before_move: DiceLook | None = None
+    # The dice's colours learned before learning began again (a camera move, another set of
+    # dice): trusted, and read with, meanwhile; None once learned, or when never learned.
+    kept: DiceLook | None = None
     # Once learned, the last throws in a row whose dice are not of the colours learned
     # (``other_dice``). Not kept in the file: a restart begins the row again.
     strangers: tuple[RollSample, ...] = ()
@@ -112,6 +113,8 @@ class LearnedSetup:
             return ""
         if self.moved:
             return f"cam moved: learn {self.agreeing}/{LEARN_ROLLS}"
+        if self.kept is not None:
+            return f"new dice: learn {self.agreeing}/{LEARN_ROLLS}"
         return f"learning dice {self.agreeing}/{LEARN_ROLLS}"
 
     def not_scored(self) -> str:
@@ -122,26 +125,28 @@ class LearnedSetup:
 def moved_camera(setup: LearnedSetup) -> LearnedSetup:
     """The set-up once the camera is seen moved since the tray was learned: the tray (its
     region, die width and view) forgotten, to be learned again from the next sure rolls; the
-    dice's colours kept and trusted meanwhile, since the dice did not change.
+    dice's colours kept and trusted meanwhile (``kept``), since the dice did not change.
 
     Learning starts anew all the same: the kept colours are tried first and what is read sure
     in them is scored, but the next ``LEARN_ROLLS`` agreeing rolls set the colours again, so
     a box carried to a table with other dice learns those.
     """
-    return LearnedSetup(moved=True, before_move=setup.look or setup.before_move)
+    return LearnedSetup(moved=True, kept=setup.look or setup.kept)
 
 
 def other_dice(setup: LearnedSetup, sample: RollSample | None) -> LearnedSetup:
     """A learned set-up after the colours of a throw's dice (``roll_sample`` of the dice the
-    table read, sure or not; None when they are not of one colour, or not the roll's count).
+    table read, sure or not; None when they are not of one colour, or not the roll's count:
+    such a throw neither adds to the row nor ends it).
 
     Dice of the colours learned end a row of others. Dice of other colours add to it, and once
     ``LEARN_ROLLS`` in a row agree with each other, they are another set brought to the table
-    for good: the set-up starts afresh, as if its file were deleted, and the next sure rolls
-    teach the new dice and the tray. The colours learned are not the only reading's: the
-    readers read the frame's own colours too (``fusion.read_both``), so until then the new
-    dice are read as dice of unknown colours are; learned, they are read in their mapped grey
-    as well, which flat-coloured dice need.
+    for good (or the table's own under a light that changed them as much): learning starts
+    again, the tray forgotten (it may be another tray) and the colours kept, trusted and read
+    with meanwhile, as after a camera move; the next sure rolls teach the new dice and the
+    tray. Kept colours cost a reading nothing: the readers read the frame's own colours beside
+    them (``fusion.read_both``); learned, the new dice are read in their mapped grey as well,
+    which flat-coloured dice need.
     """
     if not setup.learned or sample is None:
         return setup
@@ -151,7 +156,7 @@ def other_dice(setup: LearnedSetup, sample: RollSample | None) -> LearnedSetup:
         return replace(setup, strangers=()) if setup.strangers else setup
     row = (setup.strangers + (sample,))[-LEARN_ROLLS:]
     if len(row) == LEARN_ROLLS and len(_best_group(row)) == LEARN_ROLLS:
-        return LearnedSetup()
+        return LearnedSetup(kept=setup.look)
     return replace(setup, strangers=row)
 
 
@@ -161,10 +166,10 @@ def applied(setup: LearnedSetup, calibration: TrayCalibration) -> TrayCalibratio
     Dice colours from a calibration file win (measured from a picture of them); so does a
     tray region given by calibration (anything but the whole frame). (The camera source does
     not learn at all when calibration measured the dice.) While the tray is learned again
-    after the camera moved, the colours kept from before are the ones used.
+    after the camera moved or another set came, the colours kept from before are the ones used.
     """
     changes: dict[str, object] = {}
-    look = setup.look or setup.before_move
+    look = setup.look or setup.kept
     if calibration.look is None and look is not None:
         changes["dice_colour"] = look.face
         changes["pip_colour"] = look.pip
@@ -196,7 +201,7 @@ def study(
     """Read a settled frame while the set-up is being learned.
 
     The colours tried, in order: the ones trusted now (the calibration's, the learned ones,
-    or those kept from before the camera moved; plain grey, as for white dice, if none), the
+    or those kept from before learning began again; plain grey, as for white dice, if none), the
     frame's own (plain grey: the networks read colour themselves), those the samples so far
     lean to, and a guess from the frame itself. The first under which both readers are sure
     of every die gives a sample. Only a reading under trusted colours is scored (``reading``);
@@ -319,7 +324,7 @@ def learn(setup: LearnedSetup, sample: RollSample, frame: np.ndarray) -> Learned
     width = float(np.median([s.width for s in group]))
     return replace(grown, face=look.face, pip=look.pip, die_width=round(width, 4),
                    region=tray_region(frame, [p for s in group for p in s.spots], width),
-                   view=take_view(frame, sample.spots), moved=False, before_move=None)
+                   view=take_view(frame, sample.spots), moved=False, kept=None)
 
 
 def tray_region(
@@ -475,8 +480,8 @@ def to_data(setup: LearnedSetup) -> dict[str, object]:
             for s in setup.samples
         ],
     }
-    if setup.before_move is not None:  # only while learning again (left out: older files alike)
-        data["before_move"] = {"face": list(setup.before_move.face), "pip": list(setup.before_move.pip)}
+    if setup.kept is not None:  # only while learning again (left out otherwise)
+        data["kept"] = {"face": list(setup.kept.face), "pip": list(setup.kept.pip)}
     return data
 
 
@@ -487,7 +492,7 @@ def from_data(data: object) -> LearnedSetup:
     if data.get("version") != FORMAT_VERSION:
         raise ValueError(f"version {data.get('version')!r} is not {FORMAT_VERSION}")
     unknown = set(data) - {"version", "face", "pip", "region", "die_width", "rolls", "moved",
-                           "before_move", "view", "samples"}
+                           "kept", "before_move", "view", "samples"}
     if unknown:
         raise ValueError(f"unknown setting {sorted(unknown)[0]!r}")
     face = _colour_field(data.get("face"), "face")
@@ -513,10 +518,11 @@ def from_data(data: object) -> LearnedSetup:
     moved = data.get("moved", False)
     if not isinstance(moved, bool):
         raise ValueError("'moved' must be true or false")
-    before_move = _before_move_field(data.get("before_move"))
-    if before_move is not None and (face is not None or not moved):
-        raise ValueError("'before_move' is only for a tray learned again after the camera moved:"
-                         " null once 'face' is learned, and with 'moved' true")
+    # "before_move": the same colours, as files written before another set could start it
+    kept = _kept_field(data.get("kept", data.get("before_move")))
+    if kept is not None and face is not None:
+        raise ValueError("'kept' is only for dice colours kept while learning again:"
+                         " null once 'face' is learned")
     view = _view_field(data.get("view"))
     samples = data.get("samples", [])
     if not isinstance(samples, list):
@@ -536,18 +542,18 @@ def from_data(data: object) -> LearnedSetup:
             tuple((_fraction(x, "spots"), _fraction(y, "spots")) for x, y in spots),
             _fraction(item.get("width"), f"sample {number} width"),
         ))
-    return LearnedSetup(tuple(rolled), face, pip, region, width, rolls, view, moved, before_move)
+    return LearnedSetup(tuple(rolled), face, pip, region, width, rolls, view, moved, kept)
 
 
-def _before_move_field(value: object) -> DiceLook | None:
+def _kept_field(value: object) -> DiceLook | None:
     if value is None:
         return None
     if not isinstance(value, dict) or set(value) != {"face", "pip"}:
-        raise ValueError("'before_move' must be an object with 'face' and 'pip', or null")
-    face = _colour_field(value["face"], "before_move face")
-    pip = _colour_field(value["pip"], "before_move pip")
+        raise ValueError("'kept' must be an object with 'face' and 'pip', or null")
+    face = _colour_field(value["face"], "kept face")
+    pip = _colour_field(value["pip"], "kept pip")
     if face is None or pip is None:
-        raise ValueError("'before_move' must name both colours, 'face' and 'pip'")
+        raise ValueError("'kept' must name both colours, 'face' and 'pip'")
     return DiceLook(face, pip)
 
 

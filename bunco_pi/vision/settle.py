@@ -86,6 +86,10 @@ class SettleDetector:
         previous, self._previous = self._previous, small
         if previous is None or previous.shape != small.shape:
             self._still = 0
+            if self._last_read is not None and self._last_read.shape != small.shape:
+                # Seen another way now (a look set without ``relook``): thumbnails of two ways
+                # cannot be compared, and what lies there must not be read again.
+                self._last_read = small
             return None
         motion = difference(previous, small, self.settings.pixel_threshold)
         if motion > self.settings.motion_fraction:
