@@ -28,6 +28,11 @@ group's: the first of the pictures 7, 14, 21 ... on (wrapping round) whose dice 
 with dark pips (those are read once, in plain grey: the own colours by another name) and
 whose face is more than twice ``learn.AGREE`` from these.
 
+With ``--cost``, the networks' multiply-adds of each picture's "both" reading are counted
+too (``benchmarks/network_arithmetic.py``, which needs onnx: the test extra), and their mean,
+median and largest printed by kind of dice: the arithmetic a settled frame of such a table
+pays, on pictures of many set-ups rather than the benchmark's drawn blue dice.
+
 Dice measured white with dark pips are read once, in plain grey, as before: they are only
 counted. A roll is right when every die is read sure with the labels' faces, wrong when it
 would be scored with other faces, and not scored otherwise (a re-roll).
@@ -36,6 +41,7 @@ would be scored with other faces, and not scored otherwise (a re-roll).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections import Counter
 from dataclasses import replace
@@ -84,10 +90,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="every picture read, each way")
     parser.add_argument("--another-set", action="store_true",
                         help="read each picture under another picture's dice colours too")
+    parser.add_argument("--cost", action="store_true",
+                        help="count the networks' multiply-adds of each 'both' reading")
     args = parser.parse_args(argv)
     counts: dict[tuple[str, str, str], Counter[str]] = {}
     plain_grey: Counter[str] = Counter()
     mixed: Counter[str] = Counter()
+    costs: dict[str, list[float]] = {}
+    counting: contextlib.AbstractContextManager = contextlib.nullcontext()
+    if args.cost:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+        from network_arithmetic import NetworkRuns
+
+        counting = NetworkRuns()
     lines = []
     if not args.folders and not args.drawn:
         parser.error("give folders of pictures, or --drawn")
@@ -104,7 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         dice = len(truth)
         own = read_picture(frame, replace(settings, look=None), dice=dice)
         mapped = read_picture(frame, settings, dice=dice)
+        if runs is not None:
+            runs.reset()
         readings = [own, mapped, read_both(frame, settings, dice=dice)]
+        if runs is not None:
+            costs.setdefault(kind, []).append(runs.multiply_adds / 1e6)
         if another is not None:
             readings.append(read_both(frame, another.reader_settings(), dice=dice))
         said = []
@@ -114,37 +133,39 @@ def main(argv: list[str] | None = None) -> int:
             said.append(f"{way} {kind_of}")
         lines.append(f"{where}/{name} ({kind}, {dice} dice): " + ", ".join(said))
 
-    pictures = []
-    for folder in args.folders:
-        for photo in list_photos(folder, "all"):
-            frame = load_image(photo.image_path)
-            height, width = frame.shape[:2]
-            labelled = read_labels(photo.label_path, width, height)
-            sample = roll_sample(frame, FrameReading(tuple(
-                DieReading(d.face, 1.0, d.center, 0.5 * max(d.size)) for d in labelled)))
-            if sample is None:
-                mixed[folder.name] += 1  # no dice, or dice of several colours: no one look
-                continue
-            calibration = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip)
-            pictures.append((folder.name, photo.name, frame, calibration,
-                             tuple(sorted(d.face for d in labelled))))
-    for index, (where, name, frame, calibration, truth) in enumerate(pictures):
-        read(where, name, frame, calibration, truth,
-             another_set([p[3] for p in pictures], index) if args.another_set else None)
-    if args.drawn:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        from drawn_dice import draw_scene, scattered
-        from test_dice_colours import SETS, THROWS, calibrated
+    with counting as runs:
+        pictures = []
+        for folder in args.folders:
+            for photo in list_photos(folder, "all"):
+                frame = load_image(photo.image_path)
+                height, width = frame.shape[:2]
+                labelled = read_labels(photo.label_path, width, height)
+                sample = roll_sample(frame, FrameReading(tuple(
+                    DieReading(d.face, 1.0, d.center, 0.5 * max(d.size)) for d in labelled)))
+                if sample is None:
+                    mixed[folder.name] += 1  # no dice, or dice of several colours: no one look
+                    continue
+                calibration = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip)
+                pictures.append((folder.name, photo.name, frame, calibration,
+                                 tuple(sorted(d.face for d in labelled))))
+        for index, (where, name, frame, calibration, truth) in enumerate(pictures):
+            read(where, name, frame, calibration, truth,
+                 another_set([p[3] for p in pictures], index) if args.another_set else None)
+        if args.drawn:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+            from drawn_dice import draw_scene, scattered
+            from test_dice_colours import SETS, THROWS, calibrated
 
-        calibrations = [calibrated(scene, seed=3100) for scene in SETS.values()]  # as the test does
-        for index, (name, scene) in enumerate(SETS.items()):
-            another = another_set(calibrations, index) if args.another_set else None
-            rng = np.random.default_rng(4200)
-            for throw in range(THROWS):
-                truth = scattered(rng, die=scene.get("die", 56))
-                frame = draw_scene(truth, seed=5000 + throw, **scene)
-                read("drawn", f"{name} {throw}", frame, calibrations[index],
-                     tuple(sorted(t[0] for t in truth)), another)
+            calibrations = [calibrated(scene, seed=3100) for scene in SETS.values()]  # as the test does
+            for index, (name, scene) in enumerate(SETS.items()):
+                another = another_set(calibrations, index) if args.another_set else None
+                rng = np.random.default_rng(4200)
+                for throw in range(THROWS):
+                    truth = scattered(rng, die=scene.get("die", 56))
+                    frame = draw_scene(truth, seed=5000 + throw, **scene)
+                    read("drawn", f"{name} {throw}", frame, calibrations[index],
+                         tuple(sorted(t[0] for t in truth)), another)
+
     print("| pictures | dice | read | rolls | right | wrong | not scored |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for (folder, kind, way), c in sorted(counts.items(), key=lambda i: (*i[0][:2], WAYS.index(i[0][2]))):
@@ -154,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     for folder in dict.fromkeys([f.name for f in args.folders] + (["drawn"] if args.drawn else [])):
         print(f"{folder}: {plain_grey[folder]} pictures of white dice with dark pips (read once, as"
               f" before), {mixed[folder]} of dice of several colours or none (left out)")
+    for kind, made in costs.items():
+        print(f"{kind}: {len(made)} pictures, M multiply-adds a 'both' reading: mean {np.mean(made):.0f},"
+              f" median {np.median(made):.0f}, largest {max(made):.0f}")
     if args.list:
         print("\n".join(lines))
     return 0

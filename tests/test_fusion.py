@@ -664,3 +664,31 @@ def test_rendered_coloured_dice_are_read_in_their_own_colours_where_the_mapped_g
     before = mapped_alone(frame, settings)
     assert isinstance(before, SettledRoll) and tuple(sorted(before.faces)) != truth
     assert judge(read_both(frame, settings, dice=3), 3) == Unsure("unsure: two readings")
+
+
+def test_both_pictures_of_dice_of_known_colours_share_one_look_again(monkeypatch):
+    """The finder and the face reader look again at the colour frame whichever picture the
+    first look read: where both pictures look again, they look once, and the reading is
+    the one two looks would make."""
+    frame, _, settings = known_colours("r1700000-moved")
+    frame = frame.copy()
+    # the left fifth painted over in the tray's colour: a die gone, another cut, both pictures
+    # look for them
+    frame[:, : frame.shape[1] // 5] = np.median(frame.reshape(-1, 3), axis=0)
+    apart = fusion.in_both_pictures(fusion.read_picture(frame, replace(settings, look=None), dice=3),
+                                    fusion.read_picture(frame, settings, dice=3),
+                                    settings.min_confidence, 3)
+    looked = []
+    real = fusion.look_for_more
+
+    def look_for_more(*args, **kwargs):
+        looked.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fusion, "look_for_more", look_for_more)
+    fusion.read_picture(frame, replace(settings, look=None), dice=3)
+    fusion.read_picture(frame, settings, dice=3)
+    assert len(looked) == 2 and looked[0] is looked[1] is frame  # both pictures look again
+    looked.clear()
+    assert read_both(frame, settings, dice=3) == apart and len(apart.dice) == 3
+    assert len(looked) == 1

@@ -177,8 +177,9 @@ def read_both(
     # Both whole: a roll in the mapped grey checked by the first look alone in the own colours
     # let a render's one read wrong and sure through, which the own colours' looking again
     # read right (docs/dice-camera.md, "Dice of known colours, read twice").
-    mapped = read_picture(frame, settings, net, fusion, finder, faces, dice)
-    own = read_picture(frame, replace(settings, look=None), net, fusion, finder, faces, dice)
+    looks = LooksAgain()  # both pictures look again at the one colour frame, alike
+    mapped = read_picture(frame, settings, net, fusion, finder, faces, dice, looks)
+    own = read_picture(frame, replace(settings, look=None), net, fusion, finder, faces, dice, looks)
     return in_both_pictures(own, mapped, settings.min_confidence, dice)
 
 
@@ -240,6 +241,26 @@ def sure_roll(reading: FrameReading, min_confidence: float, dice: int | None = N
             and (dice is None or len(reading.dice) == dice))
 
 
+class LooksAgain:
+    """The finder's and the face reader's look at a frame (``look_for_more``), made once for
+    every reading of it that looks again. They look at the colour frame whatever picture the
+    first look read: dice of known colours are read in two pictures, and in three of four
+    such frames of the renders and photos both pictures looked again, alike, at the cost of
+    a finder's look and the face reader's reads each. Make one per frame."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[tuple[float, float, float, float], float, bool], list[Looked]] = {}
+
+    def looked(
+        self, frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
+        finder: DiceNet | None, faces: FaceReader | None, inputs: NetInputs, zoom_out: bool,
+    ) -> list[Looked]:
+        key = (tuple(region), fusion.again_seen, zoom_out)
+        if key not in self._made:
+            self._made[key] = look_for_more(frame, region, fusion, finder, faces, inputs, zoom_out)
+        return self._made[key]
+
+
 def read_picture(
     frame: np.ndarray,
     settings: ReaderSettings,
@@ -248,9 +269,11 @@ def read_picture(
     finder: DiceNet | None = None,
     faces: FaceReader | None = None,
     dice: int | None = None,
+    looks: LooksAgain | None = None,
 ) -> FrameReading:
     """``read_both`` in one picture: the frame's own colours with no ``settings.look``, else
-    the grey its colours map to (the networks are shown it too)."""
+    the grey its colours map to (the networks are shown it too). ``looks``: the looks again
+    at this frame made so far, shared with its other picture."""
     fusion = fusion or FusionSettings()
     if settings.look is not None and settings.look.pips == "light":
         # Calibrated light pips: a glint is as white as a pip, so the pip reader's doubt
@@ -267,8 +290,8 @@ def read_picture(
         reading = refuse_side_views(reading, checked, settings.min_confidence, fusion)
     if not (fusion.again and left_unscored(reading, settings.min_confidence, dice)):
         return reading
-    looked = look_for_more(frame, settings.region, fusion, finder, faces, inputs,
-                           zoom_out=dice_may_be_big(settings))
+    looked = (looks or LooksAgain()).looked(frame, settings.region, fusion, finder, faces, inputs,
+                                            dice_may_be_big(settings))
     return read_again(reading, pips, looked, settings.min_confidence, fusion)
 
 
