@@ -410,3 +410,28 @@ def test_read_and_eval_can_use_what_a_table_learned(tmp_path, capsys, monkeypatc
     missing = tmp_path / "none.json"
     assert run("read", str(photo), "--learned", str(missing)) == (
         f"{missing}: no such learned settings file")
+
+
+def test_watch_says_new_dice_are_being_learned(tmp_path, capsys):
+    """A file left learning new dice (three throws of another set came): watch says why, and
+    reads with the colours kept meanwhile."""
+    import numpy as np
+    from drawn_dice import scattered
+
+    from bunco_pi.hardware.camera import save_learned
+    from bunco_pi.vision.learn import LearnedSetup
+    from bunco_pi.vision.look import DiceLook
+
+    red = dict(tray="felt", face_colour=(40, 30, 190), pip_colour=(245, 245, 245))
+    folder = tmp_path / "throws"
+    folder.mkdir()
+    cv2.imwrite(str(folder / "0-start.png"), draw_scene([], seed=1, **red))
+    cv2.imwrite(str(folder / "1-roll.png"), draw_scene(scattered(np.random.default_rng(2)), seed=2, **red))
+    learned = tmp_path / "learned.json"
+    save_learned(LearnedSetup(kept=DiceLook((40.0, 30.0, 190.0), (245.0, 245.0, 245.0))), learned)
+    assert run("watch", "--folder", str(folder), "--hold", "8", "--learned", str(learned)) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "new dice: learn 0/3: dice unlike those learned were thrown, the next sure rolls teach them",
+        "rolling",
+        "roll 0: 3 2 5 (confidence 1.00)",
+    ]
