@@ -26,7 +26,10 @@ With ``--another-set``, a fourth way: **another set's colours**, both readings u
 colours of another picture's dice, as a box that learned one group's dice reads another
 group's: the first of the pictures 7, 14, 21 ... on (wrapping round) whose dice are not white
 with dark pips (those are read once, in plain grey: the own colours by another name) and
-whose face is more than twice ``learn.AGREE`` from these.
+whose face is more than twice ``learn.AGREE`` from these. And a fifth: **learning,
+another set's kept**, what a table scores while it learns those dice, the other set's colours
+kept (``learn.other_dice``): what both readers are sure of in the colours kept, or else what
+the table's reader reads sure in them (``CameraDiceSource`` reads so while learning).
 
 With ``--cost``, the networks' multiply-adds of each picture's "both" reading are counted
 too (``benchmarks/network_arithmetic.py``, which needs onnx: the test extra), and their mean,
@@ -53,12 +56,12 @@ from bunco_pi.errors import UserError
 from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.dataset import list_photos, read_labels
 from bunco_pi.vision.evaluate import load_image
-from bunco_pi.vision.fusion import read_both, read_picture
-from bunco_pi.vision.learn import AGREE, colour_distance, roll_sample
+from bunco_pi.vision.fusion import first_readings, read_both, read_picture
+from bunco_pi.vision.learn import AGREE, LearnedSetup, applied, colour_distance, roll_sample, study
 from bunco_pi.vision.reading import DieReading, FrameReading
 from bunco_pi.vision.verdict import SettledRoll, judge
 
-WAYS = ("own colours", "mapped grey", "both", "another set's colours")
+WAYS = ("own colours", "mapped grey", "both", "another set's colours", "learning, another set's kept")
 
 
 def outcome(reading: FrameReading, truth: tuple[int, ...], min_confidence: float) -> str:
@@ -126,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
             costs.setdefault(kind, []).append(runs.multiply_adds / 1e6)
         if another is not None:
             readings.append(read_both(frame, another.reader_settings(), dice=dice))
+            fresh = TrayCalibration(dice=dice)
+            setup = LearnedSetup(kept=another.look)
+            tried = study(frame, setup, fresh, first_readings).reading
+            readings.append(tried if tried is not None else
+                            read_both(frame, applied(setup, fresh).reader_settings(), dice=dice))
         said = []
         for way, reading in zip(WAYS[:len(readings)], readings, strict=True):
             kind_of = outcome(reading, truth, settings.min_confidence)

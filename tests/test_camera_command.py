@@ -413,8 +413,9 @@ def test_read_and_eval_can_use_what_a_table_learned(tmp_path, capsys, monkeypatc
 
 
 def test_watch_says_new_dice_are_being_learned(tmp_path, capsys):
-    """A file left learning new dice (three throws of another set came): watch says why, and
-    reads with the colours kept meanwhile."""
+    """A file left learning new dice (three throws of red dice came to a box that learned blue
+    ones): watch says why. The red throw teaches the new dice, read sure under a colour tried;
+    it is not scored, read neither in the blue kept nor in its own colours sure."""
     import numpy as np
     from drawn_dice import scattered
 
@@ -428,10 +429,10 @@ def test_watch_says_new_dice_are_being_learned(tmp_path, capsys):
     cv2.imwrite(str(folder / "0-start.png"), draw_scene([], seed=1, **red))
     cv2.imwrite(str(folder / "1-roll.png"), draw_scene(scattered(np.random.default_rng(2)), seed=2, **red))
     learned = tmp_path / "learned.json"
-    save_learned(LearnedSetup(kept=DiceLook((40.0, 30.0, 190.0), (245.0, 245.0, 245.0))), learned)
+    save_learned(LearnedSetup(kept=DiceLook((170.0, 80.0, 20.0), (245.0, 245.0, 245.0))), learned)
     assert run("watch", "--folder", str(folder), "--hold", "8", "--learned", str(learned)) == 0
     assert capsys.readouterr().out.splitlines() == [
         "new dice: learn 0/3: dice unlike those learned were thrown, the next sure rolls teach them",
         "rolling",
-        "roll 0: 3 2 5 (confidence 1.00)",
+        "not sure: learning 1/3: re-roll",
     ]

@@ -294,9 +294,10 @@ def test_a_box_carried_to_a_table_of_other_dice_learns_those():
     assert setup.learned and lab_distance(setup.face, RED) < 10 and setup.kept is None
 
 
-def test_dice_of_other_colours_thrown_again_and_again_start_the_learning_afresh():
+def test_dice_of_other_colours_thrown_again_and_again_start_the_learning_again():
     """A stranger's throw or two between the table's own change nothing; three in a row of
-    one other set make the set-up start afresh (another group's dice, for good)."""
+    one other set make the set-up learn again, the colours learned kept meanwhile (another
+    group's dice, for good)."""
     blue = LearnedSetup(face=BLUE, pip=WHITE, region=(0.1, 0.1, 0.8, 0.8), die_width=0.09, rolls=3)
     own = RollSample((172, 78, 24), WHITE, ((0.3, 0.3),), 0.09)  # the blue dice, a little off
     red = RollSample(RED, WHITE, ((0.5, 0.5),), 0.09)
@@ -377,6 +378,8 @@ def test_the_learned_settings_file_round_trips_and_refuses_what_it_did_not_write
         ('{"version": 1, "region": [0.5, 0, 0.9, 1]}', "inside the frame"),
         ('{"version": 1, "colour": 1}', "unknown setting 'colour'"),
         ('{"version": 1, "kept": [1, 2, 3]}', "'kept' must be an object"),
+        ('{"version": 1, "before_move": [1, 2, 3]}', "'before_move' must be an object"),
+        ('{"version": 1, "kept": null, "before_move": null}', "one setting: give one"),
         ('{"version": 1, "kept": {"face": [1, 2, 3]}}', "'kept' must be an object"),
         ('{"version": 1, "kept": {"face": [1, 2, 3], "pip": null}}', "must name both colours"),
         ('{"version": 1, "kept": {"face": [1, 2, 300], "pip": [1, 2, 3]}}',
@@ -533,7 +536,7 @@ def test_only_throws_of_a_roll_s_dice_and_not_read_again_count_as_another_set():
 
 
 def test_a_box_that_learned_blue_dice_learns_red_ones_thrown_again_and_again(tmp_path):
-    """As above, but the red set stays: after three throws of it the box learns afresh, and
+    """As above, but the red set stays: after three throws of it the box learns again, and
     learns the red dice and the tray, kept in its file, so that they are read in their mapped
     grey too."""
     rng = np.random.default_rng(10700)
@@ -728,8 +731,8 @@ def test_learned_colours_do_not_make_the_roll_lying_there_read_again():
             detector.settings = SettleSettings(look=DiceLook(RED, WHITE))
         return detector
 
-    # A plain swap once read the roll lying there twice; now thumbnails of another shape are
-    # taken as read, so it does not, nor after a hand passes over the roll.
+    # A plain swap once read the roll lying there twice when a hand passed over it; now
+    # thumbnails of another shape are taken as read. (Left still, nothing is read either way.)
     swapped = learned_detector(relook=False)
     assert settle(swapped, roll) == []
     assert [e for e in map(swapped.feed, [with_hand(roll)] + [roll] * HOLD) if e] == [Event.ROLLING]

@@ -249,16 +249,18 @@ class LooksAgain:
     a finder's look and the face reader's reads each. Make one per frame."""
 
     def __init__(self) -> None:
-        self._made: dict[tuple[tuple[float, float, float, float], float, bool], list[Looked]] = {}
+        # each look kept with its frame, so that no frame's ``id`` can be another's meanwhile
+        self._made: dict[tuple, tuple[np.ndarray, list[Looked]]] = {}
 
     def looked(
         self, frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
         finder: DiceNet | None, faces: FaceReader | None, inputs: NetInputs, zoom_out: bool,
     ) -> list[Looked]:
-        key = (tuple(region), fusion.again_seen, zoom_out)
+        key = (id(frame), tuple(region), fusion.again_seen, zoom_out, id(finder), id(faces))
         if key not in self._made:
-            self._made[key] = look_for_more(frame, region, fusion, finder, faces, inputs, zoom_out)
-        return self._made[key]
+            self._made[key] = (frame, look_for_more(frame, region, fusion, finder, faces, inputs,
+                                                    zoom_out))
+        return self._made[key][1]
 
 
 def read_picture(

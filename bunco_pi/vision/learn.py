@@ -519,9 +519,12 @@ def from_data(data: object) -> LearnedSetup:
     if not isinstance(moved, bool):
         raise ValueError("'moved' must be true or false")
     # "before_move": the same colours, as files written before another set could start it
-    kept = _kept_field(data.get("kept", data.get("before_move")))
+    if "kept" in data and "before_move" in data:
+        raise ValueError("'kept' and 'before_move' are one setting: give one")
+    name = "before_move" if "before_move" in data else "kept"
+    kept = _kept_field(data.get(name), name)
     if kept is not None and face is not None:
-        raise ValueError("'kept' is only for dice colours kept while learning again:"
+        raise ValueError(f"'{name}' is only for dice colours kept while learning again:"
                          " null once 'face' is learned")
     view = _view_field(data.get("view"))
     samples = data.get("samples", [])
@@ -545,15 +548,15 @@ def from_data(data: object) -> LearnedSetup:
     return LearnedSetup(tuple(rolled), face, pip, region, width, rolls, view, moved, kept)
 
 
-def _kept_field(value: object) -> DiceLook | None:
+def _kept_field(value: object, name: str) -> DiceLook | None:
     if value is None:
         return None
     if not isinstance(value, dict) or set(value) != {"face", "pip"}:
-        raise ValueError("'kept' must be an object with 'face' and 'pip', or null")
-    face = _colour_field(value["face"], "kept face")
-    pip = _colour_field(value["pip"], "kept pip")
+        raise ValueError(f"'{name}' must be an object with 'face' and 'pip', or null")
+    face = _colour_field(value["face"], f"{name} face")
+    pip = _colour_field(value["pip"], f"{name} pip")
     if face is None or pip is None:
-        raise ValueError("'kept' must name both colours, 'face' and 'pip'")
+        raise ValueError(f"'{name}' must name both colours, 'face' and 'pip'")
     return DiceLook(face, pip)
 
 
