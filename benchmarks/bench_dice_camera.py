@@ -364,7 +364,7 @@ def main() -> int:
         f"\nThe settle check runs on every frame: {worst_settle:.1f} ms of a"
         f" {FRAME_BUDGET_MS:.0f} ms frame at 15 fps."
         f"\nWhile the set-up is learned, a roll takes up to {worst_learning:.0f} ms"
-        " on a Pi 4 (the first few throws of a new tray only)."
+        " on a Pi 4 (the first few throws of a new tray, or of new dice, only)."
     )
     return 0
 
