@@ -429,7 +429,7 @@ class CameraDiceSource:
             self._on_learned(self._setup)
 
     def _look_at_the_dice(self, frame: np.ndarray, reading: FrameReading) -> None:
-        """Learn anew once the dice thrown, throw after throw, are not of the colours learned
+        """Learn again once the dice thrown, throw after throw, are not of the colours learned
         (``learn.other_dice``): another group's set. The throw itself is judged as read."""
         setup = self._setup
         if setup is None or not setup.learned:

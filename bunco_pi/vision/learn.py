@@ -144,9 +144,9 @@ def other_dice(setup: LearnedSetup, sample: RollSample | None) -> LearnedSetup:
     for good (or the table's own under a light that changed them as much): learning starts
     again, the tray forgotten (it may be another tray) and the colours kept, trusted and read
     with meanwhile, as after a camera move; the next sure rolls teach the new dice and the
-    tray. Kept colours cost a reading nothing: the readers read the frame's own colours beside
-    them (``fusion.read_both``); learned, the new dice are read in their mapped grey as well,
-    which flat-coloured dice need.
+    tray. Reading with the kept colours loses no roll the frame's own colours read right: the
+    readers read those beside them (``fusion.read_both``); learned, the new dice are read in
+    their own mapped grey as well, which flat-coloured dice need.
     """
     if not setup.learned or sample is None:
         return setup
