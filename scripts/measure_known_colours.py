@@ -12,7 +12,7 @@ grey's refusals and a die more the own colours saw).
 For every picture of the folders given (``images/`` + ``labels/``: renders or labelled
 photos) whose labelled dice are of one colour, those colours are measured as learning
 measures them from a roll (``learn.roll_sample``, on the labelled dice), and the picture is
-read with them, as a roll of as many dice as are labelled, three ways (four with
+read with them, as a roll of as many dice as are labelled, three ways (five with
 ``--another-set``, below):
 
 - **own colours**: as dice of unknown colours (``fusion.read_picture`` with no look);
@@ -22,7 +22,7 @@ read with them, as a roll of as many dice as are labelled, three ways (four with
 With ``--drawn``, the drawn trays of ``tests/test_dice_colours.py`` too: its eight sets of
 dice and trays, 34 throws each, calibrated as the test calibrates them.
 
-With ``--another-set``, a fourth way: **another set's colours**, both readings under the
+With ``--another-set``, two more ways. A fourth: **another set's colours**, both readings under the
 colours of another picture's dice, as a box that learned one group's dice reads another
 group's: the first of the pictures 7, 14, 21 ... on (wrapping round) whose dice are not white
 with dark pips (those are read once, in plain grey: the own colours by another name) and
