@@ -260,8 +260,6 @@ def test_after_a_move_the_frame_s_own_colours_are_tried_for_a_sample(monkeypatch
     mapped by the blue, nothing is sure; in the frame's own colours (plain grey) the throw is a
     sample. (The samples lean to the blue, and the guess from the picture is made the blue too,
     so that only the own colours can give it.)"""
-    from dataclasses import replace
-
     from bunco_pi.vision import learn
     from bunco_pi.vision.look import DiceLook
 

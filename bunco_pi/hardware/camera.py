@@ -420,13 +420,7 @@ class CameraDiceSource:
                if comparison.shift is not None else "pictures of another shape")
         log.warning("dice camera: the camera has moved since the tray was learned (%s): learning"
                     " the tray again, reading with the dice's colours as learned meanwhile", how)
-        self._last_seen.clear()
-        self._setup = moved_camera(setup)
-        self.calibration = applied(self._setup, self._given)
-        self._read = self._reader()
-        self._detector.relook(self.calibration.look, frame)
-        if self._on_learned is not None:
-            self._on_learned(self._setup)
+        self._learn_again(moved_camera(setup), frame)
 
     def _look_at_the_dice(self, frame: np.ndarray, reading: FrameReading) -> None:
         """Learn again once the dice thrown, throw after throw, are not of the colours learned
@@ -442,13 +436,18 @@ class CameraDiceSource:
         log.warning("dice camera: %d throws in a row of dice unlike those learned (face %s, pips"
                     " %s): learning the dice and the tray again, reading with the colours learned"
                     " meanwhile", LEARN_ROLLS, setup.face, setup.pip)
-        self._setup = seen
+        self._learn_again(seen, frame)
+
+    def _learn_again(self, setup: LearnedSetup, frame: np.ndarray) -> None:
+        """Start learning ``setup`` (the colours kept) from the settled ``frame`` on: read and
+        settle by it, the roll lying there taken as read, and keep it."""
+        self._setup = setup
         self._last_seen.clear()
-        self.calibration = applied(seen, self._given)
+        self.calibration = applied(setup, self._given)
         self._read = self._reader()
         self._detector.relook(self.calibration.look, frame)
         if self._on_learned is not None:
-            self._on_learned(seen)
+            self._on_learned(setup)
 
     def process(self, frame: np.ndarray) -> CameraResult | None:
         """Feed one frame (the thread does this); the result it yields, if any."""

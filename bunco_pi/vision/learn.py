@@ -152,7 +152,7 @@ def other_dice(setup: LearnedSetup, sample: RollSample | None) -> LearnedSetup:
         return setup
     face, pip = setup.face, setup.pip
     assert face is not None and pip is not None
-    if colour_distance(sample.face, face) <= AGREE and colour_distance(sample.pip, pip) <= PIP_AGREE:
+    if _alike(sample.face, sample.pip, face, pip):
         return replace(setup, strangers=()) if setup.strangers else setup
     row = (setup.strangers + (sample,))[-LEARN_ROLLS:]
     if len(row) == LEARN_ROLLS and len(_best_group(row)) == LEARN_ROLLS:
@@ -410,12 +410,7 @@ def _best_group(samples: tuple[RollSample, ...]) -> list[RollSample]:
     """The largest set of samples whose colours agree with one of them (the likeliest)."""
     best: list[RollSample] = []
     for anchor in samples:
-        face, pip = _lab_of(anchor.face), _lab_of(anchor.pip)
-        group = [
-            s for s in samples
-            if np.linalg.norm(_lab_of(s.face) - face) <= AGREE
-            and np.linalg.norm(_lab_of(s.pip) - pip) <= PIP_AGREE
-        ]
+        group = [s for s in samples if _alike(s.face, s.pip, anchor.face, anchor.pip)]
         if len(group) > len(best):
             best = group
     return best
@@ -439,6 +434,11 @@ def _same_look(a: DiceLook | None, b: DiceLook | None) -> bool:
 def colour_distance(a: Colour, b: Colour) -> float:
     """How far apart two BGR colours are, in CIE Lab (within ``AGREE``: faces of one colour)."""
     return float(np.linalg.norm(_lab_of(a) - _lab_of(b)))
+
+
+def _alike(face: Colour, pip: Colour, other_face: Colour, other_pip: Colour) -> bool:
+    """Dice of one set: faces within ``AGREE``, pips within ``PIP_AGREE``."""
+    return colour_distance(face, other_face) <= AGREE and colour_distance(pip, other_pip) <= PIP_AGREE
 
 
 def _lab(bgr: np.ndarray) -> np.ndarray:
