@@ -675,9 +675,6 @@ def test_both_pictures_of_dice_of_known_colours_share_one_look_again(monkeypatch
     # the left fifth painted over in the tray's colour: a die gone, another cut, both pictures
     # look for them
     frame[:, : frame.shape[1] // 5] = np.median(frame.reshape(-1, 3), axis=0)
-    apart = fusion.in_both_pictures(fusion.read_picture(frame, replace(settings, look=None), dice=3),
-                                    fusion.read_picture(frame, settings, dice=3),
-                                    settings.min_confidence, 3)
     looked = []
     real = fusion.look_for_more
 
@@ -686,9 +683,48 @@ def test_both_pictures_of_dice_of_known_colours_share_one_look_again(monkeypatch
         return real(*args, **kwargs)
 
     monkeypatch.setattr(fusion, "look_for_more", look_for_more)
-    fusion.read_picture(frame, replace(settings, look=None), dice=3)
-    fusion.read_picture(frame, settings, dice=3)
-    assert len(looked) == 2 and looked[0] is looked[1] is frame  # both pictures look again
+    with monkeypatch.context() as apart:  # each picture its own look, none shared
+        apart.setattr(fusion.LooksAgain, "looked", lambda self, frame, region, settings, finder, faces,
+                      inputs, zoom_out: fusion.look_for_more(frame, region, settings, finder, faces, inputs,
+                                                             zoom_out))
+        alone = read_both(frame, settings, dice=3)
+    assert len(looked) >= 2 and all(f is frame for f in looked)  # both pictures look again
+    assert len(alone.dice) == 3
     looked.clear()
-    assert read_both(frame, settings, dice=3) == apart and len(apart.dice) == 3
+    assert read_both(frame, settings, dice=3) == alone
     assert len(looked) == 1
+
+
+class FirstLooks:
+    """The first look's network, counting its looks at a whole frame (its turned second looks at
+    a die are crops, far narrower than the network's width)."""
+
+    def __init__(self):
+        from bunco_pi.vision.net import INPUT_WIDTH, shipped_net
+
+        self.net, self.width, self.whole = shipped_net(), INPUT_WIDTH, 0
+
+    def forward(self, image):
+        self.whole += image.shape[2] >= self.width // 2
+        return self.net.forward(image)
+
+
+def test_dice_of_known_colours_are_read_in_their_own_colours_by_the_finder_and_the_face_reader():
+    """In their own colours, dice of known colours are read by the networks that learned
+    coloured dice; the first look (which learned its dice from the white-dice photos) reads the
+    grey their colours map to, and the own colours too only where neither picture is a roll."""
+    frame, truth, settings = known_colours("r1700000-moved")
+    looks = FirstLooks()
+    result = judge(read_both(frame, settings, net=looks, dice=3), 3)
+    assert isinstance(result, SettledRoll) and tuple(sorted(result.faces)) == truth
+    assert looks.whole == 1  # the mapped grey's; the own colours' roll is the finder's
+    own = fusion.read_picture(frame, replace(settings, look=None), dice=3, first_look=False)
+    assert fusion.sure_roll(own, settings.min_confidence, 3)
+    assert not fusion.sure_roll(fusion.read_picture(frame, settings, dice=3), settings.min_confidence, 3)
+
+    # neither picture a roll (the tray emptied): the own colours' first look is asked too
+    empty = np.empty_like(frame)
+    empty[:] = np.median(frame.reshape(-1, 3), axis=0)
+    looks = FirstLooks()
+    assert read_both(empty, settings, net=looks, dice=3).dice == ()
+    assert looks.whole == 2
