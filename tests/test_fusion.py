@@ -475,6 +475,45 @@ def test_a_die_both_readers_missed_is_added_scored_or_not_sure():
     assert again([pip(2)], [faint], [found(1, 0.9, at=far)]) == (pip(2),)
 
 
+def test_a_die_left_unscored_with_nothing_against_it_that_the_finder_does_not_see_is_no_die():
+    """A speck, a side face's pip or a patch of tray the pip reader or the first look took for
+    a die, which the finder sees nothing of: no die. It had stopped a roll as a die too many."""
+    far = (300.0, 300.0)
+    speck = pip(None, 0.0, at=far, problem="unsure: one reading")
+    dice = again([pip(2), speck], [found(2, 0.99)], [found(2, 0.99)])
+    assert [(d.face, d.center) for d in dice] == [(2, (100.0, 100.0))]
+    assert again([pip(2), replace(speck, problem="unclear pips")], [found(2, 0.99)],
+                 [found(2, 0.99)]) == (pip(2),)
+    # the finder sees something there, however faint (a peak of again_seen): it stays a die
+    faint = found(6, 0.3, at=far, presence=AGAIN.again_seen)
+    assert again([pip(2), speck], [found(2, 0.99), faint], [found(2, 0.99), faint]) == (pip(2), speck)
+
+
+@pytest.mark.parametrize("name", ["Image_72", "Image_83", "Image_85", "Image_86", "Image_114", "Image_161"])
+def test_real_rolls_of_three_are_no_longer_stopped_by_dice_the_finder_does_not_see(photos, name):
+    """Real phone photos of three coloured dice (training photos of the coloured set) that a
+    table read as "saw 4 dice" to "saw 10 dice": specks and side faces the pip reader or the
+    first look took for dice, which the finder saw nothing of. Each is read as labelled."""
+    mixed = photos.parent / "dice-photos-mixed"
+    if not (mixed / "images" / f"{name}.jpg").is_file():
+        pytest.skip(f"the coloured dice photos are not at {mixed}")
+    frame = load_image(mixed / "images" / f"{name}.jpg")
+    labelled = read_labels(mixed / "labels" / f"{name}.txt", frame.shape[1], frame.shape[0])
+    result = judge(read_both(frame, dice=3), 3)
+    assert isinstance(result, SettledRoll), result
+    assert sorted(result.faces) == sorted(d.face for d in labelled)
+
+
+@pytest.mark.parametrize("problem", [
+    "cocked or hidden", "tilted", "seen from the side", "unsure: two readings"])
+def test_a_die_refused_or_in_dispute_stays_though_the_finder_does_not_see_it(problem):
+    """What was said against scoring a die stands: a die the finder misses is not taken away
+    if it was refused or disputed (a cocked fourth die is still a die too many)."""
+    refused = pip(None, 0.0, at=(300.0, 300.0), problem=problem)
+    assert again([pip(2), refused], [found(2, 0.99)], [found(2, 0.99)]) == (pip(2), refused)
+    assert judge(FrameReading((pip(2), refused)), dice=2) == Unsure(problem)
+
+
 def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkeypatch):
     from bunco_pi.vision import fusion
     from bunco_pi.vision.reader import ReaderSettings

@@ -34,7 +34,8 @@ only if the face reader, reading it twice, and the finder agree (or the face rea
 certain and the finder names no other face), and no refusal, "cannot be read", or (unless
 they agree and the face reader is all but certain: ``again_overrule``) dispute or pip count
 of another face stands against them. Where they look, a die the first look scored that they
-agree is another face is no longer sure: two readings.
+agree is another face is no longer sure: two readings; and a die it left unscored with
+nothing said against it, that the finder sees nothing of, is no die (a speck, a side face).
 
 Dice of known colours (calibrated or learned) are read twice: so, in the grey their colours
 map to (``look.to_grey``), and in the frame's own colours by the finder and the face reader
@@ -381,9 +382,14 @@ def read_again(
     a die refused (cocked, hidden, seen from the side) or whose pips were seen squashed is
     left as it is; a die in dispute, or counted as another face (``pips``, the pip reader's own
     reading), is left as it is unless the two ``_overrule`` the count; and a scored die keeps
-    its face unless the two agree it is another face, which leaves it not sure."""
-    dice = list(reading.dice)
-    pairs = {j: i for i, j in _pairs(reading.dice, [f for f, _ in looked]).items()}
+    its face unless the two agree it is another face, which leaves it not sure.
+
+    And it takes one kind away: a die left unscored with nothing said against it (no refusal,
+    no dispute) that the finder does not see at all (no peak of ``again_seen`` there) is no
+    die: a speck, a pip of a side face or a patch of tray that the pip reader or the first
+    look took for one, which stopped a roll as a die too many ("saw 4 dice")."""
+    dice = [d for d in reading.dice if _still_a_die(d, looked, min_confidence)]
+    pairs = {j: i for i, j in _pairs(tuple(dice), [f for f, _ in looked]).items()}
     for j, (first, again) in enumerate(looked):
         i = pairs.get(j)
         if i is not None and dice[i].face is not None and dice[i].confidence >= min_confidence:
@@ -410,6 +416,15 @@ def read_again(
             continue
         dice[i] = _vote(die, first, again, min_confidence, fusion)
     return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+
+
+def _still_a_die(die: DieReading, looked: list[Looked], min_confidence: float) -> bool:
+    """Whether a die of the first look stands when the finder has looked again: one it scored,
+    one refused or in dispute (what was said against scoring it stands), or one the finder
+    sees too."""
+    if _sure(die, min_confidence) or die.problem in REFUSED:
+        return True
+    return any(math.dist(f.center, die.center) < ON_THE_DIE * (die.radius + f.width / 2) for f, _ in looked)
 
 
 def _agree_surely(first: NetDie, again: NetDie, min_confidence: float, fusion: FusionSettings) -> bool:
