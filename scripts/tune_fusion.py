@@ -151,7 +151,7 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
             reading = refuse_side_views(reading, kept, settings.min_confidence, fusion)
         if fusion.again and left_unscored(reading, settings.min_confidence, ROLL):
             more = [(f, r) for f, r in looked if f.presence >= fusion.again_seen]
-            reading = read_again(reading, pips, more, settings.min_confidence, fusion)
+            reading = read_again(reading, pips, more, settings.min_confidence, fusion, [d for d, _ in kept])
         result = score_photo(photo.name, reading, photo.label_path, size, settings.min_confidence)
         doubt = doubted(folder, photo.name, result.mistakes)
         counts = (result.dice, result.right, result.wrong - doubt, result.unsure, result.missed, doubt)

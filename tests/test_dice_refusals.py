@@ -140,3 +140,37 @@ def test_a_die_seen_from_low_down_is_refused_not_read_by_its_front_face(name, at
     for unchecked in (FusionSettings(again=False), FusionSettings(check=1.01)):  # "first", no check
         first = read_both(image, fusion=unchecked, dice=3)
         assert all(d.problem != "seen from the side" for d in first.dice)
+
+
+def known_colours_settings():
+    """The reader's settings for the rendered dice's colours, measured as learning measures them
+    from the plain throw's labelled dice (``learn.roll_sample``): a table that learned them."""
+    from bunco_pi.vision.calibration import TrayCalibration
+    from bunco_pi.vision.learn import roll_sample
+    from bunco_pi.vision.reading import DieReading
+
+    image = picture("roll")
+    labelled = read_labels(FIXTURES / "roll.txt", image.shape[1], image.shape[0])
+    sample = roll_sample(image, FrameReading(tuple(
+        DieReading(d.face, 1.0, d.center, 0.5 * max(d.size)) for d in labelled)))
+    assert sample is not None
+    calibration = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip)
+    assert calibration.look is not None and not calibration.look.plain_grey
+    return calibration.reader_settings()
+
+
+@pytest.mark.parametrize("name, refusal", [
+    ("cocked", None), ("hand", None), ("four", "saw 4 dice, not 3")])
+def test_the_refusals_stand_for_a_table_that_knows_its_dice_s_colours(name, refusal):
+    """Dice of known colours are read in two pictures, the own colours by the finder first:
+    what either picture says against a throw still stops it."""
+    result = judge(read_both(picture(name), known_colours_settings(), dice=3), dice=3)
+    assert isinstance(result, Unsure), result
+    assert refusal is None or result == Unsure(refusal)
+
+
+def test_a_table_that_knows_its_dice_s_colours_reads_the_plain_throw():
+    image = picture("roll")
+    truth = read_labels(FIXTURES / "roll.txt", image.shape[1], image.shape[0])
+    result = judge(read_both(image, known_colours_settings(), dice=3), dice=3)
+    assert isinstance(result, SettledRoll) and sorted(result.faces) == sorted(d.face for d in truth)

@@ -49,6 +49,7 @@ the most dice right.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import cv2
@@ -115,8 +116,12 @@ class FusionSettings:
     # die, the face reader this sure and the finder this sure of the same face score it; the
     # face reader alone scores it when it is as sure as ``again_alone`` and the finder is not
     # ``again_object`` sure of another face. A die only the finder found counts as a die, read
-    # or not, from a peak of ``again_count`` (the network's ``seen``, not tuned for the
-    # finder); below it only if read. On by default: it read 2.5 times as many of the coloured
+    # or not, from a peak of ``again_count``; below it only if read. It was the network's
+    # ``seen``, 0.5, until specks only the pip reader saw stopped no more rolls
+    # (``_still_a_die``): the finder's fainter dice then let a tray with a die too many be
+    # scored. At 0.4, of the tuning sets' 552 pictures read as a roll of one die fewer than
+    # they hold, 26 are scored where 41 were, and 86 of 114 rolls of three read right where 77
+    # were (docs/dice-camera.md, step 8b). On by default: it read 2.5 times as many of the coloured
     # set-aside dice, as many of the white and none more wrong, and costs nothing where the
     # first look scored every die. False: the first look alone (the reader "first"). The
     # thresholds below were chosen with the face reader trained on the mended renders
@@ -131,7 +136,7 @@ class FusionSettings:
     again_agree: float = 0.7
     again_alone: float = 0.99
     again_object: float = 0.9
-    again_count: float = 0.5
+    again_count: float = 0.4
     # The finder and the face reader agreeing on a face (``again_agree``, ``again_sure``), the
     # face reader at least this sure, overrule the pip reader's count of another face and a
     # dispute of the first look and the pip reader ("unsure: two readings"); never a die the
@@ -179,17 +184,19 @@ def read_both(
     fusion = fusion or FusionSettings()
     if settings.look is None or settings.look.plain_grey:
         return read_picture(frame, settings, net, fusion, finder, faces, dice)
-    # Both whole: a roll in the mapped grey checked by the first look alone in the own colours
+    # The mapped grey whole: a roll there checked by the first look alone in the own colours
     # let a render's one read wrong and sure through, which the own colours' looking again
     # read right (docs/dice-camera.md, "Dice of known colours, read twice").
     looks = LooksAgain()  # both pictures look again at the one colour frame, alike
     mapped = read_picture(frame, settings, net, fusion, finder, faces, dice, looks)
-    own = read_picture(frame, replace(settings, look=None), net, fusion, finder, faces, dice, looks,
-                       first_look=not fusion.again)
-    if fusion.again and not (sure_roll(own, settings.min_confidence, dice)
-                             or sure_roll(mapped, settings.min_confidence, dice)):
+    colours = replace(settings, look=None)
+    if not fusion.again:  # the reader "first": the first look alone, in each picture
+        own = read_picture(frame, colours, net, fusion, finder, faces, dice, looks)
+        return in_both_pictures(own, mapped, settings.min_confidence, dice)
+    own = read_by_finder(frame, colours, fusion, finder, faces, looks)
+    if not any(sure_roll(r, settings.min_confidence, dice) for r in (own, mapped)):
         # Neither picture is a roll: the own colours' first look too, then looking again.
-        own = read_picture(frame, replace(settings, look=None), net, fusion, finder, faces, dice, looks)
+        own = read_picture(frame, colours, net, fusion, finder, faces, dice, looks)
     return in_both_pictures(own, mapped, settings.min_confidence, dice)
 
 
@@ -254,9 +261,9 @@ def sure_roll(reading: FrameReading, min_confidence: float, dice: int | None = N
 class LooksAgain:
     """The finder's and the face reader's look at a frame (``look_for_more``), made once for
     every reading of it that looks again. They look at the colour frame whatever picture the
-    first look read: dice of known colours are read in two pictures, and in three of four
-    such frames of the renders and photos both pictures looked again, alike, at the cost of
-    a finder's look and the face reader's reads each. Make one per frame."""
+    first look read: dice of known colours are read in two pictures, and when both look
+    again (the own colours always do, ``read_by_finder``) each would pay a finder's look and
+    the face reader's reads. Make one per frame."""
 
     def __init__(self) -> None:
         # each look kept with its frame, so that no frame's ``id`` can be another's meanwhile
@@ -282,18 +289,11 @@ def read_picture(
     faces: FaceReader | None = None,
     dice: int | None = None,
     looks: LooksAgain | None = None,
-    first_look: bool = True,
 ) -> FrameReading:
     """``read_both`` in one picture: the frame's own colours with no ``settings.look``, else
     the grey its colours map to (the networks are shown it too). ``looks``: the looks again
-    at this frame made so far, shared with its other picture. ``first_look`` False: the
-    finder and the face reader alone (``read_again`` with nothing read before), as dice of
-    known colours are first read in their own colours (``read_both``)."""
+    at this frame made so far, shared with its other picture."""
     fusion = fusion or FusionSettings()
-    if not first_look:
-        looked = (looks or LooksAgain()).looked(frame, settings.region, fusion, finder, faces, NetInputs(),
-                                                dice_may_be_big(settings))
-        return read_again(FrameReading(()), FrameReading(()), looked, settings.min_confidence, fusion)
     if settings.look is not None and settings.look.pips == "light":
         # Calibrated light pips: a glint is as white as a pip, so the pip reader's doubt
         # stands, and the network is shown the mapped grey, where a turned crop of a glint
@@ -311,7 +311,19 @@ def read_picture(
         return reading
     looked = (looks or LooksAgain()).looked(frame, settings.region, fusion, finder, faces, inputs,
                                             dice_may_be_big(settings))
-    return read_again(reading, pips, looked, settings.min_confidence, fusion)
+    return read_again(reading, pips, looked, settings.min_confidence, fusion, found)
+
+
+def read_by_finder(
+    frame: np.ndarray, settings: ReaderSettings, fusion: FusionSettings, finder: DiceNet | None = None,
+    faces: FaceReader | None = None, looks: LooksAgain | None = None,
+) -> FrameReading:
+    """The frame as the finder and the face reader alone read it (``read_again`` with nothing
+    read before): how dice of known colours are first read in their own colours
+    (``read_both``), by the networks that learned coloured dice."""
+    looked = (looks or LooksAgain()).looked(frame, settings.region, fusion, finder, faces, NetInputs(),
+                                            dice_may_be_big(settings))
+    return read_again(FrameReading(()), FrameReading(()), looked, settings.min_confidence, fusion)
 
 
 # How much wider than the tray's measured die width a die's box may be: a calibration measures
@@ -375,7 +387,7 @@ def look_for_more(
 
 def read_again(
     reading: FrameReading, pips: FrameReading, looked: list[Looked], min_confidence: float,
-    fusion: FusionSettings,
+    fusion: FusionSettings, found: Sequence[NetDie] = (),
 ) -> FrameReading:
     """The reading with each die it left unscored (or missed) scored where the finder and the
     face reader agree, or the face reader is all but certain (``_vote``). It adds readings:
@@ -384,11 +396,13 @@ def read_again(
     reading), is left as it is unless the two ``_overrule`` the count; and a scored die keeps
     its face unless the two agree it is another face, which leaves it not sure.
 
-    And it takes one kind away: a die left unscored with nothing said against it (no refusal,
-    no dispute) that the finder does not see at all (no peak of ``again_seen`` there) is no
-    die: a speck, a pip of a side face or a patch of tray that the pip reader or the first
-    look took for one, which stopped a roll as a die too many ("saw 4 dice")."""
-    dice = [d for d in reading.dice if _still_a_die(d, looked, min_confidence)]
+    And it takes one kind away: a die the pip reader alone found (none of the first look's
+    network dice, ``found``, is there), left unscored with nothing said against it (no
+    refusal, no dispute), that the finder does not see at all (no peak of ``again_seen``
+    there) is no die: a speck, a pip of a side face or a patch of tray taken for one, which
+    stopped a roll as a die too many ("saw 4 dice"). A die a network saw always counts."""
+    seen = [f for f, _ in looked] + list(found)
+    dice = [d for d in reading.dice if _still_a_die(d, seen, min_confidence)]
     pairs = {j: i for i, j in _pairs(tuple(dice), [f for f, _ in looked]).items()}
     for j, (first, again) in enumerate(looked):
         i = pairs.get(j)
@@ -402,8 +416,7 @@ def read_again(
         if _pips_stand(pips, first, again, min_confidence, fusion):
             continue
         if i is None:
-            if any(math.dist(d.center, first.center) < ON_THE_DIE * (d.radius + first.width / 2)
-                   for d in dice):
+            if any(_on(first, d) for d in dice):
                 continue  # a second peak on a die already there, not a die of its own
             new = DieReading(None, 0.0, first.center, first.width / 2, "unclear pips")
             voted = _vote(new, first, again, min_confidence, fusion)
@@ -418,13 +431,17 @@ def read_again(
     return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
 
 
-def _still_a_die(die: DieReading, looked: list[Looked], min_confidence: float) -> bool:
+def _still_a_die(die: DieReading, seen: Sequence[NetDie], min_confidence: float) -> bool:
     """Whether a die of the first look stands when the finder has looked again: one it scored,
-    one refused or in dispute (what was said against scoring it stands), or one the finder
-    sees too."""
-    if _sure(die, min_confidence) or die.problem in REFUSED:
-        return True
-    return any(math.dist(f.center, die.center) < ON_THE_DIE * (die.radius + f.width / 2) for f, _ in looked)
+    one refused or in dispute (what was said against scoring it stands), or one a network
+    sees (``seen``: the first look's dice and the finder's)."""
+    return _sure(die, min_confidence) or die.problem in REFUSED or any(_on(n, die) for n in seen)
+
+
+def _on(network_die: NetDie, die: DieReading) -> bool:
+    """Whether a network's die lies on a die of the reading: nearer than ``ON_THE_DIE`` of
+    their two half widths (a die beside it is a whole sum away)."""
+    return math.dist(network_die.center, die.center) < ON_THE_DIE * (die.radius + network_die.width / 2)
 
 
 def _agree_surely(first: NetDie, again: NetDie, min_confidence: float, fusion: FusionSettings) -> bool:
