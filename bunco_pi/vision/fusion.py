@@ -120,8 +120,8 @@ class FusionSettings:
     # or not, from a peak of ``again_count``; below it only if read. It was the network's
     # ``seen``, 0.5, until specks only the pip reader saw stopped no more rolls
     # (``_still_a_die``): the finder's fainter dice then let a tray with a die too many be
-    # scored. At 0.4, of the tuning sets' 552 pictures read as a roll of one die fewer than
-    # they hold, 26 are scored where 41 were, and 86 of 114 rolls of three read right where 77
+    # scored. At 0.4, of the tuning sets' 477 pictures read as a roll of one die fewer than
+    # they hold, 21 are scored where 32 were, and 86 of 114 rolls of three read right where 77
     # were (docs/dice-camera.md, step 8b). On by default: it read 2.5 times as many of the coloured
     # set-aside dice, as many of the white and none more wrong, and costs nothing where the
     # first look scored every die. False: the first look alone (the reader "first"). The
