@@ -162,8 +162,8 @@ def known_colours_settings():
 @pytest.mark.parametrize("name, refusal", [
     ("cocked", None), ("hand", None), ("four", "saw 4 dice, not 3")])
 def test_the_refusals_stand_for_a_table_that_knows_its_dice_s_colours(name, refusal):
-    """Dice of known colours are read in two pictures, the own colours by the finder first:
-    what either picture says against a throw still stops it."""
+    """Dice of known colours are read in two pictures: what is said against a throw still
+    stops it."""
     result = judge(read_both(picture(name), known_colours_settings(), dice=3), dice=3)
     assert isinstance(result, Unsure), result
     assert refusal is None or result == Unsure(refusal)

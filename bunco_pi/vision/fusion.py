@@ -37,9 +37,8 @@ of another face stands against them. Where they look, a die the first look score
 agree is another face is no longer sure: two readings; and a die only the pip reader saw, left
 unscored with nothing said against it, that the finder sees nothing of, is no die (a speck).
 
-Dice of known colours (calibrated or learned) are read twice: so, in the grey their colours
-map to (``look.to_grey``), and in the frame's own colours, where the finder's and the face
-reader's roll is taken unless the first look saw a die more; the two are made one
+Dice of known colours (calibrated or learned) are read twice so, in the grey their colours
+map to (``look.to_grey``) and in the frame's own colours, and the two made one
 (``in_both_pictures``).
 
 The thresholds were chosen with ``scripts/tune_fusion.py`` on the set-aside fifth of the
@@ -174,32 +173,21 @@ def read_both(
     pip reader, and in their own colours (``in_both_pictures``). The networks learned colour
     from renders and real photos, and the mapped picture hides it from them: on rendered and
     real coloured dice it read about half as many rolls right, some wrong and sure. The drawn
-    trays' flat colours, which the mapping was made for, still need it. In their own colours
-    they are read whole (the first look, then looking again) and by the finder and the face
-    reader alone (``read_by_finder``), the networks that learned coloured dice: the finder's
-    reading is taken where it is a roll and the whole one saw no die more. The whole one alone
-    read 3 rolls fewer of 188 on renders and real photos, none wrong either way: the first look,
-    which learned its dice from the white-dice photos, sees specks and side faces as dice there.
-    The finder's alone, to spare the first look, scored trays holding a die too many that the
-    first look had seen (docs/dice-camera.md, "Dice of known colours, read twice").
+    trays' flat colours, which the mapping was made for, still need it. Each picture is read
+    whole: the own colours read by the finder and the face reader alone, to spare the first
+    look, scored trays holding a die too many that the first look had seen
+    (docs/dice-camera.md, "Dice of known colours, read twice").
     """
     settings = settings or ReaderSettings()
     fusion = fusion or FusionSettings()
     if settings.look is None or settings.look.plain_grey:
         return read_picture(frame, settings, net, fusion, finder, faces, dice)
-    # The mapped grey whole: a roll there checked by the first look alone in the own colours
+    # Both whole: a roll in the mapped grey checked by the first look alone in the own colours
     # let a render's one read wrong and sure through, which the own colours' looking again
     # read right (docs/dice-camera.md, "Dice of known colours, read twice").
     looks = LooksAgain()  # both pictures look again at the one colour frame, alike
     mapped = read_picture(frame, settings, net, fusion, finder, faces, dice, looks)
-    colours = replace(settings, look=None)
-    if not fusion.again:  # the reader "first": the first look alone, in each picture
-        own = read_picture(frame, colours, net, fusion, finder, faces, dice, looks)
-        return in_both_pictures(own, mapped, settings.min_confidence, dice)
-    whole = read_picture(frame, colours, net, fusion, finder, faces, dice, looks)
-    by_finder = read_by_finder(frame, colours, fusion, finder, faces, looks)
-    finders = sure_roll(by_finder, settings.min_confidence, dice) and len(whole.dice) <= len(by_finder.dice)
-    own = by_finder if finders else whole  # a die more the first look saw stands: a die too many
+    own = read_picture(frame, replace(settings, look=None), net, fusion, finder, faces, dice, looks)
     return in_both_pictures(own, mapped, settings.min_confidence, dice)
 
 
@@ -264,9 +252,9 @@ def sure_roll(reading: FrameReading, min_confidence: float, dice: int | None = N
 class LooksAgain:
     """The finder's and the face reader's look at a frame (``look_for_more``), made once for
     every reading of it that looks again. They look at the colour frame whatever picture the
-    first look read: dice of known colours are read in two pictures, and when both look
-    again (the own colours always do, ``read_by_finder``) each would pay a finder's look and
-    the face reader's reads. Make one per frame."""
+    first look read: dice of known colours are read in two pictures, and in three of four
+    such frames of the renders and photos both pictures looked again, alike, at the cost of
+    a finder's look and the face reader's reads each. Make one per frame."""
 
     def __init__(self) -> None:
         # each look kept with its frame, so that no frame's ``id`` can be another's meanwhile
@@ -315,18 +303,6 @@ def read_picture(
     looked = (looks or LooksAgain()).looked(frame, settings.region, fusion, finder, faces, inputs,
                                             dice_may_be_big(settings))
     return read_again(reading, pips, looked, settings.min_confidence, fusion, found)
-
-
-def read_by_finder(
-    frame: np.ndarray, settings: ReaderSettings, fusion: FusionSettings, finder: DiceNet | None = None,
-    faces: FaceReader | None = None, looks: LooksAgain | None = None,
-) -> FrameReading:
-    """The frame as the finder and the face reader alone read it (``read_again`` with nothing
-    read before): how dice of known colours are first read in their own colours
-    (``read_both``), by the networks that learned coloured dice."""
-    looked = (looks or LooksAgain()).looked(frame, settings.region, fusion, finder, faces, NetInputs(),
-                                            dice_may_be_big(settings))
-    return read_again(FrameReading(()), FrameReading(()), looked, settings.min_confidence, fusion)
 
 
 # How much wider than the tray's measured die width a die's box may be: a calibration measures
