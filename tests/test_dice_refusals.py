@@ -17,6 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from labelled_colours import learned_settings
 
 from bunco_pi.vision.calibration import find_tray
 from bunco_pi.vision.dataset import read_labels
@@ -143,20 +144,9 @@ def test_a_die_seen_from_low_down_is_refused_not_read_by_its_front_face(name, at
 
 
 def known_colours_settings():
-    """The reader's settings for the rendered dice's colours, measured as learning measures them
-    from the plain throw's labelled dice (``learn.roll_sample``): a table that learned them."""
-    from bunco_pi.vision.calibration import TrayCalibration
-    from bunco_pi.vision.learn import roll_sample
-    from bunco_pi.vision.reading import DieReading
-
+    """The settings of a table that learned the rendered dice's colours from the plain throw."""
     image = picture("roll")
-    labelled = read_labels(FIXTURES / "roll.txt", image.shape[1], image.shape[0])
-    sample = roll_sample(image, FrameReading(tuple(
-        DieReading(d.face, 1.0, d.center, 0.5 * max(d.size)) for d in labelled)))
-    assert sample is not None
-    calibration = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip)
-    assert calibration.look is not None and not calibration.look.plain_grey
-    return calibration.reader_settings()
+    return learned_settings(image, read_labels(FIXTURES / "roll.txt", image.shape[1], image.shape[0]))
 
 
 @pytest.mark.parametrize("name, refusal", [

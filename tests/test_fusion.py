@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from close_ups import close_up, found_whole, large_held_out_dice
 from drawn_dice import draw_tray
+from labelled_colours import learned_settings
 
 from bunco_pi.vision import fusion
-from bunco_pi.vision.calibration import TrayCalibration
 from bunco_pi.vision.dataset import read_labels
 from bunco_pi.vision.evaluate import load_image
 from bunco_pi.vision.fusion import (
@@ -23,7 +23,6 @@ from bunco_pi.vision.fusion import (
     read_both,
     refuse_side_views,
 )
-from bunco_pi.vision.learn import roll_sample
 from bunco_pi.vision.net import NetDie
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
@@ -306,7 +305,7 @@ def found(face, probability=0.9, at=(101.0, 99.0), presence=0.9, unclear=0.0):
 def again(dice, finder, faces, pips=()):
     """``read_again`` of a reading, the finder's dice, the face reader's, the pip reader's own."""
     looked = list(zip(finder, faces, strict=True))
-    return read_again(FrameReading(tuple(dice)), FrameReading(tuple(pips)), looked, 0.5, AGAIN).dice
+    return read_again(FrameReading(tuple(dice)), FrameReading(tuple(pips)), looked, 0.5, AGAIN, ()).dice
 
 
 def test_a_die_left_unscored_is_scored_when_the_finder_and_the_face_reader_agree():
@@ -356,7 +355,7 @@ def test_a_scored_die_the_finder_and_face_reader_read_as_another_face_is_not_sur
     finder and the face reader both read the two on top. Two readings: the die is not sure."""
     settings = replace(AGAIN, again_agree=0.9)
     (die,) = read_again(FrameReading((pip(1, 1.0),)), FrameReading((pip(1, 1.0),)),
-                        [(found(2, 0.92), found(2, 0.9))], 0.5, settings).dice
+                        [(found(2, 0.92), found(2, 0.9))], 0.5, settings, ()).dice
     assert (die.face, die.confidence, die.problem) == (None, 0.0, "unsure: two readings")
     assert judge(FrameReading((die, pip(3, at=(300.0, 100.0)), pip(4, at=(100.0, 300.0)))),
                  dice=3) == Unsure("unsure: two readings")
@@ -706,12 +705,9 @@ def known_colours(name: str):
     frame = load_image(KNOWN_COLOURS / "images" / f"{name}.jpg")
     height, width = frame.shape[:2]
     labelled = read_labels(KNOWN_COLOURS / "labels" / f"{name}.txt", width, height)
-    sample = roll_sample(frame, FrameReading(tuple(
-        DieReading(d.face, 1.0, d.center, 0.5 * max(d.size)) for d in labelled)))
-    assert sample is not None
-    calibration = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip)
-    assert calibration.look is not None and calibration.look.coloured
-    return frame, tuple(sorted(d.face for d in labelled)), calibration.reader_settings()
+    settings = learned_settings(frame, labelled)
+    assert settings.look is not None and settings.look.coloured
+    return frame, tuple(sorted(d.face for d in labelled)), settings
 
 
 def mapped_alone(frame, settings):
@@ -757,7 +753,7 @@ def test_both_pictures_of_dice_of_known_colours_share_one_look_again(monkeypatch
                       inputs, zoom_out: fusion.look_for_more(frame, region, settings, finder, faces, inputs,
                                                              zoom_out))
         alone = read_both(frame, settings, dice=3)
-    assert len(looked) >= 2 and all(f is frame for f in looked)  # both pictures look again
+    assert len(looked) == 2 and looked[0] is looked[1] is frame  # both pictures look again
     assert len(alone.dice) == 3
     looked.clear()
     assert read_both(frame, settings, dice=3) == alone
@@ -774,8 +770,5 @@ def test_a_real_fourth_die_half_hidden_stops_the_roll_for_a_table_that_knows_its
         pytest.skip(f"the coloured dice photos are not at {mixed}")
     frame = load_image(mixed / "images" / "IMG_20191112_101810.jpg")
     die = read_labels(mixed / "labels" / "IMG_20191112_101810.txt", *frame.shape[1::-1])[which]
-    sample = roll_sample(frame, FrameReading((DieReading(die.face, 1.0, die.center, 0.5 * max(die.size)),)))
-    assert sample is not None
-    settings = TrayCalibration(dice_colour=sample.face, pip_colour=sample.pip).reader_settings()
-    assert settings.look is not None and not settings.look.plain_grey
+    settings = learned_settings(frame, [die])
     assert isinstance(judge(read_both(frame, settings, dice=3), 3), Unsure)

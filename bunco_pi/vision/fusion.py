@@ -174,8 +174,8 @@ def read_both(
     from renders and real photos, and the mapped picture hides it from them: on rendered and
     real coloured dice it read about half as many rolls right, some wrong and sure. The drawn
     trays' flat colours, which the mapping was made for, still need it. Each picture is read
-    whole: the own colours read by the finder and the face reader alone, to spare the first
-    look, scored trays holding a die too many that the first look had seen
+    whole: reading the own colours by the finder and the face reader alone, to spare their
+    first look, scored trays holding a die too many that the first look had seen
     (docs/dice-camera.md, "Dice of known colours, read twice").
     """
     settings = settings or ReaderSettings()
@@ -366,7 +366,7 @@ def look_for_more(
 
 def read_again(
     reading: FrameReading, pips: FrameReading, looked: list[Looked], min_confidence: float,
-    fusion: FusionSettings, found: Sequence[NetDie] = (),
+    fusion: FusionSettings, found: Sequence[NetDie],
 ) -> FrameReading:
     """The reading with each die it left unscored (or missed) scored where the finder and the
     face reader agree, or the face reader is all but certain (``_vote``). It adds readings:
