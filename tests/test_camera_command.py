@@ -109,6 +109,31 @@ def test_eval_prints_a_row_per_method(tmp_path, capsys, monkeypatch):
     assert baseline.split()[0] == "baseline"
 
 
+def test_eval_judges_each_photo_as_a_roll_and_lists_the_rolls_it_got_wrong(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = labelled_folder(tmp_path / "set")
+    # tray_0 is labelled a 3 where a 1 is drawn: its roll is read wrong, as its die is
+    label = folder / "labels" / "tray_0.txt"
+    label.write_text(label.read_text().replace("0 ", "2 ", 1))
+    assert run("eval", str(folder), "--split", "all", "--method", "pips", "--rolls", "--list") == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    at = lines.index(camera.ROLLS_HEADER)
+    assert lines[at].split() == ["method", "split", "rolls", "right", "wrong", "refused", "of-3",
+                                 "3-right", "one-more", "scored"]
+    # 12 trays of two dice: 11 right, 1 wrong; read as rolls of one die, all 12 refused
+    assert lines[at + 1].split() == ["pips", "all", "12", "11", "1", "0", "0", "0", "12", "0"]
+    assert lines[-1] == ("pips: images/tray_0.png roll wrong: holds 2 (3 3), read as a roll of 2:"
+                         " scored 1 3")
+
+
+def test_eval_without_rolls_prints_no_roll_table(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = labelled_folder(tmp_path / "set")
+    assert run("eval", str(folder), "--split", "all", "--method", "pips", "--list") == 0
+    assert camera.ROLLS_HEADER not in capsys.readouterr().out
+
+
 def eval_rows_of_render(name: str, tmp_path: Path, capsys, methods: str) -> dict[str, list[str]]:
     """``dice eval --split all`` of a folder holding one rendered fixture: each method's row
     (photos, dice, per die, all right, wrong, unsure, missed, invented)."""

@@ -9,7 +9,7 @@ from bunco_pi.cli import parser_for
 from bunco_pi.commands.camera import HARDER_KINDS
 from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import list_photos
-from bunco_pi.vision.evaluate import HARDER, evaluate, load_image, score_photo
+from bunco_pi.vision.evaluate import HARDER, evaluate, evaluate_rolls, load_image, score_photo
 from bunco_pi.vision.reader import read_pips
 from bunco_pi.vision.reading import DieReading, FrameReading
 
@@ -150,3 +150,76 @@ def test_each_mistake_is_kept_with_its_place_label_and_reading(tmp_path):
         "(600,400) extra: no die labelled, read 6 (0.90)",
     ]
     assert len(result.mistakes) == result.wrong + result.unsure + result.missed + result.invented
+
+
+def labelled_trays(root, trays, unclear=()):
+    """A folder of blank pictures labelled with ``trays`` (name -> faces, a die every 100 pixels
+    along y=100); ``unclear``: names given an unclear box too."""
+    (root / "images").mkdir(parents=True)
+    (root / "labels").mkdir()
+    for name, faces in trays.items():
+        cv2.imwrite(str(root / "images" / f"{name}.png"), np.full((480, 640, 3), 128, np.uint8))
+        (root / "labels" / f"{name}.txt").write_text(
+            "".join(f"{f - 1} {(100 + 100 * i) / 640} {100 / 480} 0.03 0.04\n" for i, f in enumerate(faces)))
+    if unclear:
+        (root / "labels_unclear").mkdir()
+        for name in unclear:
+            (root / "labels_unclear" / f"{name}.txt").write_text("6 0.5 0.8 0.03 0.04\n")
+    return list_photos(root)
+
+
+def test_each_photo_is_judged_as_a_roll_of_its_dice_and_of_a_die_fewer(tmp_path):
+    photos = labelled_trays(tmp_path, {"a": (2, 5, 5), "b": (1, 3, 6), "c": (4, 4, 2), "d": (6,)})
+    scripted = {  # (photo's first label, dice the table expects) -> the faces read, all sure
+        (2, 3): (5, 2, 5),  # right in another order: a score counts faces, not places
+        (2, 2): (2, 5),  # a die too many, scored: wrong, though each face read is right
+        (1, 3): (1, 3, 5),  # wrong
+        (1, 2): (1, 3, 6),  # a die too many, refused: "saw 3 dice, not 2"
+        (4, 3): (4, 4),  # refused: a die short
+        (4, 2): (4, 4),
+        (6, 1): (6,),
+    }
+    asked = []
+
+    def read(image, dice):
+        first = int(photos[len(asked) // 2].label_path.read_text().split()[0]) + 1
+        asked.append(dice)
+        faces = scripted[(first, dice)]
+        return FrameReading(tuple(die(f, 100 + 100 * i, 100) for i, f in enumerate(faces)))
+
+    rolls = evaluate_rolls(photos, read, 0.5)
+    assert asked == [3, 2, 3, 2, 3, 2, 1]  # a photo of one die has no die fewer to be read as
+    assert [(r.name, r.held, r.dice, r.outcome) for r in rolls] == [
+        ("a", 3, 3, "right"), ("a", 3, 2, "wrong"),
+        ("b", 3, 3, "wrong"), ("b", 3, 2, "refused"),
+        ("c", 3, 3, "refused"), ("c", 3, 2, "wrong"),
+        ("d", 1, 1, "right"),
+    ]
+    assert rolls[1].describe() == "holds 3 (2 5 5), read as a roll of 2: scored 2 5"
+    assert rolls[3].describe() == "holds 3 (1 3 6), read as a roll of 2: refused (saw 3 dice, not 2)"
+    assert rolls[4].describe() == "holds 3 (2 4 4), read as a roll of 3: refused (saw 2 dice, not 3)"
+
+
+def test_a_roll_is_refused_when_a_die_is_not_sure(tmp_path):
+    photos = labelled_trays(tmp_path, {"a": (3, 3, 3)})
+    sure_but_one = FrameReading((die(3, 100, 100), die(3, 200, 100), die(3, 300, 100, confidence=0.4)))
+    unsure = evaluate_rolls(photos, lambda image, dice: sure_but_one, 0.5)
+    assert [(r.outcome, r.reason) for r in unsure] == [
+        ("refused", "unsure: low confiden~"), ("refused", "saw 3 dice, not 2")]
+    assert [r.outcome for r in evaluate_rolls(photos, lambda image, dice: sure_but_one, 0.3)] == [
+        "right", "refused"]
+
+
+def test_a_photo_with_a_die_nobody_could_label_is_no_roll(tmp_path):
+    photos = labelled_trays(tmp_path, {"a": (1, 2, 3), "b": (4, 5, 6)}, unclear=("a",))
+    rolls = evaluate_rolls(photos, lambda image, dice: FrameReading(()), 0.5)
+    assert {r.name for r in rolls} == {"b"}
+
+
+def test_rolls_read_the_harder_photo_and_an_unknown_kind_is_an_error(tmp_path):
+    photos = labelled_trays(tmp_path, {"a": (1, 2)})
+    seen = []
+    evaluate_rolls(photos, lambda image, dice: seen.append(image) or FrameReading(()), 0.5, "negative")
+    assert all((image == 255 - 128).all() for image in seen) and len(seen) == 2
+    with pytest.raises(UserError, match="--harder: unknown 'fog'"):
+        evaluate_rolls(photos, lambda image, dice: FrameReading(()), 0.5, "fog")

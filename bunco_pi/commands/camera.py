@@ -63,6 +63,11 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
         "--list", action="store_true",
         help="also list every mistake (wrong and sure, not sure, missed, extra): the photo's"
         " file, the die's place, the label's face and what was read")
+    evaluate.add_argument(
+        "--rolls", action="store_true",
+        help="also judge each photo as a table judges a roll: read as a roll of as many dice as it"
+        " holds (scored right, scored wrong or refused), and as one of a die fewer (a tray"
+        " holding a die too many, which must be refused); photos with an unclear die are left out")
     evaluate.set_defaults(func=run_eval)
 
     calibrate = actions.add_parser("calibrate", help="set up for a tray from a picture of it empty")
@@ -139,7 +144,7 @@ def _with_learned(calibration, learned: Path | None):
     return applied(load_learned(learned), calibration)
 
 
-def _reader(method: str, calibration) -> Callable:
+def _reader(method: str, calibration, dice: int | None = None) -> Callable:
     from bunco_pi.vision.baseline import read_baseline
     from bunco_pi.vision.fusion import FusionSettings, read_both
     from bunco_pi.vision.net import read_net
@@ -147,11 +152,11 @@ def _reader(method: str, calibration) -> Callable:
 
     settings = calibration.reader_settings()
     method = OLD_METHODS.get(method, method)
-    if method == "both":  # as the table reads it: a roll short of the calibration's dice is looked at again
-        return lambda frame: read_both(frame, settings, dice=calibration.dice)
+    dice = calibration.dice if dice is None else dice
+    if method == "both":  # as the table reads it: a roll short of its dice is looked at again
+        return lambda frame: read_both(frame, settings, dice=dice)
     if method == "first":
-        return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False),
-                                       dice=calibration.dice)
+        return lambda frame: read_both(frame, settings, fusion=FusionSettings(again=False), dice=dice)
     if method == "net":
         return lambda frame: read_net(frame, region=settings.region, look=settings.look)
     if method == "pips":
@@ -199,7 +204,7 @@ def run_read(args: argparse.Namespace) -> int:
 
 def run_eval(args: argparse.Namespace) -> int:
     from bunco_pi.vision.dataset import default_split, list_photos
-    from bunco_pi.vision.evaluate import evaluate
+    from bunco_pi.vision.evaluate import evaluate, evaluate_rolls
 
     folder = args.folder
     if folder is None:
@@ -220,7 +225,15 @@ def run_eval(args: argparse.Namespace) -> int:
     )
     rows = []
     details = []
+    roll_rows = []
+    roll_details = []
     for method, read in readers:
+        if args.rolls:
+            rolls = evaluate_rolls(photos, _roll_reader(method, calibration), calibration.min_confidence,
+                                   args.harder or "")
+            roll_rows.append(_roll_row(method, split, rolls))
+            if args.list:
+                roll_details.extend(_roll_mistakes(method, rolls))
         result = evaluate(photos, read, calibration.min_confidence, args.harder or "")
         rows.append(
             f"{method:<9} {split:<14} {len(result.photos):>6} {result.total('dice'):>5} "
@@ -232,12 +245,22 @@ def run_eval(args: argparse.Namespace) -> int:
             details.extend(_mistakes(method, result))
     print(header)
     print("\n".join(rows))
+    if args.rolls:
+        print(f"\nread as rolls ({ROLLS_HEADER_NOTE}):")
+        print(ROLLS_HEADER)
+        print("\n".join(roll_rows))
     if args.list:
         print(f"\nevery mistake ({len(details)}), as METHOD: PHOTO (x,y) KIND: label L, read R"
               " (confidence, reason); x,y in the photo's pixels:" if details
               else "\nno mistakes")
         if details:
             print("\n".join(details))
+        if args.rolls:
+            print(f"\nevery roll scored wrong or refused ({len(roll_details)}), as METHOD: PHOTO"
+                  " roll OUTCOME: what it holds, what it was read as, what the table did:"
+                  if roll_details else "\nno roll scored wrong or refused")
+            if roll_details:
+                print("\n".join(roll_details))
     return 0
 
 
@@ -252,6 +275,39 @@ def _mistakes(method: str, result) -> list[str]:
                 if mistake.kind == kind:
                     lines.append(f"{method}: images/{photo.file} {mistake.describe()}")
     return lines
+
+
+ROLLS_HEADER = (f"{'method':<9} {'split':<14} {'rolls':>6} {'right':>6} {'wrong':>6} {'refused':>7} "
+                f"{'of-3':>5} {'3-right':>7} {'one-more':>8} {'scored':>6}")
+ROLLS_HEADER_NOTE = ("rolls: photos read as a roll of as many dice as they hold; of-3: those of three"
+                     " dice; one-more: photos read as a roll of a die fewer, which a table must refuse;"
+                     " scored: wrongly")
+
+
+def _roll_reader(method: str, calibration) -> Callable:
+    """``read(image, dice)``: the method's reader for a table whose rolls have ``dice`` dice."""
+    return lambda frame, dice: _reader(method, calibration, dice)(frame)
+
+
+def _roll_row(method: str, split: str, rolls) -> str:
+    whole = [r for r in rolls if r.dice == r.held]
+    fewer = [r for r in rolls if r.dice < r.held]
+    three = [r for r in whole if r.held == 3]
+
+    def count(results, outcome: str) -> int:
+        return sum(r.outcome == outcome for r in results)
+
+    return (f"{method:<9} {split:<14} {len(whole):>6} {count(whole, 'right'):>6} {count(whole, 'wrong'):>6} "
+            f"{count(whole, 'refused'):>7} {len(three):>5} {count(three, 'right'):>7} {len(fewer):>8} "
+            f"{len(fewer) - count(fewer, 'refused'):>6}")
+
+
+def _roll_mistakes(method: str, rolls) -> list[str]:
+    """One line per roll scored wrong (a die too many among them), then per roll of as many
+    dice as the photo holds refused (a die too many refused is what a table must do)."""
+    wrong = [r for r in rolls if r.outcome == "wrong"]
+    refused = [r for r in rolls if r.outcome == "refused" and r.dice == r.held]
+    return [f"{method}: images/{r.file} roll {r.outcome}: {r.describe()}" for r in wrong + refused]
 
 
 def _why(asked: str | None, chosen: str) -> str:

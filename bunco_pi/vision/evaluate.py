@@ -1,4 +1,5 @@
-"""Score a reader against labelled photos: per die, per photo, and what it missed or invented."""
+"""Score a reader against labelled photos: per die, per photo, and what it missed or invented;
+and per roll, as a table would score each photo (``evaluate_rolls``)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import cv2
 import numpy as np
 
 from bunco_pi.errors import UserError
-from bunco_pi.vision.dataset import LabelledPhoto, match_dice, read_labels
+from bunco_pi.vision.dataset import LabelledPhoto, match_dice, read_labels, read_unclear
 from bunco_pi.vision.reading import FrameReading
+from bunco_pi.vision.verdict import SettledRoll, judge
 
 MISTAKES = ("wrong and sure", "not sure", "missed", "extra")  # the kinds, worst first
 
@@ -197,3 +199,70 @@ def evaluate(
         results.append(score_photo(photo.name, reading, photo.label_path, size, min_confidence,
                                    photo.image_path.name))
     return Evaluation(tuple(results), seconds)
+
+
+@dataclass(frozen=True)
+class RollResult:
+    """One photo judged as a table judges a settled tray: read as a roll of ``dice`` dice, is it
+    scored, and with the faces it shows? ``dice`` is as many as the photo holds, or one fewer:
+    a tray holding a die too many, which is never a roll to score."""
+
+    name: str
+    file: str
+    held: int  # the dice in the photo, every one labelled
+    dice: int  # the dice a roll has at this table
+    labelled: tuple[int, ...]  # the faces shown, smallest first
+    scored: tuple[int, ...] | None  # the faces the table would score, smallest first; None: refused
+    reason: str = ""  # why it was refused (the OLED's line)
+
+    @property
+    def outcome(self) -> str:
+        """``right``, ``wrong`` (scored with other faces, or scored at all with a die too many)
+        or ``refused``."""
+        if self.scored is None:
+            return "refused"
+        return "right" if self.dice == self.held and self.scored == self.labelled else "wrong"
+
+    def describe(self) -> str:
+        """``holds 4 (1 2 5 6), read as a roll of 3: scored 1 2 5``."""
+        shown = " ".join(map(str, self.labelled))
+        verdict = (f"refused ({self.reason})" if self.scored is None
+                   else "scored " + " ".join(map(str, self.scored)))
+        return f"holds {self.held} ({shown}), read as a roll of {self.dice}: {verdict}"
+
+
+def evaluate_rolls(
+    photos: Iterable[LabelledPhoto],
+    read: Callable[[np.ndarray, int], FrameReading],
+    min_confidence: float,
+    harder: str = "",
+) -> tuple[RollResult, ...]:
+    """Each photo whose every die is labelled (none unclear), read by ``read(image, dice)`` as a
+    roll of as many dice as it holds, and, holding two or more, as a roll of one die fewer.
+
+    The faces a table scores are compared as a Bunco score counts them, in any order. A
+    photo with a die nobody could label is left out: the roll it shows is not known.
+    """
+    if harder and harder not in HARDER:
+        raise UserError(f"--harder: unknown {harder!r} (use {', '.join(HARDER)})")
+    results = []
+    for photo in photos:
+        image = load_image(photo.image_path)
+        if harder:
+            image = HARDER[harder](image)
+        height, width = image.shape[:2]
+        labels = read_labels(photo.label_path, width, height)
+        if not labels or read_unclear(photo, width, height):
+            continue
+        shown = tuple(sorted(d.face for d in labels))
+        for dice in (len(labels), len(labels) - 1):
+            if dice < 1:
+                continue
+            verdict = judge(read(image, dice), dice, min_confidence)
+            if isinstance(verdict, SettledRoll):
+                results.append(RollResult(photo.name, photo.image_path.name, len(labels), dice, shown,
+                                          tuple(sorted(verdict.faces))))
+            else:
+                results.append(RollResult(photo.name, photo.image_path.name, len(labels), dice, shown,
+                                          None, verdict.reason))
+    return tuple(results)
