@@ -23,7 +23,7 @@ ROLLING = object()  # `dice watch`: the dice started to tumble
 METHODS = ("both", "first", "pips", "net", "baseline")
 OLD_METHODS = {"again": "both"}  # the name "both" had when looking again was not the default
 # evaluate.HARDER's names, here so that the command line is built without loading OpenCV
-HARDER_KINDS = ("blur", "motion", "dark", "small", "jpeg", "hue", "negative", "grey", "warm", "cold")
+HARDER_KINDS = ("blur", "motion", "dark", "small", "jpeg", "large", "hue", "negative", "grey", "warm", "cold")
 
 
 def add_actions(actions: argparse._SubParsersAction) -> None:
@@ -55,7 +55,8 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
     evaluate.add_argument(
         "--harder",
         choices=HARDER_KINDS,
-        help="make each photo harder first: blurred, moving, darker, smaller or JPEG-damaged; or its"
+        help="make each photo harder first: blurred, moving, darker, smaller, JPEG-damaged or"
+        " enlarged to a 12-megapixel phone photo's size; or its"
         " colours changed: the hue turned a third, the negative, grey, under a warm lamp or a cold one",
     )
     _reader_options(evaluate, several=True)

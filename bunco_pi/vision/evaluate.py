@@ -105,6 +105,16 @@ def _smaller(image: np.ndarray) -> np.ndarray:
     return cv2.resize(small, (width, height))  # the detail of a camera 1.7 times farther away
 
 
+PHONE_LONG_SIDE = 4032  # pixels: a 12-megapixel phone photo, 4032x3024
+
+
+def _large(image: np.ndarray) -> np.ndarray:
+    height, width = image.shape[:2]
+    factor = PHONE_LONG_SIDE / max(height, width)
+    # No detail is added: what is tested is the readers' scale, dice hundreds of pixels wide
+    return cv2.resize(image, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
+
+
 def _hue_turned(image: np.ndarray) -> np.ndarray:
     hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV)  # OpenCV's hue runs 0..179, two degrees a step
     hsv[..., 0] = ((hsv[..., 0].astype(np.int16) + 60) % 180).astype(np.uint8)
@@ -116,7 +126,8 @@ def _lit(blue: float, green: float, red: float) -> Callable[[np.ndarray], np.nda
     return lambda image: np.clip(image.astype(np.float32) * gains + 0.5, 0, 255).astype(np.uint8)
 
 
-# Photos made harder, to see where a reader's wrong faces come out sure: the labels still hold.
+# Photos made harder, to see where a reader's wrong faces come out sure: the labels still hold
+# (they are fractions of the picture, so "large", the one that changes its size, keeps them too).
 # The last five make the dice and the tray colours the photos never had, as a group's own set
 # and table would: a third of the way round the colour wheel (red dice green, blue ones red),
 # the negative (light pips on dark dice), no colour at all, a warm lamp and a cold one.
@@ -126,6 +137,7 @@ HARDER: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "dark": lambda image: (image.astype(np.float32) * 0.45).astype(np.uint8),
     "small": _smaller,
     "jpeg": _jpeg,
+    "large": _large,
     "hue": _hue_turned,
     "negative": lambda image: 255 - image,
     "grey": lambda image: cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR),
