@@ -37,6 +37,7 @@ from bunco_pi.vision.fusion import (  # noqa: E402
     look_for_more,
     read_again,
     refuse_side_views,
+    with_dice_more,
 )
 from bunco_pi.vision.net import NetInputs, detect, load_net, look_again  # noqa: E402
 from bunco_pi.vision.reader import ReaderSettings, read_pips  # noqa: E402
@@ -152,6 +153,8 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
         if fusion.again and left_unscored(reading, settings.min_confidence, ROLL):
             more = [(f, r) for f, r in looked if f.presence >= fusion.again_seen]
             reading = read_again(reading, pips, more, settings.min_confidence, fusion, [d for d, _ in kept])
+        elif fusion.again and fusion.again_whole <= 1:
+            reading = with_dice_more(reading, [f for f, _ in looked], fusion)
         result = score_photo(photo.name, reading, photo.label_path, size, settings.min_confidence)
         doubt = doubted(folder, photo.name, result.mistakes)
         counts = (result.dice, result.right, result.wrong - doubt, result.unsure, result.missed, doubt)

@@ -22,6 +22,7 @@ from bunco_pi.vision.fusion import (
     read_again,
     read_both,
     refuse_side_views,
+    with_dice_more,
 )
 from bunco_pi.vision.net import NetDie
 from bunco_pi.vision.reader import read_pips
@@ -544,23 +545,57 @@ def test_a_die_refused_or_in_dispute_stays_though_the_finder_does_not_see_it(pro
 
 
 def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkeypatch):
+    """The face reader reads the finder's dice only where a die is left unscored or the roll is
+    a die short; where every die of a roll is scored, the finder alone looks, for a die more."""
     from bunco_pi.vision import fusion
     from bunco_pi.vision.reader import ReaderSettings
 
     read = draw_tray([(5, 150, 150, 10), (2, 400, 300, 40)])
     empty = draw_tray([])
     asked = []
+    finder = []
     monkeypatch.setattr(fusion, "look_for_more", lambda *args, **_: asked.append(args) or [])
+    monkeypatch.setattr(fusion, "finder_dice", lambda *args, **_: finder.append(args[0]) or [])
     read_both(empty, ReaderSettings(), fusion=FusionSettings(again=False))  # the reader "first"
-    assert asked == []
-    both = read_both(read, ReaderSettings())
-    assert [d.face for d in both.dice] == [5, 2] and asked == []  # every die scored: no need
+    assert asked == [] and finder == []
+    both = read_both(read, ReaderSettings(), dice=2)  # every die of a roll of two scored
+    assert [d.face for d in both.dice] == [5, 2] and asked == []
+    assert finder == [read]  # ... and the finder looked for a die more
+    read_both(read, ReaderSettings(), dice=2, fusion=FusionSettings(again_whole=1.01))
+    assert finder == [read]  # not asked to: it does not look
     read_both(empty, ReaderSettings())  # the table's reader looks again by default
     assert len(asked) == 1 and asked[0][0] is empty
-    read_both(read, ReaderSettings(), dice=2)  # both dice of a roll of two: no need
-    assert len(asked) == 1
     read_both(read, ReaderSettings(), dice=3)  # a roll of three a die short: a die to look for
     assert len(asked) == 2 and asked[1][0] is read
+
+
+def test_a_roll_scored_whole_gains_a_die_wherever_the_finder_surely_sees_one_more():
+    roll = FrameReading((pip(2, at=(100.0, 100.0)), pip(5, at=(200.0, 100.0)), pip(6, at=(300.0, 100.0))))
+    fourth = found(3, 0.2, at=(300.0, 300.0), presence=AGAIN.again_whole)
+    more = with_dice_more(roll, [fourth], AGAIN)
+    assert judge(more, 3) == Unsure("saw 4 dice, not 3")
+    assert [d.center for d in more.dice if d.face is None] == [(300.0, 300.0)]
+    faint = replace(fourth, presence=AGAIN.again_whole - 0.01)
+    assert with_dice_more(roll, [faint], AGAIN) == roll  # too faint: the roll stands
+    on_a_die = found(5, 0.9, at=(205.0, 104.0), presence=0.99)  # a peak on a die it has
+    assert with_dice_more(roll, [on_a_die], AGAIN) == roll
+
+
+def test_a_real_fourth_die_the_first_look_misses_stops_the_roll(photos):
+    """``Image_33`` of the coloured photos made negative (light pips on dark dice) holds four
+    dice; read as a roll of three, the first look scored three of them and never saw the
+    fourth, which the finder sees surely."""
+    mixed = photos.parent / "dice-photos-mixed"
+    if not (mixed / "images" / "Image_33.jpg").is_file():
+        pytest.skip(f"the coloured dice photos are not at {mixed}")
+    from bunco_pi.vision.evaluate import HARDER
+    from bunco_pi.vision.reader import ReaderSettings
+
+    frame = HARDER["negative"](load_image(mixed / "images" / "Image_33.jpg"))
+    assert len(read_labels(mixed / "labels" / "Image_33.txt", *frame.shape[1::-1])) == 4
+    assert judge(read_both(frame, ReaderSettings(), dice=3), 3) == Unsure("saw 4 dice, not 3")
+    unchecked = read_both(frame, ReaderSettings(), fusion=FusionSettings(again_whole=1.01), dice=3)
+    assert isinstance(judge(unchecked, 3), SettledRoll)  # what the check is for
 
 
 def test_the_finder_looks_at_half_the_scale_only_where_a_die_may_be_that_large(monkeypatch):

@@ -137,6 +137,14 @@ class FusionSettings:
     again_alone: float = 0.99
     again_object: float = 0.9
     again_count: float = 0.4
+    # Where the first look scored every die of a roll, the finder alone still looks, and a die
+    # it sees this surely where the reading has none is a die more, unscored (``with_dice_more``):
+    # a tray holding a die too many is no roll, though the first look missed a die of it. Of the
+    # tuning sets' 303 trays read as a roll of a die fewer than they hold, 14 are scored at 0.5
+    # (the network's ``seen``) where 19 were, and no roll read right is refused; at 0.45, 13, but
+    # 2 right white rolls refused (a peak where no die is); at 0.6, 17. It costs the finder's
+    # look on each such frame (docs/dice-camera.md, step 8b). Above 1: the finder does not look.
+    again_whole: float = 0.5
     # The finder and the face reader agreeing on a face (``again_agree``, ``again_sure``), the
     # face reader at least this sure, overrule the pip reader's count of another face and a
     # dispute of the first look and the pip reader ("unsure: two readings"); never a die the
@@ -258,16 +266,28 @@ class LooksAgain:
 
     def __init__(self) -> None:
         # each look kept with its frame, so that no frame's ``id`` can be another's meanwhile
-        self._made: dict[tuple, tuple[np.ndarray, list[Looked]]] = {}
+        self._made: dict[tuple, tuple[np.ndarray, list]] = {}
+
+    def found(
+        self, frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
+        finder: DiceNet | None, inputs: NetInputs, zoom_out: bool,
+    ) -> list[NetDie]:
+        """The finder's look alone (``finder_dice``)."""
+        key = ("found", id(frame), tuple(region), fusion.again_seen, zoom_out, id(finder))
+        if key not in self._made:
+            self._made[key] = (frame, finder_dice(frame, region, fusion, finder, inputs, zoom_out))
+        return self._made[key][1]
 
     def looked(
         self, frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
         finder: DiceNet | None, faces: FaceReader | None, inputs: NetInputs, zoom_out: bool,
     ) -> list[Looked]:
+        """The finder's look, and the face reader's reading of each die it found."""
         key = (id(frame), tuple(region), fusion.again_seen, zoom_out, id(finder), id(faces))
         if key not in self._made:
+            found = self.found(frame, region, fusion, finder, inputs, zoom_out)
             self._made[key] = (frame, look_for_more(frame, region, fusion, finder, faces, inputs,
-                                                    zoom_out))
+                                                    zoom_out, found))
         return self._made[key][1]
 
 
@@ -298,10 +318,16 @@ def read_picture(
         scored = [found[j] for j in _scored(reading, found, settings.min_confidence)]
         checked = list(zip(scored, (faces or shipped_face_reader()).read(frame, scored), strict=True))
         reading = refuse_side_views(reading, checked, settings.min_confidence, fusion)
-    if not (fusion.again and left_unscored(reading, settings.min_confidence, dice)):
+    if not fusion.again:
         return reading
-    looked = (looks or LooksAgain()).looked(frame, settings.region, fusion, finder, faces, inputs,
-                                            dice_may_be_big(settings))
+    looks = looks or LooksAgain()
+    zoom_out = dice_may_be_big(settings)
+    if not left_unscored(reading, settings.min_confidence, dice):
+        if fusion.again_whole > 1:
+            return reading
+        return with_dice_more(reading, looks.found(frame, settings.region, fusion, finder, inputs, zoom_out),
+                              fusion)
+    looked = looks.looked(frame, settings.region, fusion, finder, faces, inputs, zoom_out)
     return read_again(reading, pips, looked, settings.min_confidence, fusion, found)
 
 
@@ -352,15 +378,25 @@ def left_unscored(reading: FrameReading, min_confidence: float, dice: int | None
             or any(d.face is None or d.confidence < min_confidence for d in reading.dice))
 
 
+def finder_dice(
+    frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
+    finder: DiceNet | None = None, inputs: NetInputs | None = None, zoom_out: bool = True,
+) -> list[NetDie]:
+    """The finder's dice in the colour frame, from a peak of ``again_seen`` (``zoom_out``: it
+    looks at half the scale too, for dice too large for one look)."""
+    return detect(frame, finder or shipped_finder(), fusion.again_seen, region, zoom_out=zoom_out,
+                  inputs=inputs)
+
+
 def look_for_more(
     frame: np.ndarray, region: tuple[float, float, float, float], fusion: FusionSettings,
     finder: DiceNet | None = None, faces: FaceReader | None = None, inputs: NetInputs | None = None,
-    zoom_out: bool = True,
+    zoom_out: bool = True, found: list[NetDie] | None = None,
 ) -> list[Looked]:
-    """The finder's dice in the colour frame, each with the face reader's reading of it
-    (``zoom_out``: the finder looks at half the scale too, for dice too large for one look)."""
-    found = detect(frame, finder or shipped_finder(), fusion.again_seen, region, zoom_out=zoom_out,
-                   inputs=inputs)
+    """The finder's dice in the colour frame (``found``, if it has looked already), each with
+    the face reader's reading of it."""
+    if found is None:
+        found = finder_dice(frame, region, fusion, finder, inputs, zoom_out)
     return list(zip(found, (faces or shipped_face_reader()).read(frame, found), strict=True))
 
 
@@ -408,6 +444,17 @@ def read_again(
             continue
         dice[i] = _vote(die, first, again, min_confidence, fusion)
     return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+
+
+def with_dice_more(reading: FrameReading, found: Sequence[NetDie], fusion: FusionSettings) -> FrameReading:
+    """A reading that scored every die of a roll, with a die more, unscored, wherever the
+    finder (``found``) sees one as surely as ``again_whole`` where the reading has none: a
+    tray holding a die too many, one die of which the first look missed, is no roll."""
+    more = [DieReading(None, 0.0, f.center, f.width / 2, "unclear pips") for f in found
+            if f.presence >= fusion.again_whole and not any(_on(f, d) for d in reading.dice)]
+    if not more:
+        return reading
+    return FrameReading(tuple(sorted((*reading.dice, *more), key=lambda d: (d.center[1], d.center[0]))))
 
 
 def _still_a_die(die: DieReading, seen: Sequence[NetDie], min_confidence: float) -> bool:
