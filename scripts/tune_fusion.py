@@ -153,7 +153,7 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
         if fusion.again and left_unscored(reading, settings.min_confidence, ROLL):
             more = [(f, r) for f, r in looked if f.presence >= fusion.again_seen]
             reading = read_again(reading, pips, more, settings.min_confidence, fusion, [d for d, _ in kept])
-        elif fusion.again and fusion.again_whole <= 1:
+        elif fusion.again and fusion.again_whole <= 1 and len(reading.dice) <= ROLL:
             reading = with_dice_more(reading, [f for f, _ in looked], fusion)
         result = score_photo(photo.name, reading, photo.label_path, size, settings.min_confidence)
         doubt = doubted(folder, photo.name, result.mistakes)

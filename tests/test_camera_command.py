@@ -120,11 +120,44 @@ def test_eval_judges_each_photo_as_a_roll_and_lists_the_rolls_it_got_wrong(tmp_p
     lines = out.splitlines()
     at = lines.index(camera.ROLLS_HEADER)
     assert lines[at].split() == ["method", "split", "rolls", "right", "wrong", "refused", "of-3",
-                                 "3-right", "one-more", "scored"]
+                                 "3-right", "one-more", "scored", "4-as-3", "4-scored"]
     # 12 trays of two dice: 11 right, 1 wrong; read as rolls of one die, all 12 refused
-    assert lines[at + 1].split() == ["pips", "all", "12", "11", "1", "0", "0", "0", "12", "0"]
+    assert lines[at + 1].split() == ["pips", "all", "12", "11", "1", "0", "0", "0", "12", "0", "0", "0"]
     assert lines[-1] == ("pips: images/tray_0.png roll wrong: holds 2 (3 3), read as a roll of 2:"
                          " scored 1 3")
+
+
+def test_the_table_reader_is_told_each_roll_s_dice(tmp_path, capsys, monkeypatch):
+    """``both`` looks again at a reading a die short of its roll, so it must be told the roll's
+    dice: as many as the photo holds and one fewer for ``--rolls``, the calibration's 3 for the
+    per-die table, ``--dice`` for ``dice read``."""
+    from bunco_pi.vision import fusion
+    from bunco_pi.vision.reading import FrameReading
+
+    monkeypatch.chdir(tmp_path)
+    folder = labelled_folder(tmp_path / "set")
+    told = []
+    monkeypatch.setattr(fusion, "read_both", lambda frame, settings, dice=None, **_: told.append(dice)
+                        or FrameReading(()))
+    assert run("eval", str(folder), "--split", "all", "--method", "both", "--rolls") == 0
+    assert told == [2, 1] * 12 + [3] * 12  # 12 photos of two dice
+    told.clear()
+    assert run("read", str(folder / "images" / "tray_0.png"), "--dice", "4") == 0
+    assert told == [4]
+    capsys.readouterr()
+
+
+def test_the_roll_row_counts_a_fourth_die_apart():
+    from bunco_pi.vision.evaluate import RollResult
+
+    def roll(held, dice, scored):
+        return RollResult("p", "p.jpg", held, dice, (1, 2, 3, 4)[:held], scored)
+
+    rolls = [roll(4, 4, (1, 2, 3, 4)), roll(4, 3, (1, 2, 3)), roll(3, 3, (1, 2, 3)), roll(3, 2, None),
+             roll(4, 4, None), roll(4, 3, None)]
+    row = camera._roll_row("both", "all", rolls).split()
+    # rolls 3: right 2, refused 1; of three 1, right 1; one more 3, scored 1; four as three 2, scored 1
+    assert row == ["both", "all", "3", "2", "0", "1", "1", "1", "3", "1", "2", "1"]
 
 
 def test_eval_without_rolls_prints_no_roll_table(tmp_path, capsys, monkeypatch):

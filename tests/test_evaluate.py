@@ -217,10 +217,10 @@ def test_a_roll_is_refused_when_a_die_is_not_sure(tmp_path):
         "right", "refused"]
 
 
-def test_a_photo_with_a_die_nobody_could_label_is_no_roll(tmp_path):
-    photos = labelled_trays(tmp_path, {"a": (1, 2, 3), "b": (4, 5, 6)}, unclear=("a",))
+def test_a_photo_with_a_die_nobody_could_label_or_with_no_die_is_no_roll(tmp_path):
+    photos = labelled_trays(tmp_path, {"a": (1, 2, 3), "b": (4, 5, 6), "c": ()}, unclear=("a",))
     rolls = evaluate_rolls(photos, lambda image, dice: FrameReading(()), 0.5)
-    assert {r.name for r in rolls} == {"b"}
+    assert [(r.name, r.dice) for r in rolls] == [("b", 3), ("b", 2)]
 
 
 def test_rolls_read_the_harder_photo_and_an_unknown_kind_is_an_error(tmp_path):

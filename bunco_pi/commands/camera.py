@@ -56,7 +56,7 @@ def add_actions(actions: argparse._SubParsersAction) -> None:
         "--harder",
         choices=HARDER_KINDS,
         help="make each photo harder first: blurred, moving, darker, smaller, JPEG-damaged or"
-        " enlarged to a 12-megapixel phone photo's size; or its"
+        " scaled to a 12-megapixel phone photo's size; or its"
         " colours changed: the hue turned a third, the negative, grey, under a warm lamp or a cold one",
     )
     _reader_options(evaluate, several=True)
@@ -175,8 +175,8 @@ def run_read(args: argparse.Namespace) -> int:
     from bunco_pi.vision.verdict import SettledRoll, judge
 
     calibration = _with_learned(_calibration(args.calibration), args.learned)
-    read = _reader(args.method, calibration)
     dice = args.dice if args.dice is not None else calibration.dice
+    read = _reader(args.method, calibration, dice)  # a roll short of its dice is looked at again
     if args.annotate is not None:
         args.annotate.mkdir(parents=True, exist_ok=True)
     status = 0
@@ -279,10 +279,11 @@ def _mistakes(method: str, result) -> list[str]:
 
 
 ROLLS_HEADER = (f"{'method':<9} {'split':<14} {'rolls':>6} {'right':>6} {'wrong':>6} {'refused':>7} "
-                f"{'of-3':>5} {'3-right':>7} {'one-more':>8} {'scored':>6}")
+                f"{'of-3':>5} {'3-right':>7} {'one-more':>8} {'scored':>6} {'4-as-3':>6} {'4-scored':>8}")
 ROLLS_HEADER_NOTE = ("rolls: photos read as a roll of as many dice as they hold; of-3: those of three"
                      " dice; one-more: photos read as a roll of a die fewer, which a table must refuse;"
-                     " scored: wrongly")
+                     " scored: wrongly; 4-as-3: those of four dice read as a roll of three, a Bunco"
+                     " table's fourth die")
 
 
 def _roll_reader(method: str, calibration) -> Callable:
@@ -294,13 +295,15 @@ def _roll_row(method: str, split: str, rolls) -> str:
     whole = [r for r in rolls if r.dice == r.held]
     fewer = [r for r in rolls if r.dice < r.held]
     three = [r for r in whole if r.held == 3]
+    fourth = [r for r in fewer if r.held == 4]
 
     def count(results, outcome: str) -> int:
         return sum(r.outcome == outcome for r in results)
 
     return (f"{method:<9} {split:<14} {len(whole):>6} {count(whole, 'right'):>6} {count(whole, 'wrong'):>6} "
             f"{count(whole, 'refused'):>7} {len(three):>5} {count(three, 'right'):>7} {len(fewer):>8} "
-            f"{len(fewer) - count(fewer, 'refused'):>6}")
+            f"{len(fewer) - count(fewer, 'refused'):>6} {len(fourth):>6} "
+            f"{len(fourth) - count(fourth, 'refused'):>8}")
 
 
 def _roll_mistakes(method: str, rolls) -> list[str]:

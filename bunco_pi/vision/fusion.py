@@ -137,14 +137,16 @@ class FusionSettings:
     again_alone: float = 0.99
     again_object: float = 0.9
     again_count: float = 0.4
-    # Where the first look scored every die of a roll, the finder alone still looks, and a die
-    # it sees this surely where the reading has none is a die more, unscored (``with_dice_more``):
-    # a tray holding a die too many is no roll, though the first look missed a die of it. Of the
-    # tuning sets' 303 trays read as a roll of a die fewer than they hold, 14 are scored at 0.5
-    # (the network's ``seen``) where 19 were, and no roll read right is refused; at 0.45, 13, but
-    # 2 right white rolls refused (a peak where no die is); at 0.6, 17. It costs the finder's
-    # look on each such frame (docs/dice-camera.md, step 8b). Above 1: the finder does not look.
-    again_whole: float = 0.5
+    # Where the first look scored every die of a roll, the finder could still look, alone, and a
+    # die it sees this surely where the reading has none would be a die more, unscored
+    # (``with_dice_more``): a tray holding a die too many is no roll. Measured and not shipped
+    # (1.01: it does not look). At 0.5 it refused 5 more of the tuning sets' 303 trays read as a
+    # roll of a die fewer than they hold, but 4 of those were photos of two dice read as a roll
+    # of one and only one a roll of three with a fourth die (a negative photo); held out it
+    # refused none more of three. It cost every white throw the finder's look (about two thirds
+    # more arithmetic), and at 0.5 a key of a laptop keyboard (0.52) refused a right white roll,
+    # where the highest peak beside white dice elsewhere was 0.46 (docs/dice-camera.md, step 8b).
+    again_whole: float = 1.01
     # The finder and the face reader agreeing on a face (``again_agree``, ``again_sure``), the
     # face reader at least this sure, overrule the pip reader's count of another face and a
     # dispute of the first look and the pip reader ("unsure: two readings"); never a die the
@@ -323,8 +325,8 @@ def read_picture(
     looks = looks or LooksAgain()
     zoom_out = dice_may_be_big(settings)
     if not left_unscored(reading, settings.min_confidence, dice):
-        if fusion.again_whole > 1:
-            return reading
+        if fusion.again_whole > 1 or (dice is not None and len(reading.dice) > dice):
+            return reading  # not asked to look, or a die too many already
         return with_dice_more(reading, looks.found(frame, settings.region, fusion, finder, inputs, zoom_out),
                               fusion)
     looked = looks.looked(frame, settings.region, fusion, finder, faces, inputs, zoom_out)
@@ -450,11 +452,14 @@ def with_dice_more(reading: FrameReading, found: Sequence[NetDie], fusion: Fusio
     """A reading that scored every die of a roll, with a die more, unscored, wherever the
     finder (``found``) sees one as surely as ``again_whole`` where the reading has none: a
     tray holding a die too many, one die of which the first look missed, is no roll."""
-    more = [DieReading(None, 0.0, f.center, f.width / 2, "unclear pips") for f in found
-            if f.presence >= fusion.again_whole and not any(_on(f, d) for d in reading.dice)]
-    if not more:
+    dice = list(reading.dice)
+    for f in sorted(found, key=lambda f: -f.presence):
+        # a second peak on a die already there, or on one just added, is not a die of its own
+        if f.presence >= fusion.again_whole and not any(_on(f, d) for d in dice):
+            dice.append(DieReading(None, 0.0, f.center, f.width / 2, "unclear pips"))
+    if len(dice) == len(reading.dice):
         return reading
-    return FrameReading(tuple(sorted((*reading.dice, *more), key=lambda d: (d.center[1], d.center[0]))))
+    return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
 
 
 def _still_a_die(die: DieReading, seen: Sequence[NetDie], min_confidence: float) -> bool:
