@@ -75,6 +75,11 @@ def test_read_uses_the_calibration_file(tray_photos, tmp_path, capsys, monkeypat
     assert capsys.readouterr().out.endswith("-> roll 6 2\n")
 
 
+def test_a_roll_of_no_dice_is_one_line(tray_photos):
+    roll, _ = tray_photos
+    assert run("read", str(roll), "--dice", "0") == "--dice 0: a roll has at least 1 die"
+
+
 def test_a_bad_calibration_file_is_one_line(tray_photos, tmp_path):
     roll, _ = tray_photos
     bad = tmp_path / "bad.json"

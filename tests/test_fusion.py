@@ -561,6 +561,8 @@ def test_read_both_looks_again_only_when_asked_and_a_die_is_left_unscored(monkey
     assert asked == [] and finder == []
     both = read_both(read, ReaderSettings(), dice=2)  # every die of a roll of two scored: no need
     assert [d.face for d in both.dice] == [5, 2] and asked == [] and finder == []
+    read_both(read, ReaderSettings())  # every die scored, no roll's count given: no need
+    assert asked == [] and finder == []
     more = FusionSettings(again_whole=0.5)
     read_both(read, ReaderSettings(), dice=2, fusion=more)  # asked to look for a die more
     assert asked == [] and finder == [read]  # the finder alone looked

@@ -175,6 +175,8 @@ def run_read(args: argparse.Namespace) -> int:
     from bunco_pi.vision.verdict import SettledRoll, judge
 
     calibration = _with_learned(_calibration(args.calibration), args.learned)
+    if args.dice is not None and args.dice < 1:
+        raise UserError(f"--dice {args.dice}: a roll has at least 1 die")
     dice = args.dice if args.dice is not None else calibration.dice
     read = _reader(args.method, calibration, dice)  # a roll short of its dice is looked at again
     if args.annotate is not None:
@@ -257,9 +259,10 @@ def run_eval(args: argparse.Namespace) -> int:
         if details:
             print("\n".join(details))
         if args.rolls:
-            print(f"\nevery roll scored wrong or refused ({len(roll_details)}), as METHOD: PHOTO"
-                  " roll OUTCOME: what it holds, what it was read as, what the table did:"
-                  if roll_details else "\nno roll scored wrong or refused")
+            print(f"\nevery roll scored wrong, then every roll of the photo's own dice refused"
+                  f" ({len(roll_details)}), as METHOD: PHOTO roll OUTCOME: what it holds, what it was"
+                  " read as, what the table did:"
+                  if roll_details else "\nno roll scored wrong, and none of a photo's own dice refused")
             if roll_details:
                 print("\n".join(roll_details))
     return 0

@@ -143,8 +143,9 @@ class FusionSettings:
     # (1.01: it does not look). At 0.5 it refused 5 more of the tuning sets' 303 trays read as a
     # roll of a die fewer than they hold, but 4 of those were photos of two dice read as a roll
     # of one and only one a roll of three with a fourth die (a negative photo); held out it
-    # refused none more of three. It cost every white throw the finder's look (about two thirds
-    # more arithmetic), and at 0.5 a key of a laptop keyboard (0.52) refused a right white roll,
+    # refused none more of three. It cost each throw the first look reads whole the finder's look
+    # (a drawn white tray's frame three quarters more arithmetic, two thirds more time; the
+    # held-out white photos' a fifth more), and at 0.5 a laptop key (0.52) refused a right roll,
     # where the highest peak beside white dice elsewhere was 0.46 (docs/dice-camera.md, step 8b).
     again_whole: float = 1.01
     # The finder and the face reader agreeing on a face (``again_agree``, ``again_sure``), the
