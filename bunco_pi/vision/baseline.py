@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from bunco_pi.vision.reader import ReaderSettings, to_working
-from bunco_pi.vision.reading import DieReading, FrameReading
+from bunco_pi.vision.reading import DieReading, FrameReading, in_reading_order
 
 BLOCK = 75  # neighbourhood for the dice threshold: larger than a die at the working width
 BRIGHTER = 20  # a die is this much brighter than its neighbourhood
@@ -46,7 +46,7 @@ def read_baseline(frame: np.ndarray, settings: ReaderSettings | None = None) -> 
                 "" if face else "no pips" if pips == 0 else "too many pips",
             )
         )
-    return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+    return in_reading_order(dice)
 
 
 def _count_dark_spots(gray: np.ndarray, contour: np.ndarray, area: float) -> int:

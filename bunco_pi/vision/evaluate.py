@@ -14,7 +14,7 @@ import numpy as np
 from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import LabelledPhoto, match_dice, read_labels, read_unclear
 from bunco_pi.vision.reading import FrameReading
-from bunco_pi.vision.verdict import SettledRoll, judge
+from bunco_pi.vision.verdict import SettledRoll, Unsure, judge
 
 MISTAKES = ("wrong and sure", "not sure", "missed", "extra")  # the kinds, worst first
 
@@ -271,10 +271,8 @@ def evaluate_rolls(
             if dice < 1:
                 continue
             verdict = judge(read(image, dice), dice, min_confidence)
-            if isinstance(verdict, SettledRoll):
-                results.append(RollResult(photo.name, photo.image_path.name, len(labels), dice, shown,
-                                          tuple(sorted(verdict.faces))))
-            else:
-                results.append(RollResult(photo.name, photo.image_path.name, len(labels), dice, shown,
-                                          None, verdict.reason))
+            scored = tuple(sorted(verdict.faces)) if isinstance(verdict, SettledRoll) else None
+            reason = verdict.reason if isinstance(verdict, Unsure) else ""
+            results.append(RollResult(photo.name, photo.image_path.name, len(labels), dice, shown, scored,
+                                      reason))
     return tuple(results)

@@ -69,7 +69,7 @@ from bunco_pi.vision.net import (
     shipped_finder,
 )
 from bunco_pi.vision.reader import ReaderSettings, read_pips
-from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs, same_dice
+from bunco_pi.vision.reading import DieReading, FrameReading, closest_pairs, in_reading_order, same_dice
 
 # What looking again leaves as it is: a die seen cocked, hidden or cut, seen from the side, or
 # read as two faces (this last unless the finder and the face reader overrule it).
@@ -446,7 +446,7 @@ def read_again(
         if die.problem in REFUSED and not overruled:
             continue
         dice[i] = _vote(die, first, again, min_confidence, fusion)
-    return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+    return in_reading_order(dice)
 
 
 def with_dice_more(reading: FrameReading, found: Sequence[NetDie], fusion: FusionSettings) -> FrameReading:
@@ -460,7 +460,7 @@ def with_dice_more(reading: FrameReading, found: Sequence[NetDie], fusion: Fusio
             dice.append(DieReading(None, 0.0, f.center, f.width / 2, "unclear pips"))
     if len(dice) == len(reading.dice):
         return reading
-    return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+    return in_reading_order(dice)
 
 
 def _still_a_die(die: DieReading, seen: Sequence[NetDie], min_confidence: float) -> bool:
@@ -594,7 +594,7 @@ def combine(
             dice.append(DieReading(other.face, other.face_probability, other.center, other.width / 2))
         else:
             dice.append(DieReading(None, 0.0, other.center, other.width / 2, "unclear pips"))
-    return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+    return in_reading_order(dice)
 
 
 def _agree(die: DieReading, other: NetDie, min_confidence: float, fusion: FusionSettings) -> DieReading:

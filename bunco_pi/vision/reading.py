@@ -29,6 +29,12 @@ class FrameReading:
         return min((d.confidence for d in self.dice), default=0.0)
 
 
+def in_reading_order(dice: list[DieReading]) -> FrameReading:
+    """The dice as one reading, top of the tray first, then left to right: the order a roll's
+    faces are listed in."""
+    return FrameReading(tuple(sorted(dice, key=lambda d: (d.center[1], d.center[0]))))
+
+
 def closest_pairs(candidates: list[tuple[float, int, int]]) -> list[tuple[int, int]]:
     """From (distance, i, j) candidates, pairs (i, j) closest first, each i and j used once."""
     pairs, used_i, used_j = [], set(), set()
