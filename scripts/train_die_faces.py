@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+import cv2
 import numpy as np
 import torch
 from torch import nn
@@ -70,15 +71,43 @@ def crops(sample: tuple) -> list[Crop]:
     return [(cut(image, (x, y), size, side=ROOM), int(cls)) for x, y, size, cls in dice]
 
 
-def view(crop: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+class Jitter(NamedTuple):
+    """How far a training crop's box is moved (pixels at the reader's scale, where a die is about
+    29 wide) and zoomed (up to 1 + zoom times), and the share of crops resampled (``resample``)."""
+
+    shift: float = 3.0
+    zoom: float = 0.15
+    resample: float = 0.0
+
+
+AS_BEFORE = Jitter()  # what the shipped reader learned with
+
+
+def resampled(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The crop as a die of another size in the frame would give it: averaged down to as few as
+    0.45 of its pixels and sampled back up (a small die, bilinear or bicubic), or sharpened (a
+    large one averaged down from a 12-megapixel photo, every edge kept)."""
+    side = x.shape[0]
+    if rng.random() < 0.7:
+        small = max(8, round(side * rng.uniform(0.45, 0.9)))
+        x = cv2.resize(x, (small, small), interpolation=cv2.INTER_AREA)
+        return cv2.resize(x, (side, side), interpolation=(cv2.INTER_LINEAR, cv2.INTER_CUBIC)[rng.integers(2)])
+    soft = cv2.GaussianBlur(x, (0, 0), rng.uniform(0.6, 1.2)).astype(np.float32)
+    amount = rng.uniform(0.3, 1.0)
+    return np.clip(x.astype(np.float32) * (1 + amount) - soft * amount, 0, 255).astype(np.uint8)
+
+
+def view(crop: np.ndarray, rng: np.random.Generator | None, jitter: Jitter = AS_BEFORE) -> np.ndarray:
     """What the reader sees of a kept crop: as cut, or (given ``rng``) as the network's box might
     cut it, turned, recoloured and relit."""
     middle = (ROOM / 2, ROOM / 2)
     width = PATCH / REACH  # the die's box at the reader's scale
     if rng is None:
         return cut(crop, middle, width)
-    x = cut(crop, middle, width, shift=tuple(rng.uniform(-3, 3, 2)), zoom=float(rng.uniform(0.85, 1.15)),
-            angle=float(rng.uniform(-TILT, TILT)))
+    x = cut(crop, middle, width, shift=tuple(rng.uniform(-jitter.shift, jitter.shift, 2)),
+            zoom=float(rng.uniform(1 - jitter.zoom, 1 + jitter.zoom)), angle=float(rng.uniform(-TILT, TILT)))
+    if rng.random() < jitter.resample:
+        x = resampled(x, rng)
     if rng.random() < 0.5:  # a mirrored face is the same face, and up stays up
         x = np.ascontiguousarray(x[:, ::-1])
     if rng.random() < 0.3:  # light pips on dark bodies as well as dark on light
@@ -290,6 +319,11 @@ def main() -> int:
     parser.add_argument("--unclear", type=float,
                         help="share of the rendered dice in a batch that cannot be read (default: as drawn)")
     parser.add_argument("--smoothing", type=float, default=0.0, help="label smoothing of the loss")
+    parser.add_argument("--shift", type=float, default=AS_BEFORE.shift,
+                        help="pixels a crop's box moves each way at the reader's scale (a die: about 29)")
+    parser.add_argument("--zoom", type=float, default=AS_BEFORE.zoom, help="a crop's box is zoomed 1 +- this")
+    parser.add_argument("--resample", type=float, default=AS_BEFORE.resample,
+                        help="share of crops resampled as a smaller or a larger die would give them")
     parser.add_argument("--sure", type=float, default=0.95, help="the belief --validate counts as sure")
     parser.add_argument("--validate", action="store_true", help="keep a fifth of the training photos aside")
     parser.add_argument("--threads", type=int, default=2)
@@ -335,10 +369,11 @@ def main() -> int:
     optimiser = torch.optim.AdamW(model.parameters(), args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=args.steps, pct_start=0.1)
     rendered_pools = pools(drawn, args.unclear)
+    jitter = Jitter(args.shift, args.zoom, args.resample)
     start = time.monotonic()
     for step in range(1, args.steps + 1):
         picked = pick(train, rendered_pools, args.rendered, args.batch, rng, args.unclear)
-        x = torch.from_numpy(np.stack([normalise(view(crop, rng)) for crop, _ in picked]))
+        x = torch.from_numpy(np.stack([normalise(view(crop, rng, jitter)) for crop, _ in picked]))
         y = torch.tensor([cls for _, cls in picked])
         loss = nn.functional.cross_entropy(model(x), y, label_smoothing=args.smoothing)
         optimiser.zero_grad()

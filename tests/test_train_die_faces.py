@@ -74,6 +74,49 @@ def test_training_views_are_mirrored_and_turned_a_little_but_never_upside_down(t
     assert sides == {True, False}  # and mirrored, about half the time
 
 
+def test_a_wider_jitter_moves_the_die_further_from_the_middle(train):
+    """--shift and --zoom: the boxes the finder gives are off by more than the labels' (a fifth of
+    a die's width at the 90th percentile), so a reader can be taught boxes that far off."""
+    image = draw_tray([(1, 200, 220, 0)])
+    (kept, _), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+
+    def furthest(jitter, seed=5):
+        rng = np.random.default_rng(seed)
+        off = []
+        for _ in range(150):
+            seen = train.view(kept, rng, jitter).mean(axis=2)
+            tray = np.median(seen[[0, 0, -1, -1], [0, -1, 0, -1]])
+            ys, xs = np.nonzero(np.abs(seen - tray) > 50)
+            off.append(np.hypot(xs.mean() - (SEEN - 1) / 2, ys.mean() - (SEEN - 1) / 2))
+        return np.percentile(off, 90)
+
+    assert furthest(train.Jitter(shift=7.0)) > furthest(train.AS_BEFORE) + 1.5
+    assert furthest(train.Jitter(shift=0.0, zoom=0.0)) < furthest(train.AS_BEFORE)
+
+
+def sharpness(crop: np.ndarray) -> float:
+    return float(np.abs(cv2.Laplacian(crop, cv2.CV_32F)).mean())
+
+
+def test_a_resampled_crop_is_the_same_die_blurred_or_sharpened(train):
+    image = draw_tray([(5, 200, 220, 0)])
+    (kept, _), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+    plain = train.view(kept, None)
+    rng = np.random.default_rng(2)
+    sharper = softer = 0
+    for _ in range(60):
+        out = train.resampled(plain, rng)
+        assert out.shape == plain.shape and out.dtype == np.uint8
+        assert np.abs(out.astype(int) - plain.astype(int)).mean() < 20  # the same die, not another
+        edges = sharpness(out) / sharpness(plain)
+        sharper += edges > 1.05
+        softer += edges < 0.95
+    assert sharper > 5 and softer > 20  # both ways: a large die's crop and a small one's
+    never = train.Jitter(resample=0.0)
+    rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
+    assert np.array_equal(train.view(kept, rng_a, never), train.view(kept, rng_b))  # off: as before
+
+
 def test_a_batch_has_about_the_asked_share_of_renders(train):
     rng = np.random.default_rng(3)
     real = [(np.zeros((1, 1, 3), np.uint8), 0)]
