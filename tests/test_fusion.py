@@ -813,6 +813,33 @@ def test_both_pictures_of_dice_of_known_colours_share_one_look_again(monkeypatch
     assert len(looked) == 1
 
 
+def test_both_pictures_share_the_finders_look_for_a_die_more(monkeypatch):
+    """With the die-more check on (``again_whole``), a roll both pictures score whole has the
+    finder look once at the colour frame, not once a picture, and reads as two looks would."""
+    frame, _, settings = known_colours("r1700000-moved-t2")
+    checked = replace(FusionSettings(), again_whole=0.5)
+    looks = []
+    real = fusion.finder_dice
+
+    def finder_dice(*args, **kwargs):
+        looks.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fusion, "finder_dice", finder_dice)
+    for picture in (replace(settings, look=None), settings):  # each scores the roll whole
+        whole = fusion.read_picture(frame, picture, dice=3)
+        assert not fusion.left_unscored(whole, settings.min_confidence, 3)
+    with monkeypatch.context() as apart:  # each picture its own look, none shared
+        apart.setattr(fusion.LooksAgain, "found", lambda self, frame, region, settings, finder, inputs,
+                      zoom_out: fusion.finder_dice(frame, region, settings, finder, inputs, zoom_out))
+        looks.clear()
+        alone = read_both(frame, settings, fusion=checked, dice=3)
+    assert len(looks) == 2 and looks[0] is looks[1] is frame
+    looks.clear()
+    assert read_both(frame, settings, fusion=checked, dice=3) == alone
+    assert len(looks) == 1
+
+
 @pytest.mark.parametrize("which", range(4))
 def test_a_real_fourth_die_half_hidden_stops_the_roll_for_a_table_that_knows_its_dice(photos, which):
     """The four dice of the heap below, read in the colours of each in turn: the finder misses
