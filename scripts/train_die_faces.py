@@ -6,7 +6,9 @@
 
 Every labelled die of the training photos (a folder named twice is drawn twice as often)
 and of the renders is cut out as the reader cuts a die the network found (``face_reader.cut``),
-then moved and zoomed as far as the network's box misses a die, turned a little (``TILT``),
+then moved and zoomed as far as the network's box misses a die (``--shift``, ``--zoom``; the
+finder's boxes miss by more than the shipped reader was taught), now and then resampled as a
+smaller or larger die gives it (``--resample``), turned a little (``TILT``),
 mirrored, its colours swapped and turned (``train_dice_net._recolour``) and its light changed
 (``train_dice_net._photometric``). A render's dice that cannot be read (cocked, cut by the
 frame, under a hand) are taught as the seventh answer, and so, with ``--side DEG``, are those
