@@ -784,6 +784,19 @@ def test_rendered_coloured_dice_are_read_in_their_own_colours_where_the_mapped_g
     assert judge(read_both(frame, settings, dice=3), 3) == Unsure("unsure: two readings")
 
 
+def frames_looked_at(monkeypatch, look: str) -> list:
+    """The frames ``fusion.<look>`` is called with, from now on, in order."""
+    frames = []
+    real = getattr(fusion, look)
+
+    def counted(*args, **kwargs):
+        frames.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fusion, look, counted)
+    return frames
+
+
 def test_both_pictures_of_dice_of_known_colours_share_one_look_again(monkeypatch):
     """The finder and the face reader look again at the colour frame whichever picture the
     first look read: where both pictures look again, they look once, and the reading is
@@ -793,14 +806,7 @@ def test_both_pictures_of_dice_of_known_colours_share_one_look_again(monkeypatch
     # the left fifth painted over in the tray's colour: a die gone, another cut, both pictures
     # look for them
     frame[:, : frame.shape[1] // 5] = np.median(frame.reshape(-1, 3), axis=0)
-    looked = []
-    real = fusion.look_for_more
-
-    def look_for_more(*args, **kwargs):
-        looked.append(args[0])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(fusion, "look_for_more", look_for_more)
+    looked = frames_looked_at(monkeypatch, "look_for_more")
     with monkeypatch.context() as apart:  # each picture its own look, none shared
         apart.setattr(fusion.LooksAgain, "looked", lambda self, frame, region, settings, finder, faces,
                       inputs, zoom_out: fusion.look_for_more(frame, region, settings, finder, faces, inputs,
@@ -818,14 +824,7 @@ def test_both_pictures_share_the_finders_look_for_a_die_more(monkeypatch):
     finder look once at the colour frame, not once a picture, and reads as two looks would."""
     frame, _, settings = known_colours("r1700000-moved-t2")
     checked = replace(FusionSettings(), again_whole=0.5)
-    looks = []
-    real = fusion.finder_dice
-
-    def finder_dice(*args, **kwargs):
-        looks.append(args[0])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(fusion, "finder_dice", finder_dice)
+    looks = frames_looked_at(monkeypatch, "finder_dice")
     for picture in (replace(settings, look=None), settings):  # each scores the roll whole
         whole = fusion.read_picture(frame, picture, dice=3)
         assert not fusion.left_unscored(whole, settings.min_confidence, 3)
