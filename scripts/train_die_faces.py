@@ -86,8 +86,8 @@ AS_BEFORE = Jitter()  # what the shipped reader learned with
 
 
 def resampled(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The crop as a die of another size in the frame would give it: averaged down to as few as
-    0.45 of its pixels and sampled back up (a small die, bilinear or bicubic), or sharpened (a
+    """The crop as a die of another size in the frame would give it: averaged down to as little
+    as 0.45 of its side and sampled back up (a small die, bilinear or bicubic), or sharpened (a
     large one averaged down from a 12-megapixel photo, every edge kept)."""
     side = x.shape[0]
     if rng.random() < 0.7:
@@ -99,17 +99,24 @@ def resampled(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(x.astype(np.float32) * (1 + amount) - soft * amount, 0, 255).astype(np.uint8)
 
 
+def placed(crop: np.ndarray, rng: np.random.Generator, jitter: Jitter = AS_BEFORE) -> np.ndarray:
+    """A kept crop cut as the network's box might cut it (moved, zoomed, turned a little), and
+    now and then resampled. With no resampling asked, the random numbers drawn are those drawn
+    before the options were made, so an old recipe trains as it did."""
+    shift = tuple(rng.uniform(-jitter.shift, jitter.shift, 2))  # drawn first, as it always was
+    x = cut(crop, (ROOM / 2, ROOM / 2), PATCH / REACH, shift=shift,
+            zoom=float(rng.uniform(1 - jitter.zoom, 1 + jitter.zoom)), angle=float(rng.uniform(-TILT, TILT)))
+    if jitter.resample > 0 and rng.random() < jitter.resample:
+        x = resampled(x, rng)
+    return x
+
+
 def view(crop: np.ndarray, rng: np.random.Generator | None, jitter: Jitter = AS_BEFORE) -> np.ndarray:
     """What the reader sees of a kept crop: as cut, or (given ``rng``) as the network's box might
     cut it, turned, recoloured and relit."""
-    middle = (ROOM / 2, ROOM / 2)
-    width = PATCH / REACH  # the die's box at the reader's scale
     if rng is None:
-        return cut(crop, middle, width)
-    x = cut(crop, middle, width, shift=tuple(rng.uniform(-jitter.shift, jitter.shift, 2)),
-            zoom=float(rng.uniform(1 - jitter.zoom, 1 + jitter.zoom)), angle=float(rng.uniform(-TILT, TILT)))
-    if rng.random() < jitter.resample:
-        x = resampled(x, rng)
+        return cut(crop, (ROOM / 2, ROOM / 2), PATCH / REACH)  # the die's box at the reader's scale
+    x = placed(crop, rng, jitter)
     if rng.random() < 0.5:  # a mirrored face is the same face, and up stays up
         x = np.ascontiguousarray(x[:, ::-1])
     if rng.random() < 0.3:  # light pips on dark bodies as well as dark on light

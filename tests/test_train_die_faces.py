@@ -112,9 +112,38 @@ def test_a_resampled_crop_is_the_same_die_blurred_or_sharpened(train):
         sharper += edges > 1.05
         softer += edges < 0.95
     assert sharper > 5 and softer > 20  # both ways: a large die's crop and a small one's
-    never = train.Jitter(resample=0.0)
     rng_a, rng_b = np.random.default_rng(9), np.random.default_rng(9)
-    assert np.array_equal(train.view(kept, rng_a, never), train.view(kept, rng_b))  # off: as before
+    cut_alike = train.placed(kept, rng_a, train.Jitter(resample=0.0))
+    resampled = train.placed(kept, rng_b, train.Jitter(resample=1.0))  # the same box, then resampled
+    assert not np.array_equal(cut_alike, resampled)
+    assert abs(sharpness(resampled) / sharpness(cut_alike) - 1) > 0.05
+
+
+def test_as_before_a_crop_is_placed_with_the_random_numbers_it_always_drew(train):
+    """An old recipe trains as it did: with the defaults, a crop is moved, zoomed and turned by
+    the same three draws (shift, zoom, angle) as before the options were made, and no more."""
+    image = draw_tray([(3, 200, 220, 0)])
+    (kept, _), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+    for seed in range(5):
+        rng, old = np.random.default_rng(seed), np.random.default_rng(seed)
+        shift = tuple(old.uniform(-3, 3, 2))
+        want = cut(kept, (train.ROOM / 2, train.ROOM / 2), 64 / 2.2, shift=shift,
+                   zoom=float(old.uniform(0.85, 1.15)), angle=float(old.uniform(-train.TILT, train.TILT)))
+        assert np.array_equal(train.placed(kept, rng), want)
+        assert rng.random() == old.random()  # nothing more drawn
+
+
+def test_a_wider_zoom_spreads_the_dies_width(train):
+    image = draw_tray([(1, 200, 220, 0)])
+    (kept, _), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+
+    def widths(zoom):
+        rng = np.random.default_rng(4)
+        seen = [train.placed(kept, rng, train.Jitter(shift=0.0, zoom=zoom)).mean(axis=2) for _ in range(80)]
+        return np.array([(np.abs(v - np.median(v[[0, 0, -1, -1], [0, -1, 0, -1]])) > 50).sum() for v in seen])
+
+    assert widths(0.0).std() < 0.3 * widths(0.3).std()  # turned alone, the die's area barely changes
+    assert widths(0.3).max() / widths(0.3).min() > 1.4
 
 
 def test_a_batch_has_about_the_asked_share_of_renders(train):
