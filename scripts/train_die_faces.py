@@ -65,6 +65,8 @@ FACE_ON = 40.0  # a rendered die this near face-on, found centred, is taught as 
 LAYERS = ((3, 32, 1), (32, 48, 2), (48, 64, 1), (64, 96, 2), (96, 96, 1), (96, 128, 1))
 
 Crop = tuple[np.ndarray, int]  # (ROOM x ROOM BGR, class 0..6)
+MIDDLE = (ROOM / 2, ROOM / 2)  # a kept crop's die, centred
+BOX = PATCH / REACH  # the die's box at the reader's scale
 
 
 def crops(sample: tuple) -> list[Crop]:
@@ -104,7 +106,7 @@ def placed(crop: np.ndarray, rng: np.random.Generator, jitter: Jitter = AS_BEFOR
     now and then resampled. With no resampling asked, the random numbers drawn are those drawn
     before the options were made, so an old recipe trains as it did."""
     shift = tuple(rng.uniform(-jitter.shift, jitter.shift, 2))  # drawn first, as it always was
-    x = cut(crop, (ROOM / 2, ROOM / 2), PATCH / REACH, shift=shift,
+    x = cut(crop, MIDDLE, BOX, shift=shift,
             zoom=float(rng.uniform(1 - jitter.zoom, 1 + jitter.zoom)), angle=float(rng.uniform(-TILT, TILT)))
     if jitter.resample > 0 and rng.random() < jitter.resample:
         x = resampled(x, rng)
@@ -115,7 +117,7 @@ def view(crop: np.ndarray, rng: np.random.Generator | None, jitter: Jitter = AS_
     """What the reader sees of a kept crop: as cut, or (given ``rng``) as the network's box might
     cut it, turned, recoloured and relit."""
     if rng is None:
-        return cut(crop, (ROOM / 2, ROOM / 2), PATCH / REACH)  # the die's box at the reader's scale
+        return cut(crop, MIDDLE, BOX)
     x = placed(crop, rng, jitter)
     if rng.random() < 0.5:  # a mirrored face is the same face, and up stays up
         x = np.ascontiguousarray(x[:, ::-1])

@@ -74,19 +74,29 @@ def test_training_views_are_mirrored_and_turned_a_little_but_never_upside_down(t
     assert sides == {True, False}  # and mirrored, about half the time
 
 
+def kept_die(train, face: int) -> np.ndarray:
+    """A drawn die of ``face`` kept as training keeps it, centred."""
+    image = draw_tray([(face, 200, 220, 0)])
+    (kept, _), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+    return kept
+
+
+def die_pixels(seen: np.ndarray) -> np.ndarray:
+    """Where a grey view differs from its corners (the tray) by more than 50."""
+    return np.abs(seen - np.median(seen[[0, 0, -1, -1], [0, -1, 0, -1]])) > 50
+
+
 def test_a_wider_jitter_moves_the_die_further_from_the_middle(train):
     """--shift and --zoom: the boxes the finder gives are off by more than the labels' (a fifth of
     a die's width at the 90th percentile), so a reader can be taught boxes that far off."""
-    image = draw_tray([(1, 200, 220, 0)])
-    (kept, _), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+    kept = kept_die(train, 1)
 
     def furthest(jitter, seed=5):
         rng = np.random.default_rng(seed)
         off = []
         for _ in range(150):
             seen = train.view(kept, rng, jitter).mean(axis=2)
-            tray = np.median(seen[[0, 0, -1, -1], [0, -1, 0, -1]])
-            ys, xs = np.nonzero(np.abs(seen - tray) > 50)
+            ys, xs = np.nonzero(die_pixels(seen))
             off.append(np.hypot(xs.mean() - (SEEN - 1) / 2, ys.mean() - (SEEN - 1) / 2))
         return np.percentile(off, 90)
 
@@ -99,8 +109,7 @@ def sharpness(crop: np.ndarray) -> float:
 
 
 def test_a_resampled_crop_is_the_same_die_blurred_or_sharpened(train):
-    image = draw_tray([(5, 200, 220, 0)])
-    (kept, _), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+    kept = kept_die(train, 5)
     plain = train.view(kept, None)
     rng = np.random.default_rng(2)
     sharper = softer = 0
@@ -122,8 +131,7 @@ def test_a_resampled_crop_is_the_same_die_blurred_or_sharpened(train):
 def test_as_before_a_crop_is_placed_with_the_random_numbers_it_always_drew(train):
     """An old recipe trains as it did: with the defaults, a crop is moved, zoomed and turned by
     the same three draws (shift, zoom, angle) as before the options were made, and no more."""
-    image = draw_tray([(3, 200, 220, 0)])
-    (kept, _), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+    kept = kept_die(train, 3)
     for seed in range(5):
         rng, old = np.random.default_rng(seed), np.random.default_rng(seed)
         shift = tuple(old.uniform(-3, 3, 2))
@@ -134,13 +142,12 @@ def test_as_before_a_crop_is_placed_with_the_random_numbers_it_always_drew(train
 
 
 def test_a_wider_zoom_spreads_the_dies_width(train):
-    image = draw_tray([(1, 200, 220, 0)])
-    (kept, _), = train.crops(("tray", image, [(200.0, 220.0, 56.0, 0)], []))
+    kept = kept_die(train, 1)
 
     def widths(zoom):
         rng = np.random.default_rng(4)
         seen = [train.placed(kept, rng, train.Jitter(shift=0.0, zoom=zoom)).mean(axis=2) for _ in range(80)]
-        return np.array([(np.abs(v - np.median(v[[0, 0, -1, -1], [0, -1, 0, -1]])) > 50).sum() for v in seen])
+        return np.array([die_pixels(v).sum() for v in seen])
 
     assert widths(0.0).std() < 0.3 * widths(0.3).std()  # turned alone, the die's area barely changes
     assert widths(0.3).max() / widths(0.3).min() > 1.4
