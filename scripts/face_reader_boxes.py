@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bunco_pi.rules.errors import UserError  # noqa: E402
+from bunco_pi.errors import UserError  # noqa: E402
 from bunco_pi.vision.dataset import list_photos, read_labels  # noqa: E402
 from bunco_pi.vision.evaluate import load_image  # noqa: E402
 from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader  # noqa: E402
@@ -35,24 +35,13 @@ BOXES = ("the finder's box", "the label's box", "the finder's centre, the label'
          "the label's centre, the finder's width")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="a labelled photo or render folder")
-    parser.add_argument("--split", default="setaside", help="the folder's split (default: setaside)")
-    parser.add_argument("--faces", type=Path, help="a face reader file (default: the shipped one)")
-    parser.add_argument("--sure", type=float, default=0.95)
-    parser.add_argument("--list", action="store_true")
-    args = parser.parse_args(argv)
-    faces = FaceReader(args.faces) if args.faces else shipped_face_reader()
+def measured(folder: Path, split: str, faces: FaceReader, sure: float) -> tuple[list, list, list, list]:
+    """The finder's boxes' offsets and widths (label widths), each box's [right, wrong] and sure
+    tally (``BOXES``' order), and the dice read right and sure at the label's box alone."""
     region = ReaderSettings().region
     fusion = FusionSettings()
     offsets, widths, tallies, lost = [], [], [[0, 0] for _ in BOXES], []
-    try:
-        photos = list_photos(args.folder, args.split)
-    except UserError as error:
-        print(error, file=sys.stderr)
-        return 2
-    for photo in photos:
+    for photo in list_photos(folder, split):
         image = load_image(photo.image_path)
         found = finder_dice(image, region, fusion)
         for label in read_labels(photo.label_path, image.shape[1], image.shape[0]):
@@ -66,16 +55,37 @@ def main(argv: list[str] | None = None) -> int:
             boxes = [(peak.center, peak.width), (label.center, width), (peak.center, width),
                      (label.center, peak.width)]
             readings = faces.read(image, [NetDie(c, w, 1.0, 1, 1.0) for c, w in boxes])
-            sure = [r.face_probability >= args.sure for r in readings]
-            for tally, reading, is_sure in zip(tallies, readings, sure, strict=True):
+            sure_of = [r.face_probability >= sure for r in readings]
+            for tally, reading, is_sure in zip(tallies, readings, sure_of, strict=True):
                 tally[reading.face != label.face] += is_sure
-            right = [is_sure and r.face == label.face for r, is_sure in zip(readings, sure, strict=True)]
+            right = [is_sure and r.face == label.face for r, is_sure in zip(readings, sure_of, strict=True)]
             if right[1] and not right[0]:
                 lost.append(f"{photo.name} ({label.center[0]:.0f},{label.center[1]:.0f}) {label.face}: "
                             f"off {offsets[-1]:.2f}, width {widths[-1]:.2f}; the finder's box "
                             f"{readings[0].face} ({readings[0].face_probability:.2f})")
+    return offsets, widths, tallies, lost
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="a labelled photo or render folder")
+    parser.add_argument("--split", default="setaside",
+                        help="the folder's split (default: setaside; all, for renders never trained on)")
+    parser.add_argument("--faces", type=Path, help="a face reader file (default: the shipped one)")
+    parser.add_argument("--sure", type=float, default=0.95,
+                        help="the belief, in both views, counted as sure (default: 0.95)")
+    parser.add_argument("--list", action="store_true",
+                        help="name each die read right and sure at the label's box, not at the finder's")
+    args = parser.parse_args(argv)
+    try:
+        faces = FaceReader(args.faces) if args.faces else shipped_face_reader()
+        offsets, widths, tallies, lost = measured(args.folder, args.split, faces, args.sure)
+    except UserError as exc:  # a missing or spoilt reader, picture or label file, named
+        print(f"face_reader_boxes: {exc}", file=sys.stderr)
+        return 1
     if not offsets:
-        print(f"{args.folder}: the finder found none of the labelled dice of split {args.split}")
+        print(f"{args.folder}: the finder found none of the labelled dice of split {args.split}",
+              file=sys.stderr)
         return 1
     print(f"{len(offsets)} labelled dice found; the finder's box off the label's centre (label widths) "
           f"median {np.median(offsets):.2f}, 90th percentile {np.percentile(offsets, 90):.2f}, "
@@ -84,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     for box, (right, wrong) in zip(BOXES, tallies, strict=True):
         print(f"{box}: {right} right and sure, {wrong} wrong and sure")
     if args.list:
-        print("\n".join(lost))
+        for line in lost:
+            print(line)
     return 0
 
 

@@ -1,7 +1,9 @@
 """Train the dice network (bunco_pi/vision/net.py) from labelled photos and renders; write ONNX.
 
-    pip install -e '.[train]'          # PyTorch and onnx, for training only: the box runs onnxruntime
-    python3 scripts/train_dice_net.py ../shared/datasets/dice-photos ../shared/datasets/dice-photos-mixed \
+    # PyTorch and onnx, for training only (the box runs onnxruntime), in a venv of their own
+    python3.11 -m venv .venv-train && .venv-train/bin/pip install -e '.[train]'
+    .venv-train/bin/python scripts/train_dice_net.py \
+        ../shared/datasets/dice-photos ../shared/datasets/dice-photos-mixed \
         --renders renders/train --validate --init bunco_pi/vision/models/dice_net.onnx
 
 Of the real photo folders only the *training* photos are used (``split_of`` in

@@ -20,7 +20,7 @@ share of the batch's renders that cannot be read, ``--init`` trains on from a wr
 (its batch norm folded, its shape its own; ``--layers`` sets a new one's). ``--validate`` keeps
 the set-aside fifth of the photos out of training and prints, every 250 steps, how each
 folder's set-aside dice are read; the held-out photos are never read. Needs PyTorch
-(``pip install -e '.[train]'``); seeded.
+(``.venv-train``, as docs/dice-camera.md makes it); seeded.
 """
 
 from __future__ import annotations
