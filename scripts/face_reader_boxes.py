@@ -37,7 +37,8 @@ BOXES = ("the finder's box", "the label's box", "the finder's centre, the label'
 
 def measured(folder: Path, split: str, faces: FaceReader, sure: float) -> tuple[list, list, list, list]:
     """The finder's boxes' offsets and widths (label widths), each box's [right, wrong] and sure
-    tally (``BOXES``' order), and the dice read right and sure at the label's box alone."""
+    tally (``BOXES``' order), and a line for each die read right and sure at the label's box
+    and not at the finder's."""
     region = ReaderSettings().region
     fusion = FusionSettings()
     offsets, widths, tallies, lost = [], [], [[0, 0] for _ in BOXES], []
