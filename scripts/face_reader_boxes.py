@@ -4,12 +4,12 @@
 
 Where the first look misses a die, the face reader reads it at the finder's box
 (``fusion.look_for_more``), not at the box a labeller drew. For each labelled die of a folder's
-split that the finder finds (a peak of ``FusionSettings.again_seen`` or more within 0.6 of the
-die's width of its centre; the surest such peak), the face reader reads four boxes: the
-finder's, the label's, and each with the other's centre or width. It prints how far the
-finder's boxes are from the labels' (in the label's width), and, for each box, the dice read
-right and sure (both views ``--sure``) and wrong and sure; ``--list`` names each die read right
-and sure at the label's box and not at the finder's.
+split that the finder finds (a peak of ``FusionSettings.again_seen`` or more, paired with the
+labels as ``dice eval`` pairs a reading's dice, ``dataset.match_dice``), the face reader reads
+four boxes: the finder's, the label's, and each with the other's centre or width. It prints how
+far the finder's boxes are from the labels' (in the label's width), and, for each box, the dice
+read right and sure (both views ``--sure``) and wrong and sure; ``--list`` names each die read
+right and sure at the label's box and not at the finder's.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bunco_pi.errors import UserError  # noqa: E402
-from bunco_pi.vision.dataset import list_photos, read_labels  # noqa: E402
+from bunco_pi.vision.dataset import list_photos, match_dice, read_labels  # noqa: E402
 from bunco_pi.vision.evaluate import load_image  # noqa: E402
 from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader  # noqa: E402
 from bunco_pi.vision.fusion import FusionSettings, finder_dice  # noqa: E402
@@ -45,21 +45,19 @@ def measured(folder: Path, split: str, faces: FaceReader, sure: float) -> tuple[
     for photo in list_photos(folder, split):
         image = load_image(photo.image_path)
         found = finder_dice(image, region, fusion)
-        for label in read_labels(photo.label_path, image.shape[1], image.shape[0]):
-            width = max(label.size)
-            near = [f for f in found if math.dist(f.center, label.center) < 0.6 * width]
-            if not near:
-                continue
-            peak = max(near, key=lambda f: f.presence)
+        truth = read_labels(photo.label_path, image.shape[1], image.shape[0])
+        for i, j in match_dice([(*f.center, f.width / 2) for f in found], truth):
+            peak, label, width = found[i], truth[j], max(truth[j].size)
             offsets.append(math.dist(peak.center, label.center) / width)
             widths.append(peak.width / width)
             boxes = [(peak.center, peak.width), (label.center, width), (peak.center, width),
                      (label.center, peak.width)]
             readings = faces.read(image, [NetDie(c, w, 1.0, 1, 1.0) for c, w in boxes])
             sure_of = [r.face_probability >= sure for r in readings]
-            for tally, reading, is_sure in zip(tallies, readings, sure_of, strict=True):
-                tally[reading.face != label.face] += is_sure
-            right = [is_sure and r.face == label.face for r, is_sure in zip(readings, sure_of, strict=True)]
+            right = [s and r.face == label.face for r, s in zip(readings, sure_of, strict=True)]
+            for tally, is_sure, is_right in zip(tallies, sure_of, right, strict=True):
+                tally[0] += is_right
+                tally[1] += is_sure and not is_right
             if right[1] and not right[0]:
                 lost.append(f"{photo.name} ({label.center[0]:.0f},{label.center[1]:.0f}) {label.face}: "
                             f"off {offsets[-1]:.2f}, width {widths[-1]:.2f}; the finder's box "
