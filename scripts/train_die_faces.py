@@ -19,7 +19,8 @@ renders' dice lying flat and near face-on are taught as their faces. ``--unclear
 share of the batch's renders that cannot be read, ``--init`` trains on from a written reader
 (its batch norm folded, its shape its own; ``--layers`` sets a new one's). ``--validate`` keeps
 the set-aside fifth of the photos out of training and prints, every 250 steps, how each
-folder's set-aside dice are read; the held-out photos are never read. Needs PyTorch
+folder's set-aside dice are read at their labels' boxes as the table reads a die (both views,
+``--sure``); the held-out photos are never read. Needs PyTorch
 (``.venv-train``, as docs/dice-camera.md makes it); seeded.
 """
 
@@ -47,7 +48,16 @@ from train_dice_net import _photometric, _recolour, _sample, folded  # noqa: E40
 
 from bunco_pi.errors import UserError  # noqa: E402
 from bunco_pi.vision.dataset import list_photos, set_aside  # noqa: E402
-from bunco_pi.vision.face_reader import MODEL_PATH, PATCH, REACH, SEEN, UNCLEAR, FaceReader, cut  # noqa: E402
+from bunco_pi.vision.face_reader import (  # noqa: E402
+    MODEL_PATH,
+    PATCH,
+    REACH,
+    SEEN,
+    UNCLEAR,
+    FaceReader,
+    cut,
+    judged,
+)
 from bunco_pi.vision.net import detect, normalise, shipped_finder, shipped_net  # noqa: E402
 
 # Crops are turned a little, never upside down: a camera is held or mounted about level, so a
@@ -65,8 +75,12 @@ FACE_ON = 40.0  # a rendered die this near face-on, found centred, is taught as 
 LAYERS = ((3, 32, 1), (32, 48, 2), (48, 64, 1), (64, 96, 2), (96, 96, 1), (96, 128, 1))
 
 Crop = tuple[np.ndarray, int]  # (ROOM x ROOM BGR, class 0..6)
+Seen = tuple[tuple[np.ndarray, np.ndarray], int]  # a die's two views as the table cuts them, class
 MIDDLE = (ROOM / 2, ROOM / 2)  # a kept crop's die, centred
 BOX = PATCH / REACH  # the die's box at the reader's scale
+# What the table's reader shows a reader trained here as a die's second view
+# (face_reader.SECOND_VIEWS): trained upright, it is read mirrored, never turned.
+SECOND_VIEW = "mirrored"
 
 
 def crops(sample: tuple) -> list[Crop]:
@@ -284,7 +298,7 @@ def export(model: nn.Sequential, path: Path) -> None:
         weights,
     )
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    helper.set_model_props(onnx_model, {"second_view": "mirrored"})  # see face_reader.SECOND_VIEWS
+    helper.set_model_props(onnx_model, {"second_view": SECOND_VIEW})
     onnx_model.ir_version = 8
     onnx.checker.check_model(onnx_model)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -301,15 +315,33 @@ def check_export(model: nn.Sequential, path: Path, sample: list[Crop]) -> None:
         raise SystemExit(f"{path}: the exported reader differs from the trained one by {error}")
 
 
+def as_the_table_sees(sample: tuple) -> list[Seen]:
+    """Each die of a sample with the two views the table's reader cuts of it from the picture
+    itself at its label's box (``FaceReader.views`` of a reader trained here: ``SECOND_VIEW``),
+    not from a kept crop, which resamples it twice."""
+    _, image, dice, _ = sample
+    out = []
+    for x, y, size, cls in dice:
+        seen = cut(image, (x, y), size)
+        out.append(((seen, np.ascontiguousarray(seen[:, ::-1])), int(cls)))
+    return out
+
+
 @torch.no_grad()
-def measure(model: nn.Sequential, sets: dict[str, list[Crop]], sure: float) -> str:
+def measure(model: nn.Sequential, sets: dict[str, list[Seen]], sure: float) -> str:
+    """How each set's dice are read as the table reads them (``face_reader.judged``): both
+    views, the likeliest face of the two, believed as the lesser believes it. One view alone
+    counts a die sure that the table leaves unscored because its mirror image reads another
+    face."""
     model.eval()
     parts = []
     for name, dice in sets.items():
-        x = torch.from_numpy(np.stack([normalise(view(c, None)) for c, _ in dice]))
+        x = torch.from_numpy(np.stack([normalise(v) for views, _ in dice for v in views]))
         truth = np.array([cls for _, cls in dice])
-        belief = torch.softmax(model(x), 1).numpy()
-        face, certain = belief.argmax(1), belief.max(1) >= sure
+        beliefs = torch.softmax(model(x), 1).numpy().reshape(len(dice), 2, UNCLEAR + 1)
+        readings = [judged(views) for views in beliefs]
+        face = np.array([f - 1 for f, _, _ in readings])
+        certain = np.array([belief >= sure for _, belief, _ in readings])
         parts.append(f"{name}: {100 * (face == truth).mean():.1f}% likeliest right, "
                      f"{100 * ((face == truth) & certain).mean():.1f}% right and sure, "
                      f"{int(((face != truth) & certain).sum())} wrong and sure")
@@ -356,14 +388,14 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     train: list[Crop] = []
     drawn: list[Crop] = []
-    aside: dict[str, list[Crop]] = {}
+    aside: dict[str, list[Seen]] = {}
     for folder, times in collections.Counter(args.photos).items():
         for photo in list_photos(folder, "train"):
-            kept = crops(_sample(photo, teach_unclear=False))
+            sample = _sample(photo, teach_unclear=False)
             if args.validate and set_aside(photo.name):
-                aside.setdefault(folder.name, []).extend(kept)
+                aside.setdefault(folder.name, []).extend(as_the_table_sees(sample))
             else:
-                train.extend(kept * times)
+                train.extend(crops(sample) * times)
     for root in args.renders:
         with contextlib.suppress(UserError):  # a folder with nothing rendered yet
             for photo in list_photos(root, "all"):

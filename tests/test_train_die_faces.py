@@ -269,3 +269,48 @@ def test_layers_with_init_is_a_one_line_error(tmp_path):
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == [
         "--layers with --init: a reader trained on keeps the shape of its file"]
+
+
+
+class LeftOrRight(torch.nn.Module):
+    """A reader sure of a 1 when a crop is brighter on its left, of a 2 when on its right, and of
+    a 3 when it is bright in the middle and even: what a mirrored view changes, it changes."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        half = SEEN // 2
+        lean = x[..., :half].mean((1, 2, 3)) - x[..., half:].mean((1, 2, 3))
+        logits = torch.zeros(len(x), UNCLEAR + 1)
+        logits[:, 0], logits[:, 1] = 40 * lean, -40 * lean
+        logits[:, 2] = 20 * x[..., half - 4:half + 4, half - 4:half + 4].mean((1, 2, 3)) - 40 * lean.abs()
+        return logits
+
+
+def a_die(train, image: np.ndarray, cls: int) -> list:
+    return train.as_the_table_sees(("photo", image, [(100.0, 100.0, 60.0, cls)], []))
+
+
+def test_validate_counts_a_die_sure_only_when_both_views_are(train):
+    """The table leaves a die unscored whose mirrored view reads another face; ``--validate``
+    must not count it right and sure."""
+    leaning = np.zeros((200, 200, 3), np.uint8)
+    leaning[:, :100] = 255  # bright on the left: a 1 as cut, a 2 mirrored
+    even = np.zeros((200, 200, 3), np.uint8)
+    even[90:110, 90:110] = 255  # bright in the middle: a 3 both ways
+    def measured(image: np.ndarray, cls: int) -> str:
+        return train.measure(LeftOrRight(), {"die": a_die(train, image, cls)}, 0.95)
+
+    assert "100.0% right and sure, 0 wrong and sure" in measured(even, 2)
+    assert "0.0% right and sure, 0 wrong and sure" in measured(leaning, 0)
+    assert "0 wrong and sure" in measured(leaning, 1)  # nor wrong
+
+
+def test_validate_shows_a_reader_the_views_the_table_cuts_from_the_picture(train, tmp_path):
+    path = tmp_path / "faces.onnx"
+    train.export(train.build(), path)
+    image = np.random.default_rng(6).integers(0, 255, (200, 200, 3), dtype=np.uint8)
+    (views, cls), = a_die(train, image, 4)
+    table = FaceReader(path).views(image, (100.0, 100.0), 60.0)
+    assert cls == 4 and len(views) == len(table) == 2
+    for ours, theirs in zip(views, table, strict=True):
+        assert np.array_equal(ours, theirs)
+    assert not np.array_equal(table[0], table[1])  # a second view, not the first again

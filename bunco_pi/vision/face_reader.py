@@ -101,12 +101,21 @@ class FaceReader:
         both = self.beliefs(crops).reshape(len(dice), 2, UNCLEAR + 1)
         out = []
         for die, views in zip(dice, both, strict=True):
-            face = int(np.argmax(views[:, :UNCLEAR].sum(axis=0)))
-            agree = all(int(np.argmax(v[:UNCLEAR])) == face for v in views)
-            belief = float(views[:, face].min()) if agree else 0.0
-            out.append(replace(die, face=face + 1, face_probability=belief,
-                               unclear=float(views[:, UNCLEAR].max())))
+            face, belief, unclear = judged(views)
+            out.append(replace(die, face=face, face_probability=belief, unclear=unclear))
         return out
+
+
+def judged(views: np.ndarray) -> tuple[int, float, float]:
+    """A die's reading from its views' beliefs (one row of ``FaceReader.beliefs`` a view): the
+    likeliest face (1..6) of the views together, believed as the least of them believes it
+    (0 if any view's likeliest face is another), and "cannot be read" as the most of them
+    believes it. The training script measures a reader by it, so it measures what the table
+    would score."""
+    face = int(np.argmax(views[:, :UNCLEAR].sum(axis=0)))
+    agree = all(int(np.argmax(v[:UNCLEAR])) == face for v in views)
+    belief = float(views[:, face].min()) if agree else 0.0
+    return face + 1, belief, float(views[:, UNCLEAR].max())
 
 
 @lru_cache(maxsize=1)
