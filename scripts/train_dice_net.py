@@ -22,7 +22,7 @@ learns as well as the labels (distillation): a smaller network (``--separable``)
 shipped one says of every picture, not only of the labelled dice, and says it as surely.
 ``--branch-of`` keeps a written network's first ``--shared`` convolutions as they are and
 trains the rest from its own: a network that could share those layers' work with it (the
-first look on the finder's, docs/dice-camera.md).
+first look on the finder's, docs/dice-camera-experiments.md).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ from bunco_pi.vision.resample import warp_averaged  # noqa: E402
 LAYERS = ((CHANNELS, 16, 1, 1), (16, 24, 2, 1), (24, 32, 1, 1), (32, 48, 2, 1),
           (48, 48, 1, 1), (48, 48, 1, 2), (48, 48, 1, 4))
 CROP = (256, 192)  # training crops (width, height) of the 320-wide frame
-SHARED = 5  # --branch-of: of 4 to 7 of the finder's convolutions kept, what read best (docs/dice-camera.md)
+# --branch-of: of 4 to 7 of the finder's convolutions kept, what read best (docs/dice-camera-experiments.md)
+SHARED = 5
 
 
 def build(norm: bool = True, separable: bool = False) -> nn.Sequential:

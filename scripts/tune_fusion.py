@@ -51,7 +51,7 @@ GRID = {
     "pips_need_net": (False, True),
     "second_look": (False, True),
 }
-# Set-aside dice whose labels look wrong to the eye (docs/dice-camera.md, "Labels that look
+# Set-aside dice whose labels look wrong to the eye (docs/dice-camera-experiments.md, "Labels that look
 # wrong"): read as the photo shows them, they are counted apart (doubted), not as wrong, so
 # that "fewest wrong" means the fewest real mistakes; read as any other face, they are wrong.
 DOUBTED = {  # (folder, photo, the label's place in pixels): the face its top shows

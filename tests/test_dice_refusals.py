@@ -127,7 +127,7 @@ def test_the_fixtures_stay_small(path):
 
 @pytest.mark.parametrize("name, at", [("r970007", (121, 77)), ("r970039", (142, 96))])
 def test_a_die_seen_from_low_down_is_refused_not_read_by_its_front_face(name, at):
-    """Two renders of the stress set of heaps seen from low down (docs/dice-camera.md, "Dice
+    """Two renders of the stress set of heaps seen from low down (docs/dice-camera-experiments.md, "Dice
     seen from low down"): the first look read each of these dice's front face, sure, as its
     top (a 6 for a 5, a 2 for a 3); the face reader, shown the network's box, refuses it."""
     image = cv2.imread(str(LOW / f"{name}.jpg"))

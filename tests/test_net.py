@@ -151,7 +151,7 @@ def test_a_missing_or_broken_network_file_is_a_one_line_error(tmp_path):
 
 def test_a_session_runs_on_the_threads_given_and_they_do_not_spin_between_runs():
     """The network, the finder and the face reader take turns on each frame: threads left
-    spinning after one session's run take the cores from the next (docs/dice-camera.md, Speed)."""
+    spinning after one session's run take the cores from the next (docs/dice-camera-experiments.md, Speed)."""
     options = onnx_session(MODEL_PATH, 2, "the dice network").get_session_options()
     assert options.intra_op_num_threads == 2 and options.inter_op_num_threads == 1
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"

@@ -146,7 +146,7 @@ class FusionSettings:
     # refused none more of three. It cost each throw the first look reads whole the finder's look
     # (a drawn white tray's frame three quarters more arithmetic, two thirds more time; the
     # held-out white photos' a fifth more), and at 0.5 a laptop key (0.52) refused a right roll,
-    # where the highest peak beside white dice elsewhere was 0.46 (docs/dice-camera.md, step 8b).
+    # where the highest peak beside white dice elsewhere was 0.46 (docs/dice-camera-experiments.md, step 8b).
     again_whole: float = 1.01
     # The finder and the face reader agreeing on a face (``again_agree``, ``again_sure``), the
     # face reader at least this sure, overrule the pip reader's count of another face and a
@@ -187,7 +187,7 @@ def read_both(
     trays' flat colours, which the mapping was made for, still need it. Each picture is read
     whole: reading the own colours by the finder and the face reader alone, to spare their
     first look, scored trays holding a die too many that the first look had seen
-    (docs/dice-camera.md, "Dice of known colours, read twice").
+    (docs/dice-camera-experiments.md, "Dice of known colours, read twice").
     """
     settings = settings or ReaderSettings()
     fusion = fusion or FusionSettings()
@@ -195,7 +195,7 @@ def read_both(
         return read_picture(frame, settings, net, fusion, finder, faces, dice)
     # Both whole: a roll in the mapped grey checked by the first look alone in the own colours
     # let a render's one read wrong and sure through, which the own colours' looking again
-    # read right (docs/dice-camera.md, "Dice of known colours, read twice").
+    # read right (docs/dice-camera-experiments.md, "Dice of known colours, read twice").
     looks = LooksAgain()  # both pictures look again at the one colour frame, alike
     mapped = read_picture(frame, settings, net, fusion, finder, faces, dice, looks)
     own = read_picture(frame, replace(settings, look=None), net, fusion, finder, faces, dice, looks)
