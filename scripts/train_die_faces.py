@@ -328,24 +328,35 @@ def as_the_table_sees(sample: tuple) -> list[Seen]:
 
 
 @torch.no_grad()
+def read(model: nn.Sequential, dice: list[Seen]) -> list[tuple[int, float, float]]:
+    """Each die's (face 1..6, belief, "cannot be read") as the face reader at the table gives
+    it (``face_reader.judged`` of both views' beliefs)."""
+    if not dice:
+        return []
+    model.eval()
+    x = torch.from_numpy(np.stack([normalise(v) for views, _ in dice for v in views]))
+    beliefs = torch.softmax(model(x), 1).numpy().reshape(len(dice), 2, UNCLEAR + 1)
+    model.train()
+    return [judged(views) for views in beliefs]
+
+
 def measure(model: nn.Sequential, sets: dict[str, list[Seen]], sure: float) -> str:
-    """How each set's dice are read as the table reads them (``face_reader.judged``): both
+    """How each set's dice are read as the face reader at the table reads them (``read``): both
     views, the likeliest face of the two, believed as the lesser believes it. One view alone
     counts a die sure that the table leaves unscored because its mirror image reads another
     face."""
-    model.eval()
     parts = []
     for name, dice in sets.items():
-        x = torch.from_numpy(np.stack([normalise(v) for views, _ in dice for v in views]))
+        if not dice:
+            parts.append(f"{name}: no labelled dice")
+            continue
+        readings = read(model, dice)
         truth = np.array([cls for _, cls in dice])
-        beliefs = torch.softmax(model(x), 1).numpy().reshape(len(dice), 2, UNCLEAR + 1)
-        readings = [judged(views) for views in beliefs]
         face = np.array([f - 1 for f, _, _ in readings])
         certain = np.array([belief >= sure for _, belief, _ in readings])
         parts.append(f"{name}: {100 * (face == truth).mean():.1f}% likeliest right, "
                      f"{100 * ((face == truth) & certain).mean():.1f}% right and sure, "
                      f"{int(((face != truth) & certain).sum())} wrong and sure")
-    model.train()
     return "; ".join(parts)
 
 

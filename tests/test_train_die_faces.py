@@ -18,6 +18,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
 from bunco_pi.vision.face_reader import SEEN, UNCLEAR, FaceReader, cut  # noqa: E402
+from bunco_pi.vision.net import NetDie  # noqa: E402
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -271,7 +272,6 @@ def test_layers_with_init_is_a_one_line_error(tmp_path):
         "--layers with --init: a reader trained on keeps the shape of its file"]
 
 
-
 class LeftOrRight(torch.nn.Module):
     """A reader sure of a 1 when a crop is brighter on its left, of a 2 when on its right, and of
     a 3 when it is bright in the middle and even: what a mirrored view changes, it changes."""
@@ -314,3 +314,26 @@ def test_validate_shows_a_reader_the_views_the_table_cuts_from_the_picture(train
     for ours, theirs in zip(views, table, strict=True):
         assert np.array_equal(ours, theirs)
     assert not np.array_equal(table[0], table[1])  # a second view, not the first again
+
+
+def test_validate_reads_each_die_as_the_face_reader_at_the_table_reads_it(train, tmp_path):
+    """Face, belief and "cannot be read", die by die, as ``FaceReader.read`` gives them for the
+    same reader shown the die at its label's box."""
+    torch.manual_seed(3)
+    model = train.build()
+    with torch.no_grad():  # batch norm with statistics of its own, as a trained reader has
+        model.train()
+        for _ in range(3):
+            model(torch.randn(16, 3, SEEN, SEEN))
+        model[-1].weight *= 200  # beliefs as sure as a trained reader's, where a mirror image tells
+    path = tmp_path / "faces.onnx"
+    train.export(model, path)
+    image = draw_tray([(2, 150, 200, 0), (5, 400, 260, 30), (6, 260, 120, 60)])
+    dice = [(150.0, 200.0, 56.0, 1), (400.0, 260.0, 56.0, 4), (260.0, 120.0, 56.0, 5)]
+    ours = train.read(model, train.as_the_table_sees(("tray", image, dice, [])))
+    table = FaceReader(path).read(image, [NetDie((x, y), w, 1.0, 1, 1.0) for x, y, w, _ in dice])
+    assert [face for face, _, _ in ours] == [d.face for d in table]
+    assert np.allclose([belief for _, belief, _ in ours], [d.face_probability for d in table], atol=1e-3)
+    assert np.allclose([unclear for _, _, unclear in ours], [d.unclear for d in table], atol=1e-3)
+    assert train.read(model, []) == []
+    assert train.measure(model, {"empty": []}, 0.95) == "empty: no labelled dice"

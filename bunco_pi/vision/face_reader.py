@@ -110,8 +110,8 @@ def judged(views: np.ndarray) -> tuple[int, float, float]:
     """A die's reading from its views' beliefs (one row of ``FaceReader.beliefs`` a view): the
     likeliest face (1..6) of the views together, believed as the least of them believes it
     (0 if any view's likeliest face is another), and "cannot be read" as the most of them
-    believes it. The training script measures a reader by it, so it measures what the table
-    would score."""
+    believes it. The training script measures a reader by it, so that it measures the face
+    reader's verdict as the table gets it (the table weighs the finder's too)."""
     face = int(np.argmax(views[:, :UNCLEAR].sum(axis=0)))
     agree = all(int(np.argmax(v[:UNCLEAR])) == face for v in views)
     belief = float(views[:, face].min()) if agree else 0.0
