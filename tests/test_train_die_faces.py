@@ -42,6 +42,18 @@ def labelled_tray(root: Path, name: str, dice: list[tuple[int, float, float, flo
         "".join(f"{face - 1} {x / 640} {y / 480} {56 / 640} {56 / 480}\n" for face, x, y, _ in dice))
 
 
+def untrained(build, seed: int):
+    """A reader of random weights (``build()``, seeded) whose batch norm has statistics of its
+    own, so that folding it into the written file is tested."""
+    torch.manual_seed(seed)
+    model = build()
+    with torch.no_grad():
+        model.train()
+        for _ in range(3):
+            model(torch.randn(16, 3, SEEN, SEEN))
+    return model
+
+
 def bright_centre(crop: np.ndarray) -> tuple[float, float]:
     ys, xs = np.nonzero(crop.mean(axis=2) > 150)
     return xs.mean(), ys.mean()
@@ -165,12 +177,7 @@ def test_a_batch_has_about_the_asked_share_of_renders(train):
 
 
 def test_the_written_reader_runs_in_onnxruntime_as_in_pytorch(train, tmp_path):
-    torch.manual_seed(0)
-    model = train.build()
-    with torch.no_grad():  # batch norm with statistics of its own, so folding it is tested
-        model.train()
-        for _ in range(3):
-            model(torch.randn(16, 3, SEEN, SEEN))
+    model = untrained(train.build, seed=0)
     path = tmp_path / "faces.onnx"
     train.export(model, path)
     rng = np.random.default_rng(1)
@@ -206,12 +213,8 @@ def test_a_batch_has_about_the_asked_share_of_rendered_dice_that_cannot_be_read(
 
 @pytest.mark.parametrize("layers", [None, "16,24s,32,48s,64"])
 def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_path, layers):
-    torch.manual_seed(2)
-    model = train.build() if layers is None else train.build(train.parse_layers(layers))
-    with torch.no_grad():
-        model.train()
-        for _ in range(3):
-            model(torch.randn(16, 3, SEEN, SEEN))
+    shape = train.LAYERS if layers is None else train.parse_layers(layers)
+    model = untrained(lambda: train.build(shape), seed=2)
     path = tmp_path / "faces.onnx"
     train.export(model, path)
     again = train.from_onnx(path)
@@ -319,12 +322,8 @@ def test_validate_shows_a_reader_the_views_the_table_cuts_from_the_picture(train
 def test_validate_reads_each_die_as_the_face_reader_at_the_table_reads_it(train, tmp_path):
     """Face, belief and "cannot be read", die by die, as ``FaceReader.read`` gives them for the
     same reader shown the die at its label's box."""
-    torch.manual_seed(3)
-    model = train.build()
-    with torch.no_grad():  # batch norm with statistics of its own, as a trained reader has
-        model.train()
-        for _ in range(3):
-            model(torch.randn(16, 3, SEEN, SEEN))
+    model = untrained(train.build, seed=3)
+    with torch.no_grad():
         model[-1].weight *= 200  # beliefs as sure as a trained reader's, where a mirror image tells
     path = tmp_path / "faces.onnx"
     train.export(model, path)
