@@ -57,6 +57,7 @@ from bunco_pi.vision.face_reader import (  # noqa: E402
     FaceReader,
     cut,
     judged,
+    views,
 )
 from bunco_pi.vision.net import detect, normalise, shipped_finder, shipped_net  # noqa: E402
 
@@ -320,11 +321,7 @@ def as_the_table_sees(sample: tuple) -> list[Seen]:
     itself at its label's box (``FaceReader.views`` of a reader trained here: ``SECOND_VIEW``),
     not from a kept crop, which resamples it twice."""
     _, image, dice, _ = sample
-    out = []
-    for x, y, size, cls in dice:
-        seen = cut(image, (x, y), size)
-        out.append(((seen, np.ascontiguousarray(seen[:, ::-1])), int(cls)))
-    return out
+    return [(tuple(views(image, (x, y), size, SECOND_VIEW)), int(cls)) for x, y, size, cls in dice]
 
 
 @torch.no_grad()

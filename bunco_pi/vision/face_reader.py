@@ -56,6 +56,15 @@ def cut(frame: np.ndarray, center: tuple[float, float], width: float, turns: int
     return warp_averaged(frame, matrix, (side, side))  # a large die averaged, not sampled
 
 
+def views(frame: np.ndarray, center: tuple[float, float], width: float, second_view: str) -> list[np.ndarray]:
+    """A die's two crops for a reader whose second view is ``second_view`` (``SECOND_VIEWS``):
+    as cut, and turned a quarter or mirrored."""
+    if second_view == "mirrored":
+        crop = cut(frame, center, width)
+        return [crop, np.ascontiguousarray(crop[:, ::-1])]
+    return [cut(frame, center, width, turns) for turns in (0, 1)]
+
+
 class FaceReader:
     """The classifier, run by onnxruntime: crops in, each die's belief in each answer out."""
 
@@ -86,10 +95,7 @@ class FaceReader:
 
     def views(self, frame: np.ndarray, center: tuple[float, float], width: float) -> list[np.ndarray]:
         """A die's two crops: as cut, and turned a quarter or mirrored, as the model learned."""
-        if self.second_view == "mirrored":
-            crop = cut(frame, center, width)
-            return [crop, np.ascontiguousarray(crop[:, ::-1])]
-        return [cut(frame, center, width, turns) for turns in (0, 1)]
+        return views(frame, center, width, self.second_view)
 
     def read(self, frame: np.ndarray, dice: list[NetDie]) -> list[NetDie]:
         """Each die with its face as the two views read it: the likeliest face of both views
