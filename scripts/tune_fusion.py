@@ -13,6 +13,9 @@ thresholds is then scored from those readings. Prints the best few, fewest
 dice wrong and sure first, then the most dice right, and the present settings beside them,
 with each folder's figures. ``--harder KIND`` (as many as wanted) reads the set-aside photos
 again made harder so (``evaluate.HARDER``: say their colours changed), each a folder of its own.
+``--again NAME=V,V`` tries only those values of one looking-again threshold (the whole grid is
+thousands of settings, over an hour of scoring; ``--again again_object=0.9`` holds one at its present
+value), and ``--again-only`` leaves out the first look's own grid.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ DOUBTED = {  # (folder, photo, the label's place in pixels): the face its top sh
 ROLL = TrayCalibration().dice  # a reading short of a roll's dice is looked at again, as at the table
 AGAIN = {  # the face reader's check and looking again (fusion.read_again), on the present rest
     "again_seen": (0.2, 0.3, 0.5),
-    "again_sure": (0.8, 0.9, 0.95),
+    "again_sure": (0.8, 0.9, 0.95, 0.97, 0.98),
     "again_agree": (0.5, 0.7, 0.9),
     "again_alone": (0.99, 0.995, 0.999, 1.01),  # 1.01: the face reader is never trusted alone
     "again_object": (0.3, 0.5, 0.7, 0.9),
@@ -84,7 +87,19 @@ def main() -> int:
     parser.add_argument("--harder", action="append", default=[], choices=tuple(HARDER),
                         help="also read the photos (not the renders) made harder so, say their colours "
                              "changed (hue, negative, grey, warm, cold); each counted as a folder of its own")
+    parser.add_argument("--again", action="append", default=[], metavar="NAME=V,V",
+                        help=f"try only these values of a looking-again threshold ({', '.join(AGAIN)})")
+    parser.add_argument("--again-only", action="store_true", help="leave out the first look's own grid")
     args = parser.parse_args()
+    grid = dict(AGAIN)
+    for held in args.again:
+        name, _, values = held.partition("=")
+        if name not in AGAIN:
+            parser.error(f"--again {held}: no looking-again threshold {name!r} ({', '.join(AGAIN)})")
+        try:
+            grid[name] = tuple(float(v) for v in values.split(","))
+        except ValueError:
+            parser.error(f"--again {held}: the values must be numbers, as {name}=0.9,0.95")
     if args.split == "heldout":
         raise SystemExit("--split heldout: the held-out photos are for measuring, never for tuning")
     settings = ReaderSettings()
@@ -92,7 +107,7 @@ def main() -> int:
     net = load_net(args.net) if args.net else None
     finder = load_net(args.finder) if args.finder else None
     faces = FaceReader(args.faces) if args.faces else None
-    lowest = replace(base, again_seen=min(AGAIN["again_seen"]))
+    lowest = replace(base, again_seen=min(grid["again_seen"]))
     readings = []
     harder = tuple(dict.fromkeys(args.harder))  # a kind named twice is read once
     sets = [(f, args.split, kind) for f in args.folders for kind in ("", *harder)]
@@ -113,11 +128,13 @@ def main() -> int:
           + "".join(f", +{kind}" for kind in harder) + ")"
           + "".join(f", {r} (all)" for r in args.renders))
     rows = []
-    for values in itertools.product(*AGAIN.values()):
-        fusion = replace(base, again=True, **dict(zip(AGAIN, values, strict=True)))
+    for values in itertools.product(*grid.values()):
+        fusion = replace(base, again=True, **dict(zip(grid, values, strict=True)))
         rows.append(score(readings, fusion, settings))
     show(sorted(rows, key=lambda r: (r[0], r[1]))[:8] + [score(readings, base, settings)], base,
          "looking again at the dice the present settings leave unscored:")
+    if args.again_only:
+        return 0
     rows = []
     for seen in (0.3, 0.4, 0.5):
         for values in itertools.product(*GRID.values()):

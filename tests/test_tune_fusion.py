@@ -70,3 +70,48 @@ def test_photos_made_harder_are_read_and_counted_as_a_folder_of_their_own(tune, 
     assert f"3 photos of {photos} (all, +negative), {renders} (all)" in out
     present = [line for line in out.splitlines() if line.endswith("(present)")][0]
     assert "photos 100.0%/0  photos+negative 0.0%/0  renders 100.0%/0" in present
+
+
+@pytest.fixture
+def one_photo(tmp_path):
+    """A folder holding one drawn tray of three dice, labelled."""
+    photos = tmp_path / "photos"
+    dice = [(6, 200, 200, 0), (4, 420, 260, 20), (2, 300, 330, 10)]
+    (photos / "images").mkdir(parents=True)
+    (photos / "labels").mkdir()
+    cv2.imwrite(str(photos / "images" / "a.png"), draw_tray(dice, die=50, pip=0.08))
+    (photos / "labels" / "a.txt").write_text(
+        "".join(f"{f - 1} {x / 640} {y / 480} 0.08 0.1\n" for f, x, y, _ in dice))
+    return photos
+
+
+def test_again_tries_only_the_values_named(tune, one_photo, monkeypatch, capsys):
+    base = tune.FusionSettings()
+    monkeypatch.setattr(tune, "AGAIN", {k: (getattr(base, k),) for k in tune.AGAIN})
+    tried = []
+    score = tune.score
+    monkeypatch.setattr(tune, "score", lambda readings, fusion, settings: tried.append(fusion)
+                        or score(readings, fusion, settings))
+    monkeypatch.setattr(sys, "argv", ["tune_fusion.py", str(one_photo), "--split", "all",
+                                      "--again", "again_sure=0.9,0.97", "--again", "again_alone=1.01",
+                                      "--again-only"])
+    assert tune.main() == 0
+    out = capsys.readouterr().out
+    looked_again = [f for f in tried if f.again and f != base]
+    assert sorted(f.again_sure for f in looked_again) == [0.9, 0.97]
+    assert {f.again_alone for f in looked_again} == {1.01}
+    assert {f.again_agree for f in looked_again} == {base.again_agree}  # not named: the grid's
+    assert "the first look alone" not in out and not any(not f.again for f in tried)
+
+
+@pytest.mark.parametrize("held, says", [
+    ("again_surely=0.9", "no looking-again threshold 'again_surely'"),
+    ("again_sure=high", "the values must be numbers"),
+])
+def test_a_bad_again_names_itself(tune, one_photo, monkeypatch, capsys, held, says):
+    monkeypatch.setattr(sys, "argv", ["tune_fusion.py", str(one_photo), "--again", held])
+    with pytest.raises(SystemExit) as exit:
+        tune.main()
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--again {held}: {says}" in err and "Traceback" not in err
