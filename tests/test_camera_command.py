@@ -468,8 +468,16 @@ def test_read_and_eval_can_use_what_a_table_learned(tmp_path, capsys, monkeypatc
     save_learned(LearnedSetup(face=blue, pip=white, rolls=3), learned)
     assert run("read", str(photo), "--learned", str(learned)) == 0
     assert capsys.readouterr().out.strip().endswith("-> roll 5 3 6")
+    # The table's reader reads these blue dice without their colours too (looking again reads
+    # any colour), so what shows the file is read is its tray: one learned over the left of the
+    # picture leaves the 6 at the right out, and three dice are no longer seen.
     assert run("read", str(photo)) == 0
-    assert "-> roll 5 3 6" not in capsys.readouterr().out  # plain grey: not this tray's dice
+    assert capsys.readouterr().out.strip().endswith("-> roll 5 3 6")
+    left = tmp_path / "left-learned.json"
+    save_learned(LearnedSetup(face=blue, pip=white, rolls=3, region=(0.0, 0.0, 0.6, 1.0)), left)
+    assert run("read", str(photo), "--learned", str(left)) == 0
+    out = capsys.readouterr().out
+    assert "-> roll" not in out and "5(1.00) 3(1.00)" in out, out
     missing = tmp_path / "none.json"
     assert run("read", str(photo), "--learned", str(missing)) == (
         f"{missing}: no such learned settings file")

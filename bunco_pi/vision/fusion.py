@@ -129,12 +129,15 @@ class FusionSettings:
     # The objection was 0.5 until a die beside the tray was refused by the tray's region
     # rather than by the finder's doubt (docs/dice-camera.md, "A die beside the tray is kept
     # out by the tray"): between 0.5 and 0.9 it kept no die of the tuning sets from being
-    # read wrong, and it kept 12 from being read right.
+    # read wrong, and it kept 12 from being read right. The face reader sure alone and with the
+    # finder were 0.95 and 0.99 until it was trained on with fewer dice it cannot read
+    # (docs/dice-camera.md, "The face reader trained on with fewer dice it cannot read"): surer of
+    # the dice it can read, it read 3 of the tuning sets' dice wrong at those and 1 at these.
     again: bool = True
     again_seen: float = 0.2
-    again_sure: float = 0.95
+    again_sure: float = 0.97
     again_agree: float = 0.7
-    again_alone: float = 0.99
+    again_alone: float = 0.995
     again_object: float = 0.9
     again_count: float = 0.4
     # Where the first look scored every die of a roll, the finder could still look, alone, and a
@@ -162,8 +165,11 @@ class FusionSettings:
     # side"). Seen from low down, a die's front face is more nearly face-on to the camera than
     # its top: the first look reads the front face as a top seen from above, sure, and it is
     # the face reader that was taught that view (``scripts/train_die_faces.py --side``). Only
-    # with ``again``: the reader "first" stays the first look alone. 1.01: no check.
-    check: float = 0.9
+    # with ``again``: the reader "first" stays the first look alone. 1.01: no check. It was 0.9
+    # until the face reader was trained on with fewer dice it cannot read: surer of every face,
+    # it calls the side view of tests/fixtures/low/r970039 unreadable at 0.79 (0.965 before),
+    # and at 0.9 that die was scored a 2 where a 3 lies. 0.7 reads the tuning sets as 0.9 did.
+    check: float = 0.7
 
 
 def read_both(
