@@ -91,15 +91,7 @@ def main() -> int:
                         help=f"try only these values of a looking-again threshold ({', '.join(AGAIN)})")
     parser.add_argument("--again-only", action="store_true", help="leave out the first look's own grid")
     args = parser.parse_args()
-    grid = dict(AGAIN)
-    for held in args.again:
-        name, _, values = held.partition("=")
-        if name not in AGAIN:
-            parser.error(f"--again {held}: no looking-again threshold {name!r} ({', '.join(AGAIN)})")
-        try:
-            grid[name] = tuple(float(v) for v in values.split(","))
-        except ValueError:
-            parser.error(f"--again {held}: the values must be numbers, as {name}=0.9,0.95")
+    grid = held_to(args.again)
     if args.split == "heldout":
         raise SystemExit("--split heldout: the held-out photos are for measuring, never for tuning")
     settings = ReaderSettings()
@@ -144,6 +136,30 @@ def main() -> int:
     present = replace(base, again=False)  # the first look's settings, as the table has them
     show(rows[:8] + [r for r in rows if r[2] == present], present, "the two readers (the first look alone):")
     return 0
+
+
+def held_to(named: list[str]) -> dict[str, tuple[float, ...]]:
+    """The looking-again grid with each ``--again NAME=V,V`` in place of its line (a value named
+    twice tried once); a bad one is a one-line error naming it."""
+    grid = dict(AGAIN)
+    seen: set[str] = set()
+    for held in named:
+        name, equals, values = held.partition("=")
+        if not equals:
+            raise SystemExit(f"--again {held}: expected NAME=V,V, as again_sure=0.95,0.97")
+        if name not in AGAIN:
+            raise SystemExit(f"--again {held}: no looking-again threshold {name!r} ({', '.join(AGAIN)})")
+        if name in seen:
+            raise SystemExit(f"--again {held}: {name} is named twice; give all its values at once")
+        seen.add(name)
+        try:
+            tried = [float(v) for v in values.split(",")]
+        except ValueError:
+            raise SystemExit(f"--again {held}: the values must be numbers, as {name}=0.9,0.95") from None
+        if not all(0 <= v <= 1.01 for v in tried):  # nan too
+            raise SystemExit(f"--again {held}: a threshold lies from 0 to 1.01 (1.01: never)")
+        grid[name] = tuple(dict.fromkeys(tried))
+    return grid
 
 
 def doubted(folder: str, photo: str, mistakes: tuple[Mistake, ...]) -> int:

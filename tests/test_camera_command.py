@@ -469,10 +469,15 @@ def test_read_and_eval_can_use_what_a_table_learned(tmp_path, capsys, monkeypatc
     assert run("read", str(photo), "--learned", str(learned)) == 0
     assert capsys.readouterr().out.strip().endswith("-> roll 5 3 6")
     # The table's reader reads these blue dice without their colours too (looking again reads
-    # any colour), so what shows the file is read is its tray: one learned over the left of the
-    # picture leaves the 6 at the right out, and three dice are no longer seen.
+    # any colour); the first look alone, which learned from white dice, reads them only in the
+    # grey the learned colours map to.
     assert run("read", str(photo)) == 0
     assert capsys.readouterr().out.strip().endswith("-> roll 5 3 6")
+    assert run("read", str(photo), "--method", "first") == 0
+    assert "-> roll" not in capsys.readouterr().out
+    assert run("read", str(photo), "--method", "first", "--learned", str(learned)) == 0
+    assert capsys.readouterr().out.strip().endswith("-> roll 5 3 6")
+    # The learned tray is used too: one over the left of the picture leaves the 6 out.
     left = tmp_path / "left-learned.json"
     save_learned(LearnedSetup(face=blue, pip=white, rolls=3, region=(0.0, 0.0, 0.6, 1.0)), left)
     assert run("read", str(photo), "--learned", str(left)) == 0

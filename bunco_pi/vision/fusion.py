@@ -158,7 +158,8 @@ class FusionSettings:
     # dice calibrated as having light pips (a glint is a pip there, as for ``net_over_doubt``).
     # On the tuning sets it read 9 more dice (coloured photos' and renders'), all right, and
     # changed nothing on the low heaps, whose side views the face reader refuses far more
-    # surely than the pip reader doubts them. 1.01: never.
+    # surely than the pip reader doubts them. 1.01: never. Since ``again_sure`` is 0.97 too, a
+    # die the two networks agree on surely enough to be scored overrules a count as well.
     again_overrule: float = 0.97
     # Before looking again, the face reader reads each die the first look scored, cut from the
     # network's own box, and a die it is this sure cannot be read is refused ("seen from the
@@ -168,7 +169,7 @@ class FusionSettings:
     # with ``again``: the reader "first" stays the first look alone. 1.01: no check. It was 0.9
     # until the face reader was trained on with fewer dice it cannot read: surer of every face,
     # it calls the side view of tests/fixtures/low/r970039 unreadable at 0.79 (0.965 before),
-    # and at 0.9 that die was scored a 2 where a 3 lies. 0.7 reads the tuning sets as 0.9 did.
+    # and at 0.9 that die was scored a 2 where a 3 lies. 0.7 reads the tuner's sets as 0.9 did.
     check: float = 0.7
 
 
