@@ -331,10 +331,10 @@ def read(model: nn.Sequential, dice: list[Seen]) -> list[tuple[int, float, float
     if not dice:
         return []
     model.eval()
-    x = torch.from_numpy(np.stack([normalise(v) for views, _ in dice for v in views]))
+    x = torch.from_numpy(np.stack([normalise(view) for pair, _ in dice for view in pair]))
     beliefs = torch.softmax(model(x), 1).numpy().reshape(len(dice), 2, UNCLEAR + 1)
     model.train()
-    return [judged(views) for views in beliefs]
+    return [judged(die) for die in beliefs]
 
 
 def measure(model: nn.Sequential, sets: dict[str, list[Seen]], sure: float) -> str:

@@ -14,6 +14,17 @@ from bunco_pi.vision.evaluate import Mistake, load_image
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
+def labelled_tray(folder: Path) -> Path:
+    """A folder holding one drawn tray of three dice, labelled."""
+    dice = [(6, 200, 200, 0), (4, 420, 260, 20), (2, 300, 330, 10)]
+    (folder / "images").mkdir(parents=True)
+    (folder / "labels").mkdir()
+    cv2.imwrite(str(folder / "images" / "a.png"), draw_tray(dice, die=50, pip=0.08))
+    (folder / "labels" / "a.txt").write_text(
+        "".join(f"{f - 1} {x / 640} {y / 480} 0.08 0.1\n" for f, x, y, _ in dice))
+    return folder
+
+
 @pytest.fixture(scope="module")
 def tune():
     spec = importlib.util.spec_from_file_location("tune_fusion", SCRIPTS / "tune_fusion.py")
@@ -43,14 +54,7 @@ def test_any_other_reading_or_place_is_as_the_label_says(tune, folder, photo, mi
 
 def test_photos_made_harder_are_read_and_counted_as_a_folder_of_their_own(tune, tmp_path, monkeypatch,
                                                                           capsys):
-    photos, renders = tmp_path / "photos", tmp_path / "renders"
-    dice = [(6, 200, 200, 0), (4, 420, 260, 20), (2, 300, 330, 10)]
-    for folder in (photos, renders):
-        (folder / "images").mkdir(parents=True)
-        (folder / "labels").mkdir()
-        cv2.imwrite(str(folder / "images" / "a.png"), draw_tray(dice, die=50, pip=0.08))
-        (folder / "labels" / "a.txt").write_text(
-            "".join(f"{f - 1} {x / 640} {y / 480} 0.08 0.1\n" for f, x, y, _ in dice))
+    photos, renders = labelled_tray(tmp_path / "photos"), labelled_tray(tmp_path / "renders")
     seen = []
     monkeypatch.setattr(tune, "load_image", lambda path: seen.append(path) or load_image(path))
     made = []
@@ -72,20 +76,8 @@ def test_photos_made_harder_are_read_and_counted_as_a_folder_of_their_own(tune, 
     assert "photos 100.0%/0  photos+negative 0.0%/0  renders 100.0%/0" in present
 
 
-@pytest.fixture
-def one_photo(tmp_path):
-    """A folder holding one drawn tray of three dice, labelled."""
-    photos = tmp_path / "photos"
-    dice = [(6, 200, 200, 0), (4, 420, 260, 20), (2, 300, 330, 10)]
-    (photos / "images").mkdir(parents=True)
-    (photos / "labels").mkdir()
-    cv2.imwrite(str(photos / "images" / "a.png"), draw_tray(dice, die=50, pip=0.08))
-    (photos / "labels" / "a.txt").write_text(
-        "".join(f"{f - 1} {x / 640} {y / 480} 0.08 0.1\n" for f, x, y, _ in dice))
-    return photos
-
-
-def test_again_tries_only_the_values_named(tune, one_photo, monkeypatch, capsys):
+def test_again_tries_only_the_values_named(tune, tmp_path, monkeypatch, capsys):
+    one_photo = labelled_tray(tmp_path / "photos")
     base = tune.FusionSettings()
     monkeypatch.setattr(tune, "AGAIN", {k: (getattr(base, k),) for k in tune.AGAIN})
     tried = []
@@ -117,8 +109,8 @@ def test_a_value_named_twice_is_tried_once(tune):
     (["again_sure=1.5"], "--again again_sure=1.5: a threshold lies from 0 to 1.01"),
     (["again_sure=0.9", "again_sure=0.95"], "--again again_sure=0.95: again_sure is named twice"),
 ])
-def test_a_bad_again_is_one_line_naming_it(tune, one_photo, monkeypatch, held, says):
-    argv = ["tune_fusion.py", str(one_photo)]
+def test_a_bad_again_is_one_line_naming_it(tune, monkeypatch, held, says):
+    argv = ["tune_fusion.py", "photos"]  # refused before any photo is read
     for one in held:
         argv += ["--again", one]
     monkeypatch.setattr(sys, "argv", argv)

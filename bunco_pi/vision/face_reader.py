@@ -106,22 +106,22 @@ class FaceReader:
             crops += self.views(frame, d.center, d.width)
         both = self.beliefs(crops).reshape(len(dice), 2, UNCLEAR + 1)
         out = []
-        for die, views in zip(dice, both, strict=True):
-            face, belief, unclear = judged(views)
+        for die, beliefs in zip(dice, both, strict=True):
+            face, belief, unclear = judged(beliefs)
             out.append(replace(die, face=face, face_probability=belief, unclear=unclear))
         return out
 
 
-def judged(views: np.ndarray) -> tuple[int, float, float]:
+def judged(beliefs: np.ndarray) -> tuple[int, float, float]:
     """A die's reading from its views' beliefs (one row of ``FaceReader.beliefs`` a view): the
     likeliest face (1..6) of the views together, believed as the least of them believes it
     (0 if any view's likeliest face is another), and "cannot be read" as the most of them
     believes it. The training script measures a reader by it, so that it measures the face
     reader's verdict as the table gets it (the table weighs the finder's too)."""
-    face = int(np.argmax(views[:, :UNCLEAR].sum(axis=0)))
-    agree = all(int(np.argmax(v[:UNCLEAR])) == face for v in views)
-    belief = float(views[:, face].min()) if agree else 0.0
-    return face + 1, belief, float(views[:, UNCLEAR].max())
+    face = int(np.argmax(beliefs[:, :UNCLEAR].sum(axis=0)))
+    agree = all(int(np.argmax(view[:UNCLEAR])) == face for view in beliefs)
+    belief = float(beliefs[:, face].min()) if agree else 0.0
+    return face + 1, belief, float(beliefs[:, UNCLEAR].max())
 
 
 @lru_cache(maxsize=1)

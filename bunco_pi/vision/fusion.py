@@ -131,9 +131,9 @@ class FusionSettings:
     # out by the tray"): between 0.5 and 0.9 it kept no die of the tuning sets from being
     # read wrong, and it kept 12 from being read right. The face reader's bars with the finder
     # (``again_sure``) and alone (``again_alone``) were 0.95 and 0.99 until it was trained on
-    # with fewer dice it cannot read
-    # (docs/dice-camera.md, "The face reader trained on with fewer dice it cannot read"): surer of
-    # the dice it can read, it read 3 of the tuning sets' dice wrong at those and 1 at these.
+    # with fewer dice it cannot read (docs/dice-camera.md, "The face reader trained on with
+    # fewer dice it cannot read"): surer of the dice it can read, it read 3 of the tuning sets'
+    # dice wrong at those and 1 at these.
     again: bool = True
     again_seen: float = 0.2
     again_sure: float = 0.97
