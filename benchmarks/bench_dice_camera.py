@@ -100,7 +100,7 @@ WHOLE_TRAY = FusionSettings(pips_near_net=False, second_look=False, again=False)
 # The reader "first": both without the finder and the face reader looking again.
 FIRST_LOOK = FusionSettings(again=False)
 # The table's reader without the face reader's check of the dice the first look scored.
-UNCHECKED = FusionSettings(check=1.01)
+UNCHECKED = FusionSettings(check=1.01, check_object=1.01)
 PI4_RATIO = 5.0  # all but the networks: see the module's docstring (published single-core ratios)
 FRAME_BUDGET_MS = 1000 / 15  # a 15 fps camera: the settle check must keep up with it
 SETTLED_BUDGET_MS = 100.0  # a settled frame read on a Pi 4 (the target)

@@ -70,6 +70,7 @@ AGAIN = {  # the face reader's check and looking again (fusion.read_again), on t
     "again_alone": (0.99, 0.995, 0.999, 1.01),  # 1.01: the face reader is never trusted alone
     "again_object": (0.3, 0.5, 0.7, 0.9),
     "check": (0.3, 0.5, 0.7, 0.9, 1.01),
+    "check_object": (0.9, 0.95, 0.97, 0.99, 0.995, 1.01),  # 1.01: the check names no other face
     "again_overrule": (0.95, 0.97, 0.99, 1.01),  # 1.01: a count of another face always stands
 }
 
@@ -181,7 +182,7 @@ def score(readings: list[tuple], fusion: FusionSettings, settings: ReaderSetting
             if first.presence >= fusion.seen
         ]
         reading = combine(pips, [die for die, _ in kept], settings.min_confidence, fusion)
-        if fusion.again and fusion.check <= 1:
+        if fusion.checks_first_look:
             reading = refuse_side_views(reading, kept, settings.min_confidence, fusion)
         if fusion.again and left_unscored(reading, settings.min_confidence, ROLL):
             more = [(f, r) for f, r in looked if f.presence >= fusion.again_seen]
@@ -203,16 +204,16 @@ def show(rows: list, base: FusionSettings, title: str) -> None:
     print(title)
     print(f"{'seen':>5} {'sure':>5} {'alone':>5} {'object':>6} {'turned':>6} {'unclear':>7} "
           f"{'need':>5} {'twice':>5} "
-          f"{'again':>33}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6} {'doubted':>7}")
+          f"{'again':>38}  {'dice':>5} {'right':>6} {'wrong':>5} {'unsure':>6} {'missed':>6} {'doubted':>7}")
     for _, _, f, (dice, right, wrong, unsure, missed, doubt), folders in rows:
         each = "  ".join(f"{name} {100 * r / max(d, 1):.1f}%/{w}" + (f"+{q}?" if q else "")
                          for name, (d, r, w, q) in folders.items())
         again = (f"{f.again_seen}/{f.again_sure}/{f.again_agree}/{f.again_alone}/{f.again_object}/{f.check}"
-                 f"/{f.again_overrule}"
+                 f"/{f.check_object}/{f.again_overrule}"
                  if f.again else "no")
         print(f"{f.seen:>5} {f.sure:>5} {f.sure_alone:>5} {f.objection:>6} {f.turned_objection:>6} "
               f"{f.unclear:>7} "
-              f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>33}  "
+              f"{f.pips_need_net!s:>5} {f.second_look!s:>5} {again:>38}  "
               f"{dice:>5} {100 * right / max(dice, 1):>5.1f}% "
               f"{wrong:>5} {unsure:>6} {missed:>6} {doubt:>7}  {each}"
               + ("   (present)" if f == base else ""))

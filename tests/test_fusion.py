@@ -23,6 +23,7 @@ from bunco_pi.vision.fusion import (
     read_both,
     refuse_side_views,
     with_dice_more,
+    with_larger_dice,
 )
 from bunco_pi.vision.net import NetDie
 from bunco_pi.vision.reader import read_pips
@@ -175,11 +176,11 @@ def test_the_first_look_and_the_finder_shrink_the_frame_once(monkeypatch):
     made = []
     real = net.prepare
     monkeypatch.setattr(net, "prepare", lambda image, scale=None: made.append(scale) or real(image, scale))
-    empty = np.full((480, 640, 3), 90, np.uint8)  # no die: the finder looks again, at two scales
+    empty = np.full((480, 640, 3), 90, np.uint8)  # no die: the finder looks again, at three scales
     assert read_both(empty).dice == ()
     # the network's width (320, half of 640) for the first look and the finder alike, and the finder's
-    # look at half that scale, each made once
-    assert sorted(made) == [0.25, 0.5]
+    # looks at a half and a quarter of that scale, each made once
+    assert sorted(made) == [0.125, 0.25, 0.5]
 
 
 def test_the_network_does_not_overrule_a_doubtful_count_of_another_face():
@@ -376,6 +377,65 @@ def test_a_scored_die_the_face_reader_says_cannot_be_read_is_refused_as_seen_fro
     assert judge(FrameReading((die, pip(3, at=(300.0, 100.0)), pip(4, at=(100.0, 300.0)))),
                  dice=3) == Unsure("seen from the side")
     assert refuse_side_views(reading, [(net(2), found(2, 0.1, unclear=0.49))], 0.5, CHECK).dice == (scored,)
+
+
+def test_a_scored_die_the_face_reader_is_sure_is_another_face_is_two_readings():
+    """A plain white five seen from straight above (a real photo of another rig): the pip
+    reader counted three of its pips, sure, and the first look's objection was taken back by
+    its own turned look; the face reader, shown the network's box, reads the five."""
+    objecting = replace(CHECK, check=1.01, check_object=0.5)
+    scored = pip(3, 1.0)
+    (die,) = refuse_side_views(FrameReading((scored,)), [(net(5), found(5, 0.5))], 0.5, objecting).dice
+    assert (die.face, die.confidence, die.problem) == (None, 0.0, "unsure: two readings")
+    for reading in (found(5, 0.49),  # not sure enough of the other face
+                    found(3, 0.99)):  # sure of the face scored
+        kept = refuse_side_views(FrameReading((scored,)), [(net(5), reading)], 0.5, objecting)
+        assert kept.dice == (scored,)
+    assert refuse_side_views(FrameReading((scored,)), [(net(5), found(5, 0.99))], 0.5,
+                             replace(objecting, check_object=1.01)).dice == (scored,)
+
+
+def test_a_count_the_first_look_is_sure_of_stands_against_the_face_reader():
+    """Drawn dice (tests/test_dice_colours.py): the face reader misses a pip of a three and reads
+    a two, 0.9998 sure, where the pip reader and the first look both read the three, sure. Two
+    readers against one: the count stands. The first look in doubt does not back it."""
+    objecting = replace(CHECK, check=1.01, check_object=0.5)
+    scored = pip(3, 1.0)
+    assert objecting.sure == 0.9
+    backed = refuse_side_views(FrameReading((scored,)), [(net(3, 0.9), found(2, 0.9998))], 0.5, objecting)
+    assert backed.dice == (scored,)
+    for network in (net(3, 0.89), net(2, 0.99)):
+        (die,) = refuse_side_views(FrameReading((scored,)), [(network, found(2, 0.9998))], 0.5,
+                                   objecting).dice
+        assert die.problem == "unsure: two readings"
+
+
+def test_the_check_runs_when_either_of_its_bars_is_set_and_only_when_looking_again():
+    assert FusionSettings(check=1.01, check_object=0.5).checks_first_look
+    assert FusionSettings(check=0.7, check_object=1.01).checks_first_look
+    assert not FusionSettings(check=1.01, check_object=1.01).checks_first_look
+    assert not FusionSettings(again=False, check=0.7, check_object=0.5).checks_first_look
+
+
+def _big(at=(100.0, 100.0), width=200.0, presence=0.8):
+    return NetDie(at, width, presence, 4, 0.9)
+
+
+def test_a_larger_die_takes_the_place_of_the_faint_peaks_on_its_pips():
+    """A die filling a third of the frame: the finder's finer looks found its pips, faintly
+    (at most 0.39 on another rig's photos), each like a die showing one."""
+    pips = [found(1, 0.99, at=(70.0, 70.0), presence=0.39), found(1, 0.99, at=(130.0, 130.0), presence=0.3)]
+    beside = found(3, 0.99, at=(260.0, 100.0), presence=0.9)  # 160 pixels away: 0.8 of its width
+    assert with_larger_dice([*pips, beside], [_big()], RULES) == [beside, _big()]
+    assert with_larger_dice([*pips, beside], [], RULES) == [*pips, beside]
+
+
+def test_a_larger_die_on_a_die_seen_surely_is_a_heap_and_left_out():
+    """A quarter look sees a heap of dice as one large die: a die seen inside it as surely as the
+    first look's ``seen`` keeps the finder's dice as they are."""
+    heap = [found(5, 0.99, at=(60.0, 60.0), presence=0.5), found(2, 0.99, at=(140.0, 120.0), presence=0.3)]
+    assert with_larger_dice(heap, [_big()], RULES) == heap
+    assert with_larger_dice(heap, [_big()], replace(RULES, seen=0.51)) == [_big()]
 
 
 def test_the_check_leaves_unscored_dice_and_dice_elsewhere_alone():
@@ -772,16 +832,21 @@ def test_rendered_coloured_dice_are_read_in_their_own_colours_where_the_mapped_g
     """Two rendered rolls of three pink dice with mauve pips, the tray thrown again after the
     camera was nudged. In the grey their colours map to, the first's five is seen as two dice
     ("saw 4 dice"), and in the second a two reads as a one, sure: a wrong score. In their own
-    colours the first is read right, and the second is in dispute, a re-roll: no wrong score."""
+    colours the first is read right, and the second is in dispute, a re-roll: no wrong score.
+    Since the face reader's check objects to a count of another face (``check_object``), the
+    second's two is disputed in the grey too, and read again right: both read the roll."""
     frame, truth, settings = known_colours("r1700000-moved")
     assert mapped_alone(frame, settings) == Unsure("saw 4 dice, not 3")
     result = judge(read_both(frame, settings, dice=3), 3)
     assert isinstance(result, SettledRoll) and tuple(sorted(result.faces)) == truth
 
     frame, truth, settings = known_colours("r1700000-moved-t2")
-    before = mapped_alone(frame, settings)
+    unchecked = replace(FusionSettings(), check_object=1.01)
+    before = judge(fusion.read_picture(frame, settings, fusion=unchecked, dice=3), 3)
     assert isinstance(before, SettledRoll) and tuple(sorted(before.faces)) != truth
-    assert judge(read_both(frame, settings, dice=3), 3) == Unsure("unsure: two readings")
+    assert judge(read_both(frame, settings, fusion=unchecked, dice=3), 3) == Unsure("unsure: two readings")
+    for now in (mapped_alone(frame, settings), judge(read_both(frame, settings, dice=3), 3)):
+        assert isinstance(now, SettledRoll) and tuple(sorted(now.faces)) == truth
 
 
 def frames_looked_at(monkeypatch, look: str) -> list:

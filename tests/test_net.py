@@ -10,6 +10,7 @@ from drawn_dice import draw_tray
 
 from bunco_pi.errors import UserError
 from bunco_pi.vision.dataset import list_photos, read_labels
+from bunco_pi.vision.fusion import FusionSettings
 from bunco_pi.vision.net import (
     CHANNELS,
     INPUT_WIDTH,
@@ -21,12 +22,14 @@ from bunco_pi.vision.net import (
     as_reading,
     decode,
     detect,
+    detect_larger,
     load_net,
     look_again,
     normalise,
     onnx_session,
     prepare,
     read_net,
+    shipped_finder,
     shipped_net,
 )
 from bunco_pi.vision.verdict import SettledRoll, judge
@@ -285,6 +288,28 @@ def test_a_die_too_large_for_the_network_to_see_whole_is_found_at_half_the_scale
     assert total == 16
     assert whole >= 0.6 * total  # 12 of 16 when written; none without
     assert cut_short >= 0.75 * total  # what the half-scale look is for
+
+
+def test_a_die_too_large_even_for_half_the_scale_is_found_at_a_quarter(photos):
+    """Real held-out dice enlarged to 150 pixels of 320 (a camera far too close): the look at
+    a quarter of the scale finds most of them once, at their labelled width; the two finer
+    looks find almost none whole."""
+    larger = finer = total = 0
+    for image, die in large_held_out_dice(photos, 16):
+        close, (x, y, side) = close_up(image, die, box=150)
+        total += 1
+        larger += found_whole(detect_larger(close, shipped_finder(), 0.5), x, y, side)
+        finer += found_whole(detect(close, shipped_finder(), 0.3, zoom_out=True), x, y, side)
+    assert total == 16
+    assert larger >= 0.75 * total  # 14 of 16 when written
+    assert finer <= 0.125 * total  # none when written
+
+
+def test_only_dice_twice_big_come_from_the_quarter_look(photos):
+    """On the held-out photos (every die under BIG pixels) the quarter look finds nothing at
+    the bar looking again gives it (``FusionSettings.seen``)."""
+    for photo in list_photos(photos, "heldout")[:8]:
+        assert detect_larger(cv2.imread(str(photo.image_path)), shipped_finder(), FusionSettings().seen) == []
 
 
 def test_dice_no_larger_than_the_network_learned_are_found_as_at_full_scale(photos):

@@ -65,6 +65,7 @@ from bunco_pi.vision.net import (
     NetInputs,
     as_frame_reading,
     detect,
+    detect_larger,
     look_again,
     shipped_finder,
 )
@@ -172,6 +173,24 @@ class FusionSettings:
     # it calls the side view of tests/fixtures/low/r970039 unreadable at 0.79 (0.965 before),
     # and at 0.9 that die was scored a 2 where a 3 lies. 0.7 reads the tuner's sets as 0.9 did.
     check: float = 0.7
+    # The same reading of a scored die, this sure of another face than the one scored, makes
+    # it "two readings" (looked at again as any disputed die), unless the first look is ``sure``
+    # of the face scored: two readers against one. A plain white five from another rig, seen
+    # from straight above, was scored 3: the pip reader counted three of its pips, and the
+    # first look's objection was taken back by its own turned look, while the face reader read
+    # the five at 0.997 (a two scored 1 at 0.994). The first look's backing keeps drawn dice
+    # whose pip the face reader misses (a three read as a two at up to 0.9998) from being
+    # disputed. On the tuner's sets every bar from 0.3 to 0.995 costs no die and reads 2 or 3
+    # more right (disputed, then read again); on that rig's dice 83 pixels wide, 0.5 and 0.9
+    # leave 6 and 2 right dice unread, 0.99 none (docs/dice-camera.md, "Single dice from
+    # another rig"). 1.01: never.
+    check_object: float = 0.99
+
+    @property
+    def checks_first_look(self) -> bool:
+        """Whether the face reader reads the dice the first look scored (``check``,
+        ``check_object``): only when looking again, so "first" stays the first look alone."""
+        return self.again and min(self.check, self.check_object) <= 1
 
 
 def read_both(
@@ -325,7 +344,7 @@ def read_picture(
     inputs = NetInputs()  # the first look and the finder see the frame alike: shrunk once
     pips, found = both_readings(frame, settings, net, fusion, inputs)
     reading = combine(pips, found, settings.min_confidence, fusion)
-    if fusion.again and fusion.check <= 1:
+    if fusion.checks_first_look:
         scored = [found[j] for j in _scored(reading, found, settings.min_confidence)]
         checked = list(zip(scored, (faces or shipped_face_reader()).read(frame, scored), strict=True))
         reading = refuse_side_views(reading, checked, settings.min_confidence, fusion)
@@ -367,8 +386,12 @@ def refuse_side_views(
     dice = list(reading.dice)
     found = [die for die, _ in checked]
     for j, i in _scored(reading, found, min_confidence).items():
-        if checked[j][1].unclear >= fusion.check:
+        network, read = checked[j]
+        backed = network.face == dice[i].face and network.face_probability >= fusion.sure
+        if read.unclear >= fusion.check:
             dice[i] = replace(dice[i], face=None, confidence=0.0, problem="seen from the side")
+        elif read.face != dice[i].face and read.face_probability >= fusion.check_object and not backed:
+            dice[i] = replace(dice[i], face=None, confidence=0.0, problem=DISPUTED)
     return FrameReading(tuple(dice))
 
 
@@ -405,10 +428,30 @@ def look_for_more(
     zoom_out: bool = True, found: list[NetDie] | None = None,
 ) -> list[Looked]:
     """The finder's dice in the colour frame (``found``, if it has looked already), each with
-    the face reader's reading of it."""
+    the face reader's reading of it. With ``zoom_out``, its dice too large for those looks
+    replace what it found on them (``with_larger_dice``)."""
     if found is None:
         found = finder_dice(frame, region, fusion, finder, inputs, zoom_out)
+    if zoom_out:
+        larger = detect_larger(frame, finder or shipped_finder(), fusion.seen, region, inputs)
+        found = with_larger_dice(found, larger, fusion)
     return list(zip(found, (faces or shipped_face_reader()).read(frame, found), strict=True))
+
+
+def with_larger_dice(
+    found: Sequence[NetDie], larger: Sequence[NetDie], fusion: FusionSettings,
+) -> list[NetDie]:
+    """The finder's dice (``found``) with each of its ``larger`` dice (``net.detect_larger``) in
+    place of the dice found on it, unless one of those is seen as surely as the first look's
+    ``seen``: then it is a heap of dice seen whole, not one die. A plain white die filling a
+    third of the frame (another rig's photos) was read as a one, sure, from one of its pips;
+    the pips' peaks there are at most 0.39, a heap's dice 0.5 to 0.84."""
+    kept = list(found)
+    for die in larger:
+        on_it = [math.dist(f.center, die.center) < 0.7 * die.width for f in kept]
+        if not any(f.presence >= fusion.seen for f, on in zip(kept, on_it, strict=True) if on):
+            kept = [f for f, on in zip(kept, on_it, strict=True) if not on] + [die]
+    return kept
 
 
 def read_again(
