@@ -42,6 +42,8 @@ FIRST_HELD = 100  # pictures numbered from here on are the held-out half
 
 def pictures(folder: Path, half: str) -> list[tuple[int, Path]]:
     """(face, file) of every picture of the half, face by face, in name order."""
+    if not folder.is_dir():
+        raise UserError(f"{folder}: no such folder")
     crops = folder / "crops"
     faces = [face for face in FACES if (crops / str(face)).is_dir()]
     if not faces:
@@ -52,7 +54,7 @@ def pictures(folder: Path, half: str) -> list[tuple[int, Path]]:
             if half == "all" or (half == "held") == (_number(path) >= FIRST_HELD):
                 chosen.append((face, path))
     if not chosen:
-        raise UserError(f"{crops}: no pictures in the half {half!r}")
+        raise UserError(f"{crops}: no .png pictures in the half {half!r}")
     return chosen
 
 
@@ -105,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.canvas < 0:
             raise UserError(f"--canvas {args.canvas}: a size in pixels, or 0")
+        if args.check_object is not None and not 0 <= args.check_object <= 1.01:  # nan too
+            raise UserError(f"--check-object {args.check_object}: a belief from 0 to 1.01 (1.01: none)")
         fusion = FusionSettings()
         if args.check_object is not None:
             fusion = replace(fusion, check_object=args.check_object)
@@ -131,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                      if reason not in ("right", "wrong", "refused"))
     for n, reason in reversed(reasons):
         print(f"  refused {n}: {reason}")
-    if args.list:
+    if args.list and mistakes:
         print("\n".join(mistakes))
     return 0
 

@@ -423,19 +423,24 @@ def _big(at=(100.0, 100.0), width=200.0, presence=0.8):
 
 def test_a_larger_die_takes_the_place_of_the_faint_peaks_on_its_pips():
     """A die filling a third of the frame: the finder's finer looks found its pips, faintly
-    (at most 0.39 on another rig's photos), each like a die showing one."""
+    (under 0.5 on another rig's photos), each like a die showing one."""
     pips = [found(1, 0.99, at=(70.0, 70.0), presence=0.39), found(1, 0.99, at=(130.0, 130.0), presence=0.3)]
     beside = found(3, 0.99, at=(260.0, 100.0), presence=0.9)  # 160 pixels away: 0.8 of its width
-    assert with_larger_dice([*pips, beside], [_big()], RULES) == [beside, _big()]
-    assert with_larger_dice([*pips, beside], [], RULES) == [*pips, beside]
+    assert with_larger_dice([*pips, beside], [_big()], RULES, 640) == [beside, _big()]
+    assert with_larger_dice([*pips, beside], [], RULES, 640) == [*pips, beside]
 
 
 def test_a_larger_die_on_a_die_seen_surely_is_a_heap_and_left_out():
-    """A quarter look sees a heap of dice as one large die: a die seen inside it as surely as the
-    first look's ``seen`` keeps the finder's dice as they are."""
+    """A quarter look sees a heap of dice as one large die: a die of a size the finder knows
+    (under BIG, 56 pixels of 320) seen inside it as surely as the first look's ``seen`` keeps
+    the finder's dice as they are. A part of the large die seen at half the scale, wider than
+    BIG, is no heap however sure."""
     heap = [found(5, 0.99, at=(60.0, 60.0), presence=0.5), found(2, 0.99, at=(140.0, 120.0), presence=0.3)]
-    assert with_larger_dice(heap, [_big()], RULES) == heap
-    assert with_larger_dice(heap, [_big()], replace(RULES, seen=0.51)) == [_big()]
+    assert with_larger_dice(heap, [_big()], RULES, 640) == heap
+    assert with_larger_dice(heap, [_big()], replace(RULES, seen=0.51), 640) == [_big()]
+    part = NetDie((90.0, 110.0), 112.0, 0.51, 4, 0.9)  # 56 of 320: BIG
+    assert with_larger_dice([part], [_big()], RULES, 640) == [_big()]
+    assert with_larger_dice([part], [_big()], RULES, 1280) == [part]  # 28 of 320 in a wider frame
 
 
 def test_the_check_leaves_unscored_dice_and_dice_elsewhere_alone():

@@ -26,6 +26,8 @@ Then the face reader (``face_reader.py``) is shown each die the two scored, cut 
 network's box round it, and a die it is sure cannot be read is refused ("seen from the
 side"): seen from low down, a die's front face is more nearly face-on than its top, and the
 first look reads it, sure, as a top seen from above; the face reader was taught that view.
+A die it is all but sure is another face than the one scored is disputed ("two readings"),
+unless the network's first look is sure of the face scored.
 
 When the two leave a die unscored, or see none, the tray can be looked at once more
 (``again``): a second network trained with renders of coloured dice (the finder) finds the
@@ -58,6 +60,7 @@ import numpy as np
 from bunco_pi.vision.face_reader import FaceReader, shipped_face_reader
 from bunco_pi.vision.look import to_grey
 from bunco_pi.vision.net import (
+    BIG,
     INPUT_WIDTH,
     ONE_LOOK,
     DiceNet,
@@ -313,7 +316,7 @@ class LooksAgain:
         finder: DiceNet | None, faces: FaceReader | None, inputs: NetInputs, zoom_out: bool,
     ) -> list[Looked]:
         """The finder's look, and the face reader's reading of each die it found."""
-        key = (id(frame), tuple(region), fusion.again_seen, zoom_out, id(finder), id(faces))
+        key = (id(frame), tuple(region), fusion.again_seen, fusion.seen, zoom_out, id(finder), id(faces))
         if key not in self._made:
             found = self.found(frame, region, fusion, finder, inputs, zoom_out)
             self._made[key] = (frame, look_for_more(frame, region, fusion, finder, faces, inputs,
@@ -382,7 +385,9 @@ def refuse_side_views(
 ) -> FrameReading:
     """The reading with each scored die refused ("seen from the side") that the face reader,
     shown the first look's box round it (``checked``: the network's die and the face reader's
-    reading of it), is ``fusion.check`` sure cannot be read."""
+    reading of it), is ``fusion.check`` sure cannot be read; and disputed ("two readings")
+    where it is ``fusion.check_object`` sure of another face and the network is not ``sure``
+    of the face scored."""
     dice = list(reading.dice)
     found = [die for die, _ in checked]
     for j, i in _scored(reading, found, min_confidence).items():
@@ -434,22 +439,26 @@ def look_for_more(
         found = finder_dice(frame, region, fusion, finder, inputs, zoom_out)
     if zoom_out:
         larger = detect_larger(frame, finder or shipped_finder(), fusion.seen, region, inputs)
-        found = with_larger_dice(found, larger, fusion)
+        found = with_larger_dice(found, larger, fusion, frame.shape[1])
     return list(zip(found, (faces or shipped_face_reader()).read(frame, found), strict=True))
 
 
 def with_larger_dice(
-    found: Sequence[NetDie], larger: Sequence[NetDie], fusion: FusionSettings,
+    found: Sequence[NetDie], larger: Sequence[NetDie], fusion: FusionSettings, width: int,
 ) -> list[NetDie]:
-    """The finder's dice (``found``) with each of its ``larger`` dice (``net.detect_larger``) in
-    place of the dice found on it, unless one of those is seen as surely as the first look's
-    ``seen``: then it is a heap of dice seen whole, not one die. A plain white die filling a
-    third of the frame (another rig's photos) was read as a one, sure, from one of its pips;
-    the pips' peaks there are at most 0.39, a heap's dice 0.5 to 0.84."""
+    """The finder's dice (``found``, in a frame ``width`` pixels wide) with each of its
+    ``larger`` dice (``net.detect_larger``) in place of the dice found on it, unless one of
+    those, narrower than ``BIG`` at the working width, is seen as surely as the first look's
+    ``seen``: then it is a heap of dice of a size the finder knows, not one die. (The finder's
+    look at half the scale sees parts of a die that large, wider than ``BIG`` and up to 0.51
+    sure: they are no heap.) A plain white die filling a third of the frame (another rig's
+    photos) was read as a one, sure, from one of its pips."""
     kept = list(found)
     for die in larger:
         on_it = [math.dist(f.center, die.center) < 0.7 * die.width for f in kept]
-        if not any(f.presence >= fusion.seen for f, on in zip(kept, on_it, strict=True) if on):
+        heap = any(f.presence >= fusion.seen and f.width * INPUT_WIDTH / width < BIG
+                   for f, on in zip(kept, on_it, strict=True) if on)
+        if not heap:
             kept = [f for f, on in zip(kept, on_it, strict=True) if not on] + [die]
     return kept
 
