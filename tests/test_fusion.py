@@ -867,6 +867,18 @@ def frames_looked_at(monkeypatch, look: str) -> list:
     return frames
 
 
+def test_a_look_again_is_kept_for_the_settings_it_was_made_with(monkeypatch):
+    """The look again at a frame is made once for one set of settings, and made again for a
+    ``seen`` of its own: the quarter look's dice and the heaps it leaves out depend on it."""
+    frame = np.full((240, 320, 3), 90, np.uint8)
+    looked = frames_looked_at(monkeypatch, "look_for_more")
+    looks = fusion.LooksAgain()
+    inputs = fusion.NetInputs()
+    for seen in (0.5, 0.5, 0.6):
+        looks.looked(frame, (0.0, 0.0, 1.0, 1.0), FusionSettings(seen=seen), None, None, inputs, True)
+    assert len(looked) == 2
+
+
 def test_both_pictures_of_dice_of_known_colours_share_one_look_again(monkeypatch):
     """The finder and the face reader look again at the colour frame whichever picture the
     first look read: where both pictures look again, they look once, and the reading is
