@@ -31,6 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bunco_pi.errors import UserError  # noqa: E402
+from bunco_pi.vision.evaluate import load_image  # noqa: E402
 from bunco_pi.vision.fusion import FusionSettings, read_both  # noqa: E402
 from bunco_pi.vision.reader import ReaderSettings  # noqa: E402
 from bunco_pi.vision.verdict import SettledRoll, judge  # noqa: E402
@@ -92,8 +93,6 @@ def verdict(frame: np.ndarray, face: int, fusion: FusionSettings) -> tuple[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    import cv2
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="crops/1 ... crops/6, one die a picture")
     parser.add_argument("--canvas", type=int, default=640,
@@ -112,28 +111,24 @@ def main(argv: list[str] | None = None) -> int:
         fusion = FusionSettings()
         if args.check_object is not None:
             fusion = replace(fusion, check_object=args.check_object)
-        tally: collections.Counter[str] = collections.Counter()
+        tally: collections.Counter[str] = collections.Counter()  # right, wrong, refused
+        reasons: collections.Counter[str] = collections.Counter()  # why each was refused
         mistakes = []
         for face, path in pictures(args.folder, args.half):
-            picture = cv2.imread(str(path), cv2.IMREAD_COLOR)
-            if picture is None:
-                raise UserError(f"{path}: not a picture")
-            outcome, said = verdict(on_canvas(picture, args.canvas), face, fusion)
+            outcome, said = verdict(on_canvas(load_image(path), args.canvas), face, fusion)
             tally[outcome] += 1
             if outcome == "refused":
-                tally[said] += 1
+                reasons[said] += 1
             if outcome != "right":
                 mistakes.append(f"{path.parent.name}/{path.name} {outcome}: a {face}, {said}")
     except UserError as exc:
         print(f"eval_die_crops: {exc}", file=sys.stderr)
         return 2
-    total = tally["right"] + tally["wrong"] + tally["refused"]
+    total = tally.total()
     print(f"{'canvas':>6} {'half':>5} {'dice':>5} {'right':>7} {'wrong':>5} {'refused':>7}")
     print(f"{args.canvas:>6} {args.half:>5} {total:>5} {100 * tally['right'] / total:>6.1f}% "
           f"{tally['wrong']:>5} {tally['refused']:>7}")
-    reasons = sorted((n, reason) for reason, n in tally.items()
-                     if reason not in ("right", "wrong", "refused"))
-    for n, reason in reversed(reasons):
+    for reason, n in reasons.most_common():
         print(f"  refused {n}: {reason}")
     if args.list and mistakes:
         print("\n".join(mistakes))

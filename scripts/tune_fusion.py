@@ -14,7 +14,7 @@ dice wrong and sure first, then the most dice right, and the present settings be
 with each folder's figures. ``--harder KIND`` (as many as wanted) reads the set-aside photos
 again made harder so (``evaluate.HARDER``: say their colours changed), each a folder of its own.
 ``--again NAME=V,V`` tries only those values of one looking-again threshold (the whole grid is
-thousands of settings, over an hour of scoring; ``--again again_object=0.9`` holds one at its present
+86,400 settings, hours of scoring; ``--again again_object=0.9`` holds one at its present
 value), and ``--again-only`` leaves out the first look's own grid.
 """
 

@@ -103,7 +103,8 @@ def test_bad_input_is_one_line(tmp_path, capsys, args, names):
     (lambda folder: None, "no folder of a face"),
     (lambda folder: (folder / "crops" / "3").mkdir(parents=True), "no .png pictures in the half 'all'"),
     (lambda folder: (folder / "crops" / "3").mkdir(parents=True)
-     or (folder / "crops" / "3" / "00001.png").write_text("not a picture"), "00001.png: not a picture"),
+     or (folder / "crops" / "3" / "00001.png").write_text("not a picture"),
+     "00001.png: not an image OpenCV can read"),
     (lambda folder: (folder / "crops" / "3").mkdir(parents=True)
      or shutil.copy(PHOTOS[0][1], folder / "crops" / "3" / "two.png"), "two.png: a picture's name must be"),
 ])
