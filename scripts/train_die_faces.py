@@ -7,7 +7,9 @@
 Every labelled die of the training photos (a folder named twice is drawn twice as often)
 and of the renders is cut out as the reader cuts a die the network found (``face_reader.cut``),
 then moved and zoomed as far as the network's box misses a die (``--shift``, ``--zoom``; the
-finder's boxes miss by more than the shipped reader was taught), now and then resampled as a
+finder's boxes miss by more than the shipped reader was taught) and, with ``--lower``, moved
+down as well, the die taught as before (the finder centres a die seen low on its front face,
+below its top, and the top is still the face to name), now and then resampled as a
 smaller or larger die gives it (``--resample``), turned a little (``TILT``),
 mirrored, its colours swapped and turned (``train_dice_net._recolour``) and its light changed
 (``train_dice_net._photometric``). A render's dice that cannot be read (cocked, cut by the
@@ -97,6 +99,7 @@ class Jitter(NamedTuple):
     shift: float = 3.0
     zoom: float = 0.15
     resample: float = 0.0
+    lower: float = 0.0
 
 
 AS_BEFORE = Jitter()  # what the shipped reader learned with
@@ -121,6 +124,8 @@ def placed(crop: np.ndarray, rng: np.random.Generator, jitter: Jitter = AS_BEFOR
     now and then resampled. With no resampling asked, the random numbers drawn are those drawn
     before the options were made, so an old recipe trains as it did."""
     shift = tuple(rng.uniform(-jitter.shift, jitter.shift, 2))  # drawn first, as it always was
+    if jitter.lower > 0:  # the box lower on the die, as the finder centres a die seen low
+        shift = (shift[0], shift[1] - float(rng.uniform(0, jitter.lower)))
     x = cut(crop, MIDDLE, BOX, shift=shift,
             zoom=float(rng.uniform(1 - jitter.zoom, 1 + jitter.zoom)), angle=float(rng.uniform(-TILT, TILT)))
     if jitter.resample > 0 and rng.random() < jitter.resample:
@@ -375,6 +380,9 @@ def main() -> int:
     parser.add_argument("--zoom", type=float, default=AS_BEFORE.zoom, help="a crop's box is zoomed 1 +- this")
     parser.add_argument("--resample", type=float, default=AS_BEFORE.resample,
                         help="share of crops resampled as a smaller or a larger die would give them")
+    parser.add_argument("--lower", type=float, default=AS_BEFORE.lower,
+                        help="pixels a crop's box moves down as well, up to, its die taught as before: a die "
+                             "seen low is found lower, on its front face, and its top is the face above")
     parser.add_argument("--sure", type=float, default=0.95, help="the belief --validate counts as sure")
     parser.add_argument("--validate", action="store_true", help="keep a fifth of the training photos aside")
     parser.add_argument("--threads", type=int, default=2)
@@ -420,7 +428,7 @@ def main() -> int:
     optimiser = torch.optim.AdamW(model.parameters(), args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=args.steps, pct_start=0.1)
     rendered_pools = pools(drawn, args.unclear)
-    jitter = Jitter(args.shift, args.zoom, args.resample)
+    jitter = Jitter(args.shift, args.zoom, args.resample, args.lower)
     start = time.monotonic()
     for step in range(1, args.steps + 1):
         picked = pick(train, rendered_pools, args.rendered, args.batch, rng, args.unclear)

@@ -117,6 +117,25 @@ def test_a_wider_jitter_moves_the_die_further_from_the_middle(train):
     assert furthest(train.Jitter(shift=0.0, zoom=0.0)) < furthest(train.AS_BEFORE)
 
 
+def test_a_lower_box_shows_the_die_higher_in_the_view(train):
+    """--lower: the finder centres a die seen low on its front face, below its top, so a reader
+    can be taught boxes moved down and still name the top; the die then sits higher in the view,
+    never lower, and the box moves no further sideways."""
+    kept = kept_die(train, 1)
+
+    def middles(jitter, seed=5):
+        rng = np.random.default_rng(seed)
+        at = []
+        for _ in range(150):
+            ys, xs = np.nonzero(die_pixels(train.view(kept, rng, jitter).mean(axis=2)))
+            at.append((xs.mean() - (SEEN - 1) / 2, ys.mean() - (SEEN - 1) / 2))
+        return np.array(at)
+
+    before, lower = middles(train.AS_BEFORE), middles(train.Jitter(lower=6.0))
+    assert np.mean(lower[:, 1]) < np.mean(before[:, 1]) - 2.0  # up in the view: the box went down
+    assert abs(np.mean(np.abs(lower[:, 0])) - np.mean(np.abs(before[:, 0]))) < 1.0
+
+
 def sharpness(crop: np.ndarray) -> float:
     return float(np.abs(cv2.Laplacian(crop, cv2.CV_32F)).mean())
 
