@@ -94,7 +94,8 @@ def crops(sample: tuple) -> list[Crop]:
 
 class Jitter(NamedTuple):
     """How far a training crop's box is moved (pixels at the reader's scale, where a die is about
-    29 wide) and zoomed (up to 1 + zoom times), and the share of crops resampled (``resample``)."""
+    29 wide) and zoomed (up to 1 + zoom times), the share of crops resampled (``resample``), and
+    how far, at most, the box is moved down as well (``lower``, pixels)."""
 
     shift: float = 3.0
     zoom: float = 0.15
@@ -121,8 +122,8 @@ def resampled(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def placed(crop: np.ndarray, rng: np.random.Generator, jitter: Jitter = AS_BEFORE) -> np.ndarray:
     """A kept crop cut as the network's box might cut it (moved, zoomed, turned a little), and
-    now and then resampled. With no resampling asked, the random numbers drawn are those drawn
-    before the options were made, so an old recipe trains as it did."""
+    now and then resampled. With no resampling or lowering asked, the random numbers drawn are
+    those drawn before the options were made, so an old recipe trains as it did."""
     shift = tuple(rng.uniform(-jitter.shift, jitter.shift, 2))  # drawn first, as it always was
     if jitter.lower > 0:  # the box lower on the die, as the finder centres a die seen low
         shift = (shift[0], shift[1] - float(rng.uniform(0, jitter.lower)))
@@ -381,8 +382,9 @@ def main() -> int:
     parser.add_argument("--resample", type=float, default=AS_BEFORE.resample,
                         help="share of crops resampled as a smaller or a larger die would give them")
     parser.add_argument("--lower", type=float, default=AS_BEFORE.lower,
-                        help="pixels a crop's box moves down as well, up to, its die taught as before: a die "
-                             "seen low is found lower, on its front face, and its top is the face above")
+                        help="up to this many pixels (at the reader's scale, a die about 29 wide) a crop's box "
+                             "moves down as well, its die taught as before: a die seen low is found lower, on "
+                             "its front face, and its top is the face above")
     parser.add_argument("--sure", type=float, default=0.95, help="the belief --validate counts as sure")
     parser.add_argument("--validate", action="store_true", help="keep a fifth of the training photos aside")
     parser.add_argument("--threads", type=int, default=2)
