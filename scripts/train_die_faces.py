@@ -382,9 +382,9 @@ def main() -> int:
     parser.add_argument("--resample", type=float, default=AS_BEFORE.resample,
                         help="share of crops resampled as a smaller or a larger die would give them")
     parser.add_argument("--lower", type=float, default=AS_BEFORE.lower,
-                        help="up to this many pixels (at the reader's scale, a die about 29 wide) a crop's box "
-                             "moves down as well, its die taught as before: a die seen low is found lower, on "
-                             "its front face, and its top is the face above")
+                        help="up to this many pixels (at the reader's scale, a die about 29 wide) a "
+                             "crop's box moves down as well, its die taught as before: a die seen low is "
+                             "found lower, on its front face, and its top is the face above")
     parser.add_argument("--sure", type=float, default=0.95, help="the belief --validate counts as sure")
     parser.add_argument("--validate", action="store_true", help="keep a fifth of the training photos aside")
     parser.add_argument("--threads", type=int, default=2)

@@ -135,7 +135,8 @@ def test_a_lower_box_shows_the_die_higher_in_the_view(train):
 
     # The die's middle moves a little in a crop not moved at all (turned, mirrored, relit): the
     # unmoved crops' spread is the baseline.
-    still, lower = offsets(train.Jitter(shift=0.0, zoom=0.0)), offsets(train.Jitter(shift=0.0, zoom=0.0, lower=6.0))
+    still = offsets(train.Jitter(shift=0.0, zoom=0.0))
+    lower = offsets(train.Jitter(shift=0.0, zoom=0.0, lower=6.0))
     assert lower[:, 1].max() < still[:, 1].max() + 0.5  # never lower in the view
     assert lower[:, 1].min() > still[:, 1].min() - 6.5  # no more than asked
     assert np.mean(lower[:, 1]) < np.mean(still[:, 1]) - 2.0  # on average half of it: the box went down
