@@ -99,19 +99,23 @@ def die_pixels(seen: np.ndarray) -> np.ndarray:
     return np.abs(seen - np.median(seen[[0, 0, -1, -1], [0, -1, 0, -1]])) > 50
 
 
+def die_middles(train, kept: np.ndarray, jitter, crops: int, seed: int = 5) -> np.ndarray:
+    """(x, y) of the die's middle in each of ``crops`` views of a kept crop, from the view's middle."""
+    rng = np.random.default_rng(seed)
+    at = []
+    for _ in range(crops):
+        ys, xs = np.nonzero(die_pixels(train.view(kept, rng, jitter).mean(axis=2)))
+        at.append((xs.mean() - (SEEN - 1) / 2, ys.mean() - (SEEN - 1) / 2))
+    return np.array(at)
+
+
 def test_a_wider_jitter_moves_the_die_further_from_the_middle(train):
     """--shift and --zoom: the boxes the finder gives are off by more than the labels' (a fifth of
     a die's width at the 90th percentile), so a reader can be taught boxes that far off."""
     kept = kept_die(train, 1)
 
-    def furthest(jitter, seed=5):
-        rng = np.random.default_rng(seed)
-        off = []
-        for _ in range(150):
-            seen = train.view(kept, rng, jitter).mean(axis=2)
-            ys, xs = np.nonzero(die_pixels(seen))
-            off.append(np.hypot(xs.mean() - (SEEN - 1) / 2, ys.mean() - (SEEN - 1) / 2))
-        return np.percentile(off, 90)
+    def furthest(jitter):
+        return np.percentile(np.hypot(*die_middles(train, kept, jitter, 150).T), 90)
 
     assert furthest(train.Jitter(shift=7.0)) > furthest(train.AS_BEFORE) + 1.5
     assert furthest(train.Jitter(shift=0.0, zoom=0.0)) < furthest(train.AS_BEFORE)
@@ -123,20 +127,10 @@ def test_a_lower_box_shows_the_die_higher_in_the_view(train):
     the die higher in the view (none lower than an unmoved crop), by up to the pixels asked, and
     no further sideways."""
     kept = kept_die(train, 1)
-    middle = (SEEN - 1) / 2
-
-    def offsets(jitter, seed=5):
-        rng = np.random.default_rng(seed)
-        at = []
-        for _ in range(120):
-            ys, xs = np.nonzero(die_pixels(train.view(kept, rng, jitter).mean(axis=2)))
-            at.append((xs.mean() - middle, ys.mean() - middle))
-        return np.array(at)
-
     # The die's middle moves a little in a crop not moved at all (turned, mirrored, relit): the
     # unmoved crops' spread is the baseline.
-    still = offsets(train.Jitter(shift=0.0, zoom=0.0))
-    lower = offsets(train.Jitter(shift=0.0, zoom=0.0, lower=6.0))
+    still = die_middles(train, kept, train.Jitter(shift=0.0, zoom=0.0), 120)
+    lower = die_middles(train, kept, train.Jitter(shift=0.0, zoom=0.0, lower=6.0), 120)
     assert lower[:, 1].max() < still[:, 1].max() + 0.5  # never lower in the view
     assert lower[:, 1].min() > still[:, 1].min() - 6.5  # no more than asked
     assert np.mean(lower[:, 1]) < np.mean(still[:, 1]) - 2.0  # on average half of it: the box went down
