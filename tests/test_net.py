@@ -83,6 +83,16 @@ def test_a_double_peak_is_one_die_and_touching_dice_are_two():
     ]
 
 
+def test_peaks_nearer_than_apart_are_one_die_and_further_two():
+    out = answers()
+    out[-1] = np.log(18 / STRIDE)  # each die 18 px wide at the network's scale
+    die_at(out, 20, 10, face=2)
+    die_at(out, 23, 10, face=4, presence=3.0)  # 12 px away: two thirds of a box width
+    assert [d.face for d in decode(out, (1.0, 1.0))] == [2]  # APART: 0.7 of a width is one die
+    assert [d.face for d in decode(out, (1.0, 1.0), apart=0.6)] == [2, 4]
+    assert [d.face for d in decode(out, (1.0, 1.0), apart=0.68)] == [2]
+
+
 def test_an_even_spread_over_faces_is_an_unsure_face():
     out = answers()
     die_at(out, 5, 5, face=3, certainty=0.2)

@@ -49,6 +49,10 @@ BIG = 56
 # BIG 34 times at one look and 41 at two (docs/dice-camera.md: "Where the tray's die width is
 # known"). Where no die can be wider, the look at half the scale is spared (fusion.dice_may_be_big).
 ONE_LOOK = 50
+# Of two peaks nearer than this share of a die's box width (the wider of the two), only the
+# higher is a die: a blurred die can have a double peak. (Two touching dice turned 45 degrees
+# are about 0.7 box widths apart, and may be taken for one.) ``detect(apart=...)`` for another.
+APART = 0.7
 THREADS = 2  # a Pi 4 has four cores; the camera loop and the box's other work keep the rest
 
 
@@ -190,13 +194,12 @@ class NetDie:
 
 
 def decode(
-    outputs: np.ndarray, scale: tuple[float, float], min_presence: float = 0.3
+    outputs: np.ndarray, scale: tuple[float, float], min_presence: float = 0.3, apart: float = APART,
 ) -> list[NetDie]:
     """Peaks of the heat map -> dice in frame pixels, one per die.
 
-    A peak is a cell higher than its 8 neighbours; of two peaks closer than 0.7 of a die's box
-    width, only the higher is a die: a blurred die can have a double peak. (Two touching dice
-    turned 45 degrees are about 0.7 box widths apart, and may be taken for one here.)
+    A peak is a cell higher than its 8 neighbours; of two peaks closer than ``apart`` of a die's
+    box width (the wider of the two), only the higher is a die (``APART``).
     """
     heat = _sigmoid(outputs[0])
     peaks = heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))
@@ -210,7 +213,7 @@ def decode(
         face = int(np.argmax(probs[:UNCLEAR]))
         width = float(np.exp(outputs[-1, y, x])) * STRIDE / scale[0]
         centre = ((x + 0.5) * STRIDE / scale[0], (y + 0.5) * STRIDE / scale[1])
-        if any(math.dist(centre, d.center) < 0.7 * max(width, d.width) for d in dice):
+        if any(math.dist(centre, d.center) < apart * max(width, d.width) for d in dice):
             continue
         dice.append(NetDie(centre, width, float(heat[y, x]), face + 1, float(probs[face]),
                            float(probs[UNCLEAR])))
@@ -228,6 +231,7 @@ def detect(
     region: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0),
     zoom_out: bool = False,
     inputs: NetInputs | None = None,
+    apart: float = APART,
 ) -> list[NetDie]:
     """The dice the network finds in the tray ``region`` (x, y, w, h in 0..1) of a frame.
 
@@ -242,14 +246,16 @@ def detect(
 
     ``inputs``: where the networks' inputs of this reading's frames are kept, so that a second
     network looking at the same frame does not make its input again.
+
+    ``apart``: how far apart, in box widths, two of its peaks are two dice (``decode``).
     """
     net = net or shipped_net()
     inputs = inputs or NetInputs()
-    dice = _detect_at(frame, net, min_presence, region, 1.0, inputs)
+    dice = _detect_at(frame, net, min_presence, region, 1.0, inputs, apart)
     if not zoom_out:
         return dice
     width = frame.shape[1]
-    big = [d for d in _detect_at(frame, net, min_presence, region, 0.5, inputs)
+    big = [d for d in _detect_at(frame, net, min_presence, region, 0.5, inputs, apart)
            if d.width * INPUT_WIDTH / width >= BIG]
     rest = [d for d in dice if not any(math.dist(d.center, b.center) < 0.7 * b.width for b in big)]
     return sorted(big + rest, key=lambda d: -d.presence)
@@ -273,14 +279,15 @@ def detect_larger(
 
 
 def _detect_at(frame: np.ndarray, net: DiceNet, min_presence: float,
-               region: tuple[float, float, float, float], zoom: float, inputs: NetInputs) -> list[NetDie]:
+               region: tuple[float, float, float, float], zoom: float, inputs: NetInputs,
+               apart: float = APART) -> list[NetDie]:
     height, width = frame.shape[:2]
     x0, y0, x1, y1 = region_pixels(region, width, height)
     # The crop at the scale the whole frame would have: a die is the size the network learned.
     image, scale = inputs.prepared(frame, (x0, y0, x1, y1), zoom * INPUT_WIDTH / width)
     return [
         replace(d, center=(d.center[0] + x0, d.center[1] + y0))
-        for d in decode(net.forward(image), scale, min_presence)
+        for d in decode(net.forward(image), scale, min_presence, apart)
     ]
 
 
