@@ -61,6 +61,7 @@ from bunco_pi.vision.face_reader import (  # noqa: E402
     judged,
     views,
 )
+from bunco_pi.vision.fusion import FINDER_APART  # noqa: E402
 from bunco_pi.vision.net import detect, normalise, shipped_finder, shipped_net  # noqa: E402
 
 # Crops are turned a little, never upside down: a camera is held or mounted about level, so a
@@ -264,7 +265,7 @@ def as_the_networks_cut(sample: tuple, drawn: list[Drawn], side: float) -> list[
         return []
     out = []
     found = detect(image, shipped_net(), NETWORK_SEEN)
-    found += detect(image, shipped_finder(), NETWORK_SEEN, zoom_out=True)
+    found += detect(image, shipped_finder(), NETWORK_SEEN, zoom_out=True, apart=FINDER_APART)
     for die in found:
         near = _nearest(drawn, *die.center, die.width)
         if near is None:

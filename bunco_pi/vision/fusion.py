@@ -84,9 +84,9 @@ REFUSED = (*UNREADABLE, DISPUTED)
 # not a die of its own: dice lying side by side are a whole sum of half-widths apart (at the
 # whole sum, a die touching a read die in a crowded tray was never looked at).
 ON_THE_DIE = 0.7
-# The finder's boxes are wider than its dice's labels (in a heap of 84 real dice, 24 to 35
-# pixels round dice of 19 to 29), so dice touching in a heap lie about 0.6 to 0.8 of its box
-# widths apart: at ``net.APART`` (0.7) one of two such dice was not seen.
+# The finder's boxes are often wider than its dice's labels (in a heap of 84 real dice, up to
+# 35 pixels round dice of 19 to 29), so dice touching in a heap can lie under 0.7 of the wider
+# box's width apart: at ``net.APART`` (0.7) one of two such dice was not seen.
 FINDER_APART = 0.6
 Looked = tuple[NetDie, NetDie]  # a die as a network found it, and as the face reader read it
 
@@ -426,8 +426,8 @@ def finder_dice(
     finder: DiceNet | None = None, inputs: NetInputs | None = None, zoom_out: bool = True,
 ) -> list[NetDie]:
     """The finder's dice in the colour frame, from a peak of ``again_seen`` (``zoom_out``: it
-    looks at half the scale too, for dice too large for one look), two peaks ``FINDER_APART``
-    apart two dice."""
+    looks at half the scale too, for dice too large for one look); two of its peaks
+    ``FINDER_APART`` of a box width apart are two dice."""
     return detect(frame, finder or shipped_finder(), fusion.again_seen, region, zoom_out=zoom_out,
                   inputs=inputs, apart=FINDER_APART)
 
