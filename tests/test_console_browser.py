@@ -223,8 +223,14 @@ def wait_page(browser, predicate, what: str, seconds: float = WAIT) -> None:
     deadline = time.monotonic() + seconds
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"the page never showed {what}")
+            raise AssertionError(f"the page never showed {what}; it shows {shown(browser)}")
         time.sleep(0.02)
+
+
+def shown(browser) -> str:
+    """Where the browser is and the start of what it shows, for a failure's message."""
+    text = browser.execute_script("return document.body ? document.body.innerText : ''")
+    return f"{browser.current_url} {browser.title!r}: {' '.join(text.split())[:300]!r}"
 
 
 def host_login(browser, night: ConsoleNight, password: str = PASSWORD) -> None:
