@@ -36,6 +36,7 @@ import math
 import re
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -61,8 +62,8 @@ from bunco_pi.vision.face_reader import (  # noqa: E402
     judged,
     views,
 )
-from bunco_pi.vision.fusion import FINDER_APART  # noqa: E402
-from bunco_pi.vision.net import detect, normalise, shipped_finder, shipped_net  # noqa: E402
+from bunco_pi.vision.fusion import FusionSettings, finder_dice  # noqa: E402
+from bunco_pi.vision.net import detect, normalise, shipped_net  # noqa: E402
 
 # Crops are turned a little, never upside down: a camera is held or mounted about level, so a
 # slanted die shows its top face above the side faces facing the camera, and a reader kept
@@ -265,7 +266,7 @@ def as_the_networks_cut(sample: tuple, drawn: list[Drawn], side: float) -> list[
         return []
     out = []
     found = detect(image, shipped_net(), NETWORK_SEEN)
-    found += detect(image, shipped_finder(), NETWORK_SEEN, zoom_out=True, apart=FINDER_APART)
+    found += finder_dice(image, (0.0, 0.0, 1.0, 1.0), replace(FusionSettings(), again_seen=NETWORK_SEEN))
     for die in found:
         near = _nearest(drawn, *die.center, die.width)
         if near is None:
