@@ -33,6 +33,7 @@ import hashlib
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
@@ -56,15 +57,19 @@ CROP = (256, 192)  # training crops (width, height) of the 320-wide frame
 SHARED = 5
 
 
-def build(norm: bool = True, separable: bool = False) -> nn.Sequential:
+def build(norm: bool = True, separable: bool = False, widths: Sequence[int] | None = None) -> nn.Sequential:
     """With batch norm to train from scratch; without (plain biases) to go on from --init.
 
     ``separable``: each 3x3 convolution after the first made of two, a 3x3 of each channel
     alone and a 1x1 across the channels (depthwise-separable, as MobileNet's): the same layers,
     strides and dilations, about a fifth of the multiply-adds (112 M for a 320x240 frame). A
     settled frame's networks cost more than a Pi 4 has for them (docs/dice-camera.md, "Speed").
+
+    ``widths``: each layer's channels out, in place of ``LAYERS``' (a separable network's 1x1
+    layers are most of its arithmetic, and as wide as the plain one's they may lack room).
     """
     layers: list[nn.Module] = []
+    plan = LAYERS if widths is None else with_widths(widths)
 
     def conv(cin: int, cout: int, kernel: int, stride: int, dilation: int, groups: int) -> None:
         pad = dilation * (kernel - 1) // 2
@@ -73,16 +78,25 @@ def build(norm: bool = True, separable: bool = False) -> nn.Sequential:
             layers.append(nn.BatchNorm2d(cout))
         layers.append(nn.ReLU(inplace=True))
 
-    for k, (cin, cout, stride, dilation) in enumerate(LAYERS):
+    for k, (cin, cout, stride, dilation) in enumerate(plan):
         if separable and k > 0:
             conv(cin, cin, 3, stride, dilation, groups=cin)
             conv(cin, cout, 1, 1, 1, groups=1)
         else:
             conv(cin, cout, 3, stride, dilation, groups=1)
-    head = nn.Conv2d(LAYERS[-1][1], OUTPUTS, 1)
+    head = nn.Conv2d(plan[-1][1], OUTPUTS, 1)
     nn.init.constant_(head.bias[:1], -2.2)  # start out saying "no die" everywhere (p ~ 0.1)
     layers.append(head)
     return nn.Sequential(*layers)
+
+
+def with_widths(widths: Sequence[int]) -> tuple[tuple[int, int, int, int], ...]:
+    """``LAYERS`` with each layer's channels out set to ``widths`` (one for each layer)."""
+    if len(widths) != len(LAYERS) or min(widths) < 1:
+        raise ValueError(f"widths: {len(LAYERS)} positive numbers, one for each layer, got {list(widths)}")
+    ins = (CHANNELS, *widths[:-1])
+    return tuple((cin, cout, stride, dilation)
+                 for cin, cout, (_, _, stride, dilation) in zip(ins, widths, LAYERS, strict=True))
 
 
 GREY = (0.114, 0.587, 0.299)  # BGR weights of OpenCV's grey: how a grey network sees colour
@@ -105,7 +119,7 @@ def initialise(model: nn.Sequential, path: Path) -> None:
             b = np.concatenate([b[: 1 + UNCLEAR], [-2.0], b[1 + UNCLEAR :]]).astype(np.float32)
         if tuple(w.shape) != tuple(conv.weight.shape):
             raise SystemExit(f"{path}: layer {i} is {tuple(w.shape)}, this network's is"
-                             f" {tuple(conv.weight.shape)} (--separable for a depthwise-separable one?)")
+                             f" {tuple(conv.weight.shape)} (--separable or --widths as it was written?)")
         conv.weight.data = torch.from_numpy(np.array(w, np.float32))
         conv.bias.data = torch.from_numpy(np.array(b, np.float32))
 
@@ -455,6 +469,16 @@ def check_export(model: nn.Sequential, path: Path, image: np.ndarray) -> None:
         raise SystemExit(f"{path}: the exported network differs from the trained one by {error}")
 
 
+def _widths(text: str) -> tuple[int, ...]:
+    try:
+        widths = tuple(int(part) for part in text.split(","))
+        with_widths(widths)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {len(LAYERS)} positive whole numbers, comma-separated, one for each layer") from None
+    return widths
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("photos", type=Path, nargs="*",
@@ -470,6 +494,9 @@ def main() -> int:
     parser.add_argument("--init", type=Path, help="go on from this written network")
     parser.add_argument("--separable", action="store_true",
                         help="depthwise-separable: a fifth of the arithmetic (--init: one written so)")
+    parser.add_argument("--widths", type=_widths, metavar="W,W,...",
+                        help=f"each layer's channels out ({','.join(str(c) for _, c, _, _ in LAYERS)}; "
+                             "--init: as it was written)")
     parser.add_argument("--teacher", type=Path,
                         help="a written network whose answers are learned as well as the labels")
     parser.add_argument("--taught", type=float,
@@ -489,8 +516,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.taught is not None and args.teacher is None:
         parser.error("--taught is the teacher's share: give --teacher too")
-    if args.branch_of is not None and (args.init is not None or args.separable):
-        parser.error("--branch-of starts from that network's own layers: no --init or --separable")
+    if args.branch_of is not None and (args.init is not None or args.separable or args.widths):
+        parser.error("--branch-of starts from that network's own layers: no --init, --separable or --widths")
     if args.shared is not None and args.branch_of is None:
         parser.error("--shared is how much of --branch-of's network is kept: give --branch-of too")
     taught_share = TAUGHT if args.taught is None else args.taught
@@ -505,7 +532,7 @@ def main() -> int:
     if not real and not drawn:
         raise SystemExit("nothing to train on: give photo folders and/or --renders")
     if args.branch_of is None:
-        model = build(norm=args.init is None, separable=args.separable)
+        model = build(norm=args.init is None, separable=args.separable, widths=args.widths)
         if args.init is not None:
             initialise(model, args.init)
     else:

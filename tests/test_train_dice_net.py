@@ -1,6 +1,7 @@
 """The dice network's training script: drawn trays, targets, masked boxes, and a written network
 that runs in onnxruntime as it ran in PyTorch. Skipped where PyTorch is not installed (``.[train]``)."""
 
+import argparse
 import importlib.util
 import sys
 from pathlib import Path
@@ -163,10 +164,42 @@ def test_a_separable_network_runs_in_onnxruntime_as_in_pytorch_for_a_fifth_of_th
         train.check_export(separable, path, image)
 
 
+def test_a_wider_separable_network_runs_in_onnxruntime_as_in_pytorch_and_goes_on_as_written(train, tmp_path):
+    from benchmarks.network_arithmetic import multiply_adds
+
+    widths = (16, 32, 48, 96, 96, 96, 96)
+    torch.manual_seed(3)
+    wide = train.build(separable=True, widths=widths)
+    wide.train()
+    for _ in range(3):
+        wide(torch.randn(2, 3, 64, 96))
+    convs = [m for m in wide if isinstance(m, torch.nn.Conv2d)]
+    # the first 3x3, then a 3x3 of each channel and a 1x1 to the layer's width, then the answers
+    assert [c.out_channels for c in convs if c.groups == 1] == [*widths, train.OUTPUTS]
+    path, narrow = tmp_path / "wide.onnx", tmp_path / "narrow.onnx"
+    train.export(train.folded(wide), path)
+    train.export(train.folded(train.build(separable=True)), narrow)
+    image = np.random.default_rng(4).integers(0, 255, (120, 160, 3), dtype=np.uint8)
+    train.check_export(wide, path, image)
+    frame = (1, 3, 240, 320)
+    assert 2 * multiply_adds(narrow, frame) < multiply_adds(path, frame) < 300e6  # 254 M against 112 M
+    again = train.build(norm=False, separable=True, widths=widths)
+    train.initialise(again, path)
+    train.check_export(again, path, image)
+    with pytest.raises(SystemExit, match=r"wide.onnx: layer 2 is \(32, 16, 1, 1\).*--widths"):
+        train.initialise(train.build(norm=False, separable=True), path)  # --init without its --widths
+
+
+@pytest.mark.parametrize("text", ["16,32", "16,32,48,96,96,96,0", "16,32,48,96,96,96,x"])
+def test_widths_that_are_not_one_positive_number_a_layer_are_refused_in_one_line(train, text):
+    with pytest.raises(argparse.ArgumentTypeError, match="7 positive whole numbers"):
+        train._widths(text)
+
+
 def test_a_written_network_of_another_shape_is_refused_by_layer(train, tmp_path):
     plain = tmp_path / "plain.onnx"
     train.export(train.folded(train.build()), plain)
-    with pytest.raises(SystemExit, match=r"plain.onnx: layer 1 is \(24, 16, 3, 3\).*--separable"):
+    with pytest.raises(SystemExit, match=r"plain.onnx: layer 1 is \(24, 16, 3, 3\).*--separable or --widths"):
         train.initialise(train.build(norm=False, separable=True), plain)
     separable = tmp_path / "separable.onnx"
     train.export(train.folded(train.build(separable=True)), separable)
@@ -334,8 +367,10 @@ def test_a_network_is_trained_on_the_first_layers_of_a_written_one_kept_as_they_
         assert np.abs(written[f"w{i}"] - finder[f"w{i}"]).max() < 0.1
     separable = tmp_path / "separable.onnx"
     train.export(train.folded(train.build(separable=True)), separable)
-    wrong = ((["--branch-of", str(FINDER_PATH), "--init", str(MODEL_PATH)], "no --init or --separable"),
-             (["--branch-of", str(FINDER_PATH), "--separable"], "no --init or --separable"),
+    wrong = ((["--branch-of", str(FINDER_PATH), "--init", str(MODEL_PATH)], "no --init, --separable or --widths"),
+             (["--branch-of", str(FINDER_PATH), "--separable"], "no --init, --separable or --widths"),
+             (["--branch-of", str(FINDER_PATH), "--widths", "16,32,48,96,96,96,96"],
+              "no --init, --separable or --widths"),
              (["--shared", "4"], "give --branch-of too"),
              (["--renders", str(renders), "--branch-of", str(separable)], "a separable network"))
     for argv, said in wrong:
