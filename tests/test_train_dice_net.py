@@ -367,10 +367,10 @@ def test_a_network_is_trained_on_the_first_layers_of_a_written_one_kept_as_they_
         assert np.abs(written[f"w{i}"] - finder[f"w{i}"]).max() < 0.1
     separable = tmp_path / "separable.onnx"
     train.export(train.folded(train.build(separable=True)), separable)
-    wrong = ((["--branch-of", str(FINDER_PATH), "--init", str(MODEL_PATH)], "no --init, --separable or --widths"),
-             (["--branch-of", str(FINDER_PATH), "--separable"], "no --init, --separable or --widths"),
-             (["--branch-of", str(FINDER_PATH), "--widths", "16,32,48,96,96,96,96"],
-              "no --init, --separable or --widths"),
+    alone = "no --init, --separable or --widths"
+    wrong = ((["--branch-of", str(FINDER_PATH), "--init", str(MODEL_PATH)], alone),
+             (["--branch-of", str(FINDER_PATH), "--separable"], alone),
+             (["--branch-of", str(FINDER_PATH), "--widths", "16,32,48,96,96,96,96"], alone),
              (["--shared", "4"], "give --branch-of too"),
              (["--renders", str(renders), "--branch-of", str(separable)], "a separable network"))
     for argv, said in wrong:
