@@ -328,9 +328,20 @@ def teacher_from(path: Path, option: str = "--teacher") -> nn.Sequential:
     if "w1" not in weights:
         raise SystemExit(f"{path}: not a dice network written by this script (no layer w1)")
     separable = numpy_helper.to_array(weights["w1"]).shape[1] == 1  # a depthwise layer: one channel in
-    teacher = build(norm=False, separable=separable)
+    teacher = build(norm=False, separable=separable, widths=written_widths(path))
     initialise(teacher, path)
     return teacher.eval().requires_grad_(False)
+
+
+def written_widths(path: Path) -> tuple[int, ...]:
+    """Each layer's channels out in a written network, plain or separable (``--widths``): its
+    convolutions' but the answers' and the depthwise ones' (one channel in each, after the first)."""
+    import onnx
+    from onnx import numpy_helper
+
+    weights = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
+    shapes = [weights[f"w{i}"].shape for i in range(sum(name.startswith("w") for name in weights))]
+    return tuple(shape[0] for i, shape in enumerate(shapes[:-1]) if i == 0 or shape[1] > 1)
 
 
 def after(model: nn.Sequential, shared: int) -> nn.Sequential:
@@ -496,7 +507,7 @@ def main() -> int:
                         help="depthwise-separable: a fifth of the arithmetic (--init: one written so)")
     parser.add_argument("--widths", type=_widths, metavar="W,W,...",
                         help=f"each layer's channels out ({','.join(str(c) for _, c, _, _ in LAYERS)}; "
-                             "--init: as it was written)")
+                             "--init: as it was written, unless given)")
     parser.add_argument("--teacher", type=Path,
                         help="a written network whose answers are learned as well as the labels")
     parser.add_argument("--taught", type=float,
@@ -532,7 +543,8 @@ def main() -> int:
     if not real and not drawn:
         raise SystemExit("nothing to train on: give photo folders and/or --renders")
     if args.branch_of is None:
-        model = build(norm=args.init is None, separable=args.separable, widths=args.widths)
+        widths = args.widths if args.widths or args.init is None else written_widths(args.init)
+        model = build(norm=args.init is None, separable=args.separable, widths=widths)
         if args.init is not None:
             initialise(model, args.init)
     else:

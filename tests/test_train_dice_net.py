@@ -190,6 +190,38 @@ def test_a_wider_separable_network_runs_in_onnxruntime_as_in_pytorch_and_goes_on
         train.initialise(train.build(norm=False, separable=True), path)  # --init without its --widths
 
 
+def test_a_wider_network_is_trained_with_its_widths_goes_on_without_them_and_teaches(train, tmp_path,
+                                                                                      monkeypatch):
+    from onnx import load, numpy_helper
+
+    renders = tmp_path / "renders"
+    for sub in ("images", "labels"):
+        (renders / sub).mkdir(parents=True)
+    fixture = ROLL.parent.parent / "rendered"
+    for name in ("green", "pink"):
+        (renders / "images" / f"{name}.jpg").write_bytes((fixture / f"{name}.jpg").read_bytes())
+        (renders / "labels" / f"{name}.txt").write_bytes((fixture / f"{name}.txt").read_bytes())
+    first, second = tmp_path / "first.onnx", tmp_path / "second.onnx"
+    common = ["train_dice_net.py", "--renders", str(renders), "--separable", "--steps", "2", "--batch", "2",
+              "--threads", "1"]
+    monkeypatch.setattr(sys, "argv", [*common, "--widths", "16,32,48,96,96,96,96", "--out", str(first)])
+    assert train.main() == 0
+    monkeypatch.setattr(sys, "argv", [*common, "--init", str(first), "--out", str(second)])
+    assert train.main() == 0  # its widths read from the file it goes on from
+
+    def shapes(path):
+        return [numpy_helper.to_array(t).shape for t in load(str(path)).graph.initializer
+                if t.name.startswith("w")]
+
+    assert shapes(first) == shapes(second)
+    assert (32, 16, 1, 1) in shapes(first) and (96, 48, 1, 1) in shapes(first)
+    assert train.written_widths(first) == (16, 32, 48, 96, 96, 96, 96)
+    assert train.written_widths(train.MODEL_PATH) == tuple(c for _, c, _, _ in train.LAYERS)
+    teacher = train.teacher_from(second)  # a wider network teaches as onnxruntime runs it
+    image = np.random.default_rng(5).integers(0, 255, (120, 160, 3), dtype=np.uint8)
+    train.check_export(teacher, second, image)
+
+
 @pytest.mark.parametrize("text", ["16,32", "16,32,48,96,96,96,0", "16,32,48,96,96,96,x"])
 def test_widths_that_are_not_one_positive_number_a_layer_are_refused_in_one_line(train, text):
     with pytest.raises(argparse.ArgumentTypeError, match="7 positive whole numbers"):
