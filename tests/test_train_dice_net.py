@@ -164,6 +164,18 @@ def test_a_separable_network_runs_in_onnxruntime_as_in_pytorch_for_a_fifth_of_th
         train.check_export(separable, path, image)
 
 
+def two_renders(folder: Path) -> Path:
+    """A renders folder of the two rendered fixtures, for a few steps of training."""
+    renders = folder / "renders"
+    for sub in ("images", "labels"):
+        (renders / sub).mkdir(parents=True)
+    fixture = ROLL.parent.parent / "rendered"
+    for name in ("green", "pink"):
+        (renders / "images" / f"{name}.jpg").write_bytes((fixture / f"{name}.jpg").read_bytes())
+        (renders / "labels" / f"{name}.txt").write_bytes((fixture / f"{name}.txt").read_bytes())
+    return renders
+
+
 def test_a_wider_separable_network_runs_in_onnxruntime_as_in_pytorch_and_goes_on_as_written(train, tmp_path):
     from benchmarks.network_arithmetic import multiply_adds
 
@@ -194,13 +206,7 @@ def test_a_wider_network_is_trained_with_its_widths_goes_on_without_them_and_tea
                                                                                       monkeypatch):
     from onnx import load, numpy_helper
 
-    renders = tmp_path / "renders"
-    for sub in ("images", "labels"):
-        (renders / sub).mkdir(parents=True)
-    fixture = ROLL.parent.parent / "rendered"
-    for name in ("green", "pink"):
-        (renders / "images" / f"{name}.jpg").write_bytes((fixture / f"{name}.jpg").read_bytes())
-        (renders / "labels" / f"{name}.txt").write_bytes((fixture / f"{name}.txt").read_bytes())
+    renders = two_renders(tmp_path)
     first, second = tmp_path / "first.onnx", tmp_path / "second.onnx"
     common = ["train_dice_net.py", "--renders", str(renders), "--separable", "--steps", "2", "--batch", "2",
               "--threads", "1"]
@@ -373,13 +379,7 @@ def test_a_network_is_trained_on_the_first_layers_of_a_written_one_kept_as_they_
 
     from bunco_pi.vision.net import FINDER_PATH, MODEL_PATH
 
-    renders = tmp_path / "renders"
-    for sub in ("images", "labels"):
-        (renders / sub).mkdir(parents=True)
-    fixture = ROLL.parent.parent / "rendered"
-    for name in ("green", "pink"):
-        (renders / "images" / f"{name}.jpg").write_bytes((fixture / f"{name}.jpg").read_bytes())
-        (renders / "labels" / f"{name}.txt").write_bytes((fixture / f"{name}.txt").read_bytes())
+    renders = two_renders(tmp_path)
     out = tmp_path / "first.onnx"
     monkeypatch.setattr(sys, "argv", [
         "train_dice_net.py", "--renders", str(renders), "--branch-of", str(FINDER_PATH), "--shared", "5",
