@@ -102,13 +102,30 @@ def with_widths(widths: Sequence[int]) -> tuple[tuple[int, int, int, int], ...]:
 GREY = (0.114, 0.587, 0.299)  # BGR weights of OpenCV's grey: how a grey network sees colour
 
 
-def initialise(model: nn.Sequential, path: Path) -> None:
-    """Copy a written network's (folded) weights into a model built with ``build(norm=False)``."""
+def written_weights(path: Path, option: str = "--init") -> dict[str, np.ndarray]:
+    """A network this script wrote, by its initialisers' names (``option``: the one that named it,
+    for its one-line errors)."""
     import onnx
+    from google.protobuf.message import DecodeError
     from onnx import numpy_helper
 
-    graph = onnx.load(str(path)).graph
+    if not path.is_file():
+        raise SystemExit(f"{path}: no such network file ({option})")
+    try:
+        graph = onnx.load(str(path)).graph
+    except DecodeError:
+        raise SystemExit(f"{path}: not an ONNX file ({option})") from None
     weights = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    layers = sum(name.startswith("w") for name in weights)
+    answers = weights.get(f"w{layers - 1}")
+    if "w1" not in weights or answers is None or answers.shape[0] not in (OUTPUTS, OUTPUTS - 1):
+        raise SystemExit(f"{path}: not a dice network written by this script ({option})")
+    return weights
+
+
+def initialise(model: nn.Sequential, path: Path) -> None:
+    """Copy a written network's (folded) weights into a model built with ``build(norm=False)``."""
+    weights = written_weights(path)
     convs = [m for m in model if isinstance(m, nn.Conv2d)]
     for i, conv in enumerate(convs):
         w, b = weights[f"w{i}"], weights[f"b{i}"]
@@ -319,27 +336,21 @@ TAUGHT = 0.7  # the teacher's share of the loss, unless --taught says otherwise
 def teacher_from(path: Path, option: str = "--teacher") -> nn.Sequential:
     """A written network to learn from, plain or separable as it was written, never trained
     (``option``: the one that named it, for its errors)."""
-    import onnx
-    from onnx import numpy_helper
-
-    if not path.is_file():
-        raise SystemExit(f"{path}: no such network file ({option})")
-    weights = {t.name: t for t in onnx.load(str(path)).graph.initializer}
-    if "w1" not in weights:
-        raise SystemExit(f"{path}: not a dice network written by this script (no layer w1)")
-    separable = numpy_helper.to_array(weights["w1"]).shape[1] == 1  # a depthwise layer: one channel in
-    teacher = build(norm=False, separable=separable, widths=written_widths(path))
+    weights = written_weights(path, option)
+    separable = weights["w1"].shape[1] == 1  # a depthwise layer: one channel in
+    teacher = build(norm=False, separable=separable, widths=widths_of(weights))
     initialise(teacher, path)
     return teacher.eval().requires_grad_(False)
 
 
 def written_widths(path: Path) -> tuple[int, ...]:
-    """Each layer's channels out in a written network, plain or separable (``--widths``): its
-    convolutions' but the answers' and the depthwise ones' (one channel in each, after the first)."""
-    import onnx
-    from onnx import numpy_helper
+    """Each layer's channels out in a written network, plain or separable (``--widths``)."""
+    return widths_of(written_weights(path))
 
-    weights = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
+
+def widths_of(weights: dict[str, np.ndarray]) -> tuple[int, ...]:
+    """The channels out of a written network's convolutions but the answers' and the depthwise
+    ones' (one channel in each, after the first)."""
     shapes = [weights[f"w{i}"].shape for i in range(sum(name.startswith("w") for name in weights))]
     return tuple(shape[0] for i, shape in enumerate(shapes[:-1]) if i == 0 or shape[1] > 1)
 

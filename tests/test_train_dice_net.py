@@ -3,6 +3,7 @@ that runs in onnxruntime as it ran in PyTorch. Skipped where PyTorch is not inst
 
 import argparse
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ pytest.importorskip("onnx")
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train_dice_net.py"
 ROLL = Path(__file__).parent / "fixtures" / "refusals" / "roll.jpg"  # three dice the shipped network sees
+FACES_PATH = Path(__file__).parent.parent / "bunco_pi" / "vision" / "models" / "die_faces.onnx"
 
 
 @pytest.fixture(scope="module")
@@ -226,6 +228,20 @@ def test_a_wider_network_is_trained_with_its_widths_goes_on_without_them_and_tea
     teacher = train.teacher_from(second)  # a wider network teaches as onnxruntime runs it
     image = np.random.default_rng(5).integers(0, 255, (120, 160, 3), dtype=np.uint8)
     train.check_export(teacher, second, image)
+
+
+def test_an_init_that_is_no_written_network_is_refused_in_one_line(train, tmp_path, monkeypatch):
+    not_onnx, not_ours = tmp_path / "notes.onnx", tmp_path / "faces.onnx"
+    not_onnx.write_text("not a network\n")
+    not_ours.write_bytes(FACES_PATH.read_bytes())
+    renders = two_renders(tmp_path)
+    for path, said in ((tmp_path / "missing.onnx", "missing.onnx: no such network file (--init)"),
+                       (not_onnx, "notes.onnx: not an ONNX file (--init)"),
+                       (not_ours, "faces.onnx: not a dice network written by this script")):
+        monkeypatch.setattr(sys, "argv", ["train_dice_net.py", "--renders", str(renders), "--init", str(path),
+                                          "--steps", "1", "--out", str(tmp_path / "out.onnx")])
+        with pytest.raises(SystemExit, match=re.escape(said)):
+            train.main()
 
 
 @pytest.mark.parametrize("text", ["16,32", "16,32,48,96,96,96,0", "16,32,48,96,96,96,x"])
