@@ -15,7 +15,10 @@ with each folder's figures. ``--harder KIND`` (as many as wanted) reads the set-
 again made harder so (``evaluate.HARDER``: say their colours changed), each a folder of its own.
 ``--again NAME=V,V`` tries only those values of one looking-again threshold (the whole grid is
 86,400 settings, hours of scoring; ``--again again_object=0.9`` holds one at its present
-value), and ``--again-only`` leaves out the first look's own grid.
+value), and ``--again-only`` leaves out the first look's own grid. ``--first NAME=V,V`` tries
+those values of one of the first look's own thresholds (``FIRST_LOOK``) in that same grid, the
+looking-again on and every other first-look threshold present: a new first look network
+believes its faces on a scale of its own, and its bars are chosen with the whole reading.
 """
 
 from __future__ import annotations
@@ -62,6 +65,9 @@ DOUBTED = {  # (folder, photo, the label's place in pixels): the face its top sh
     ("dice-photos-mixed", "IMG_20191112_111903", (116, 70)): 5,
     ("dice-photos-mixed", "IMG_20191112_111903", (312, 338)): 1,
 }
+# The first look's thresholds that stand on its network's beliefs: a network trained anew may need
+# its own (``--first``); the rest of the grid holds them at their present values.
+FIRST_LOOK = ("seen", "sure", "sure_alone", "objection", "turned_objection", "unclear")
 ROLL = TrayCalibration().dice  # a reading short of a roll's dice is looked at again, as at the table
 AGAIN = {  # the face reader's check and looking again (fusion.read_again), on the present rest
     "again_seen": (0.2, 0.3, 0.5),
@@ -91,12 +97,15 @@ def main() -> int:
     parser.add_argument("--again", action="append", default=[], metavar="NAME=V,V",
                         help=f"try only these values of a looking-again threshold ({', '.join(AGAIN)})")
     parser.add_argument("--again-only", action="store_true", help="leave out the first look's own grid")
+    parser.add_argument("--first", action="append", default=[], metavar="NAME=V,V",
+                        help=f"try these values of a first-look threshold ({', '.join(FIRST_LOOK)}) "
+                             "with the looking-again, the others present")
     args = parser.parse_args()
-    grid = held_to(args.again)
+    base = FusionSettings()
+    grid = held_to(args.again) | held_to(args.first, {k: (getattr(base, k),) for k in FIRST_LOOK}, "--first")
     if args.split == "heldout":
         raise SystemExit("--split heldout: the held-out photos are for measuring, never for tuning")
     settings = ReaderSettings()
-    base = FusionSettings()
     net = load_net(args.net) if args.net else None
     finder = load_net(args.finder) if args.finder else None
     faces = FaceReader(args.faces) if args.faces else None
@@ -139,26 +148,28 @@ def main() -> int:
     return 0
 
 
-def held_to(named: list[str]) -> dict[str, tuple[float, ...]]:
-    """The looking-again grid with each ``--again NAME=V,V`` in place of its line (a value named
-    twice tried once); a bad one is a one-line error naming it."""
-    grid = dict(AGAIN)
+def held_to(named: list[str], lines: dict[str, tuple[float, ...]] | None = None,
+            option: str = "--again") -> dict[str, tuple[float, ...]]:
+    """The grid (the looking-again's unless ``lines`` are given) with each ``OPTION NAME=V,V`` in
+    place of its line (a value named twice tried once); a bad one is a one-line error naming it."""
+    grid = dict(AGAIN if lines is None else lines)
+    kind, example = ("looking-again", "again_sure") if lines is None else ("first-look", "sure")
     seen: set[str] = set()
     for held in named:
         name, equals, values = held.partition("=")
         if not equals:
-            raise SystemExit(f"--again {held}: expected NAME=V,V, as again_sure=0.95,0.97")
-        if name not in AGAIN:
-            raise SystemExit(f"--again {held}: no looking-again threshold {name!r} ({', '.join(AGAIN)})")
+            raise SystemExit(f"{option} {held}: expected NAME=V,V, as {example}=0.95,0.97")
+        if name not in grid:
+            raise SystemExit(f"{option} {held}: no {kind} threshold {name!r} ({', '.join(grid)})")
         if name in seen:
-            raise SystemExit(f"--again {held}: {name} is named twice; give all its values at once")
+            raise SystemExit(f"{option} {held}: {name} is named twice; give all its values at once")
         seen.add(name)
         try:
             tried = [float(v) for v in values.split(",")]
         except ValueError:
-            raise SystemExit(f"--again {held}: the values must be numbers, as {name}=0.9,0.95") from None
+            raise SystemExit(f"{option} {held}: the values must be numbers, as {name}=0.9,0.95") from None
         if not all(0 <= v <= 1.01 for v in tried):  # nan too
-            raise SystemExit(f"--again {held}: a threshold lies from 0 to 1.01 (1.01: never)")
+            raise SystemExit(f"{option} {held}: a threshold lies from 0 to 1.01 (1.01: never)")
         grid[name] = tuple(dict.fromkeys(tried))
     return grid
 

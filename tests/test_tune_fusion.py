@@ -118,3 +118,40 @@ def test_a_bad_again_is_one_line_naming_it(tune, monkeypatch, held, says):
         tune.main()
     message = str(exit.value.code)
     assert message.startswith(says) and "\n" not in message
+
+
+def test_first_tries_a_first_look_threshold_with_the_looking_again(tune, tmp_path, monkeypatch, capsys):
+    one_photo = labelled_tray(tmp_path / "photos")
+    base = tune.FusionSettings()
+    monkeypatch.setattr(tune, "AGAIN", {k: (getattr(base, k),) for k in tune.AGAIN})
+    tried = []
+    score = tune.score
+    monkeypatch.setattr(tune, "score", lambda readings, fusion, settings: tried.append(fusion)
+                        or score(readings, fusion, settings))
+    monkeypatch.setattr(sys, "argv", ["tune_fusion.py", str(one_photo), "--split", "all", "--again-only",
+                                      "--first", "sure=0.9,0.95", "--first", "sure_alone=0.99"])
+    assert tune.main() == 0
+    out = capsys.readouterr().out
+    graded = [f for f in tried if f != base]
+    assert sorted(f.sure for f in graded) == [0.9, 0.95]  # with the looking-again, as the table reads
+    assert all(f.again and f.sure_alone == 0.99 for f in graded)
+    assert {f.objection for f in graded} == {base.objection}  # not named: held at its present value
+    rows = [line.split() for line in out.splitlines()[3:]]  # after the count, title and heads
+    assert sorted((r[1], r[2]) for r in rows if r[-1] != "(present)") == [("0.9", "0.99"), ("0.95", "0.99")]
+
+
+@pytest.mark.parametrize("held, says", [
+    (["again_sure=0.9"], "--first again_sure=0.9: no first-look threshold 'again_sure' (seen, sure,"),
+    (["sure"], "--first sure: expected NAME=V,V, as sure=0.95,0.97"),
+    (["sure=-1"], "--first sure=-1: a threshold lies from 0 to 1.01"),
+    (["sure=0.9", "sure=0.95"], "--first sure=0.95: sure is named twice"),
+])
+def test_a_bad_first_is_one_line_naming_it(tune, monkeypatch, held, says):
+    argv = ["tune_fusion.py", "photos"]
+    for one in held:
+        argv += ["--first", one]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as exit:
+        tune.main()
+    message = str(exit.value.code)
+    assert message.startswith(says) and "\n" not in message
