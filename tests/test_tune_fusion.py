@@ -76,14 +76,22 @@ def test_photos_made_harder_are_read_and_counted_as_a_folder_of_their_own(tune, 
     assert "photos 100.0%/0  photos+negative 0.0%/0  renders 100.0%/0" in present
 
 
-def test_again_tries_only_the_values_named(tune, tmp_path, monkeypatch, capsys):
-    one_photo = labelled_tray(tmp_path / "photos")
+@pytest.fixture
+def tried(tune, monkeypatch):
+    """Every setting the tuner scores, in order, the looking-again's grid one row of the present
+    values but for what a test names."""
     base = tune.FusionSettings()
     monkeypatch.setattr(tune, "AGAIN", {k: (getattr(base, k),) for k in tune.AGAIN})
-    tried = []
+    scored = []
     score = tune.score
-    monkeypatch.setattr(tune, "score", lambda readings, fusion, settings: tried.append(fusion)
+    monkeypatch.setattr(tune, "score", lambda readings, fusion, settings: scored.append(fusion)
                         or score(readings, fusion, settings))
+    return scored
+
+
+def test_again_tries_only_the_values_named(tune, tried, tmp_path, monkeypatch, capsys):
+    one_photo = labelled_tray(tmp_path / "photos")
+    base = tune.FusionSettings()
     monkeypatch.setattr(sys, "argv", ["tune_fusion.py", str(one_photo), "--split", "all",
                                       "--again", "again_sure=0.9,0.97", "--again", "again_alone=1.01",
                                       "--again-only"])
@@ -96,38 +104,10 @@ def test_again_tries_only_the_values_named(tune, tmp_path, monkeypatch, capsys):
     assert "the first look alone" not in out and not any(not f.again for f in tried)
 
 
-def test_a_value_named_twice_is_tried_once(tune):
-    assert tune.held_to(["again_sure=0.9,0.97,0.9"])["again_sure"] == (0.9, 0.97)
-
-
-@pytest.mark.parametrize("held, says", [
-    (["again_surely=0.9"], "--again again_surely=0.9: no looking-again threshold 'again_surely'"),
-    (["again_sure=high"], "--again again_sure=high: the values must be numbers"),
-    (["again_sure"], "--again again_sure: expected NAME=V,V"),
-    (["again_sure="], "--again again_sure=: the values must be numbers"),
-    (["again_sure=nan"], "--again again_sure=nan: a threshold lies from 0 to 1.01"),
-    (["again_sure=1.5"], "--again again_sure=1.5: a threshold lies from 0 to 1.01"),
-    (["again_sure=0.9", "again_sure=0.95"], "--again again_sure=0.95: again_sure is named twice"),
-])
-def test_a_bad_again_is_one_line_naming_it(tune, monkeypatch, held, says):
-    argv = ["tune_fusion.py", "photos"]  # refused before any photo is read
-    for one in held:
-        argv += ["--again", one]
-    monkeypatch.setattr(sys, "argv", argv)
-    with pytest.raises(SystemExit) as exit:
-        tune.main()
-    message = str(exit.value.code)
-    assert message.startswith(says) and "\n" not in message
-
-
-def test_first_tries_a_first_look_threshold_with_the_looking_again(tune, tmp_path, monkeypatch, capsys):
+def test_first_tries_a_first_look_threshold_with_the_looking_again(tune, tried, tmp_path, monkeypatch,
+                                                                    capsys):
     one_photo = labelled_tray(tmp_path / "photos")
     base = tune.FusionSettings()
-    monkeypatch.setattr(tune, "AGAIN", {k: (getattr(base, k),) for k in tune.AGAIN})
-    tried = []
-    score = tune.score
-    monkeypatch.setattr(tune, "score", lambda readings, fusion, settings: tried.append(fusion)
-                        or score(readings, fusion, settings))
     monkeypatch.setattr(sys, "argv", ["tune_fusion.py", str(one_photo), "--split", "all", "--again-only",
                                       "--first", "sure=0.9,0.95", "--first", "sure_alone=0.99"])
     assert tune.main() == 0
@@ -140,16 +120,27 @@ def test_first_tries_a_first_look_threshold_with_the_looking_again(tune, tmp_pat
     assert sorted((r[1], r[2]) for r in rows if r[-1] != "(present)") == [("0.9", "0.99"), ("0.95", "0.99")]
 
 
-@pytest.mark.parametrize("held, says", [
-    (["again_sure=0.9"], "--first again_sure=0.9: no first-look threshold 'again_sure' (seen, sure,"),
-    (["sure"], "--first sure: expected NAME=V,V, as sure=0.95,0.97"),
-    (["sure=-1"], "--first sure=-1: a threshold lies from 0 to 1.01"),
-    (["sure=0.9", "sure=0.95"], "--first sure=0.95: sure is named twice"),
+def test_a_value_named_twice_is_tried_once(tune):
+    assert tune.held_to(["again_sure=0.9,0.97,0.9"])["again_sure"] == (0.9, 0.97)
+
+
+@pytest.mark.parametrize("option, held, says", [
+    ("--again", ["again_surely=0.9"], "--again again_surely=0.9: no looking-again threshold 'again_surely'"),
+    ("--again", ["again_sure=high"], "--again again_sure=high: the values must be numbers"),
+    ("--again", ["again_sure"], "--again again_sure: expected NAME=V,V"),
+    ("--again", ["again_sure="], "--again again_sure=: the values must be numbers"),
+    ("--again", ["again_sure=nan"], "--again again_sure=nan: a threshold lies from 0 to 1.01"),
+    ("--again", ["again_sure=1.5"], "--again again_sure=1.5: a threshold lies from 0 to 1.01"),
+    ("--again", ["again_sure=0.9", "again_sure=0.95"], "--again again_sure=0.95: again_sure is named twice"),
+    ("--first", ["again_sure=0.9"], "--first again_sure=0.9: no first-look threshold 'again_sure' (seen,"),
+    ("--first", ["sure"], "--first sure: expected NAME=V,V, as sure=0.95,0.97"),
+    ("--first", ["sure=-1"], "--first sure=-1: a threshold lies from 0 to 1.01"),
+    ("--first", ["sure=0.9", "sure=0.95"], "--first sure=0.95: sure is named twice"),
 ])
-def test_a_bad_first_is_one_line_naming_it(tune, monkeypatch, held, says):
-    argv = ["tune_fusion.py", "photos"]
+def test_a_bad_again_or_first_is_one_line_naming_it(tune, monkeypatch, option, held, says):
+    argv = ["tune_fusion.py", "photos"]  # refused before any photo is read
     for one in held:
-        argv += ["--first", one]
+        argv += [option, one]
     monkeypatch.setattr(sys, "argv", argv)
     with pytest.raises(SystemExit) as exit:
         tune.main()
