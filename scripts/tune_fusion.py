@@ -16,9 +16,9 @@ again made harder so (``evaluate.HARDER``: say their colours changed), each a fo
 ``--again NAME=V,V`` tries only those values of one looking-again threshold (the whole grid is
 86,400 settings, hours of scoring; ``--again again_object=0.9`` holds one at its present
 value), and ``--again-only`` leaves out the first look's own grid. ``--first NAME=V,V`` tries
-those values of one of the first look's own thresholds (``FIRST_LOOK``) in that same grid, the
-looking-again on and every other first-look threshold present: a new first look network
-believes its faces on a scale of its own, and its bars are chosen with the whole reading.
+those values of one of the first look's own bars on its beliefs (``FIRST_LOOK``) in that same
+grid, the looking-again on and every other first-look threshold present: a new first look
+network believes its faces on a scale of its own, and its bars are chosen with the whole reading.
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ DOUBTED = {  # (folder, photo, the label's place in pixels): the face its top sh
     ("dice-photos-mixed", "IMG_20191112_111903", (312, 338)): 1,
 }
 # The first look's thresholds that stand on its network's beliefs: a network trained anew may need
-# its own (``--first``); the rest of the grid holds them at their present values.
-FIRST_LOOK = ("seen", "sure", "sure_alone", "objection", "turned_objection", "unclear")
+# its own (``--first``); the rest of the grid holds them at their present values. Not ``seen``: it
+# also sets how low the glance and the finder's heap test go, which are read once for every row.
+FIRST_LOOK = ("sure", "sure_alone", "objection", "turned_objection", "unclear")
 ROLL = TrayCalibration().dice  # a reading short of a roll's dice is looked at again, as at the table
 AGAIN = {  # the face reader's check and looking again (fusion.read_again), on the present rest
     "again_seen": (0.2, 0.3, 0.5),
@@ -99,10 +100,11 @@ def main() -> int:
     parser.add_argument("--again-only", action="store_true", help="leave out the first look's own grid")
     parser.add_argument("--first", action="append", default=[], metavar="NAME=V,V",
                         help=f"try these values of a first-look threshold ({', '.join(FIRST_LOOK)}) "
-                             "with the looking-again, the others present")
+                             "with the looking-again, the others present (each multiplies the "
+                             "looking-again's grid: hold that with --again)")
     args = parser.parse_args()
     base = FusionSettings()
-    grid = held_to(args.again) | held_to(args.first, {k: (getattr(base, k),) for k in FIRST_LOOK}, "--first")
+    grid = held_to(args.again) | held_to(args.first, "--first")
     if args.split == "heldout":
         raise SystemExit("--split heldout: the held-out photos are for measuring, never for tuning")
     settings = ReaderSettings()
@@ -148,12 +150,15 @@ def main() -> int:
     return 0
 
 
-def held_to(named: list[str], lines: dict[str, tuple[float, ...]] | None = None,
-            option: str = "--again") -> dict[str, tuple[float, ...]]:
-    """The grid (the looking-again's unless ``lines`` are given) with each ``OPTION NAME=V,V`` in
-    place of its line (a value named twice tried once); a bad one is a one-line error naming it."""
-    grid = dict(AGAIN if lines is None else lines)
-    kind, example = ("looking-again", "again_sure") if lines is None else ("first-look", "sure")
+def held_to(named: list[str], option: str = "--again") -> dict[str, tuple[float, ...]]:
+    """The looking-again's grid (``--again``), or the first look's thresholds at their present values
+    (``--first``), with each ``OPTION NAME=V,V`` in place of its line (a value named twice tried
+    once); a bad one is a one-line error naming it."""
+    if option == "--again":
+        grid, kind, example = dict(AGAIN), "looking-again", "again_sure"
+    else:
+        present = FusionSettings()
+        grid, kind, example = {k: (getattr(present, k),) for k in FIRST_LOOK}, "first-look", "sure"
     seen: set[str] = set()
     for held in named:
         name, equals, values = held.partition("=")

@@ -132,7 +132,8 @@ def test_a_value_named_twice_is_tried_once(tune):
     ("--again", ["again_sure=nan"], "--again again_sure=nan: a threshold lies from 0 to 1.01"),
     ("--again", ["again_sure=1.5"], "--again again_sure=1.5: a threshold lies from 0 to 1.01"),
     ("--again", ["again_sure=0.9", "again_sure=0.95"], "--again again_sure=0.95: again_sure is named twice"),
-    ("--first", ["again_sure=0.9"], "--first again_sure=0.9: no first-look threshold 'again_sure' (seen,"),
+    ("--first", ["again_sure=0.9"], "--first again_sure=0.9: no first-look threshold 'again_sure' (sure,"),
+    ("--first", ["seen=0.3"], "--first seen=0.3: no first-look threshold 'seen'"),  # read once, not tried
     ("--first", ["sure"], "--first sure: expected NAME=V,V, as sure=0.95,0.97"),
     ("--first", ["sure=-1"], "--first sure=-1: a threshold lies from 0 to 1.01"),
     ("--first", ["sure=0.9", "sure=0.95"], "--first sure=0.95: sure is named twice"),
