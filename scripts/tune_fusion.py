@@ -103,11 +103,11 @@ def main() -> int:
                              "with the looking-again, the others present (each multiplies the "
                              "looking-again's grid: hold that with --again)")
     args = parser.parse_args()
-    base = FusionSettings()
     grid = held_to(args.again) | held_to(args.first, "--first")
     if args.split == "heldout":
         raise SystemExit("--split heldout: the held-out photos are for measuring, never for tuning")
     settings = ReaderSettings()
+    base = FusionSettings()
     net = load_net(args.net) if args.net else None
     finder = load_net(args.finder) if args.finder else None
     faces = FaceReader(args.faces) if args.faces else None
