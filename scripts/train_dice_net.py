@@ -116,16 +116,21 @@ def written_weights(path: Path, option: str = "--init") -> dict[str, np.ndarray]
     except DecodeError:
         raise SystemExit(f"{path}: not an ONNX file ({option})") from None
     weights = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    layers = sum(name.startswith("w") for name in weights)
-    answers = weights.get(f"w{layers - 1}")
+    answers = weights.get(f"w{layers_of(weights) - 1}")
     if "w1" not in weights or answers is None or answers.shape[0] not in (OUTPUTS, OUTPUTS - 1):
         raise SystemExit(f"{path}: not a dice network written by this script ({option})")
     return weights
 
 
-def initialise(model: nn.Sequential, path: Path) -> None:
-    """Copy a written network's (folded) weights into a model built with ``build(norm=False)``."""
-    weights = written_weights(path)
+def layers_of(weights: dict[str, np.ndarray]) -> int:
+    """How many convolutions a written network has (``w0``, ``w1``, ...)."""
+    return sum(name.startswith("w") for name in weights)
+
+
+def initialise(model: nn.Sequential, path: Path, weights: dict[str, np.ndarray] | None = None) -> None:
+    """Copy a written network's (folded) weights into a model built with ``build(norm=False)``
+    (``weights``: the file's, when they have been read already)."""
+    weights = written_weights(path) if weights is None else weights
     convs = [m for m in model if isinstance(m, nn.Conv2d)]
     for i, conv in enumerate(convs):
         w, b = weights[f"w{i}"], weights[f"b{i}"]
@@ -339,19 +344,14 @@ def teacher_from(path: Path, option: str = "--teacher") -> nn.Sequential:
     weights = written_weights(path, option)
     separable = weights["w1"].shape[1] == 1  # a depthwise layer: one channel in
     teacher = build(norm=False, separable=separable, widths=widths_of(weights))
-    initialise(teacher, path)
+    initialise(teacher, path, weights)
     return teacher.eval().requires_grad_(False)
-
-
-def written_widths(path: Path) -> tuple[int, ...]:
-    """Each layer's channels out in a written network, plain or separable (``--widths``)."""
-    return widths_of(written_weights(path))
 
 
 def widths_of(weights: dict[str, np.ndarray]) -> tuple[int, ...]:
     """The channels out of a written network's convolutions but the answers' and the depthwise
     ones' (one channel in each, after the first)."""
-    shapes = [weights[f"w{i}"].shape for i in range(sum(name.startswith("w") for name in weights))]
+    shapes = [weights[f"w{i}"].shape for i in range(layers_of(weights))]
     return tuple(shape[0] for i, shape in enumerate(shapes[:-1]) if i == 0 or shape[1] > 1)
 
 
@@ -554,10 +554,11 @@ def main() -> int:
     if not real and not drawn:
         raise SystemExit("nothing to train on: give photo folders and/or --renders")
     if args.branch_of is None:
-        widths = args.widths if args.widths or args.init is None else written_widths(args.init)
-        model = build(norm=args.init is None, separable=args.separable, widths=widths)
-        if args.init is not None:
-            initialise(model, args.init)
+        written = None if args.init is None else written_weights(args.init)
+        widths = args.widths if args.widths or written is None else widths_of(written)
+        model = build(norm=written is None, separable=args.separable, widths=widths)
+        if written is not None:
+            initialise(model, args.init, written)
     else:
         model = teacher_from(args.branch_of, "--branch-of")  # every layer kept, so far
         if any(m.groups > 1 for m in model if isinstance(m, nn.Conv2d)):

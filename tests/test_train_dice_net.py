@@ -223,8 +223,8 @@ def test_a_wider_network_is_trained_with_its_widths_goes_on_without_them_and_tea
 
     assert shapes(first) == shapes(second)
     assert (32, 16, 1, 1) in shapes(first) and (96, 48, 1, 1) in shapes(first)
-    assert train.written_widths(first) == (16, 32, 48, 96, 96, 96, 96)
-    assert train.written_widths(train.MODEL_PATH) == tuple(c for _, c, _, _ in train.LAYERS)
+    assert train.widths_of(train.written_weights(first)) == (16, 32, 48, 96, 96, 96, 96)
+    assert train.widths_of(train.written_weights(train.MODEL_PATH)) == tuple(c for _, c, _, _ in train.LAYERS)
     teacher = train.teacher_from(second)  # a wider network teaches as onnxruntime runs it
     image = np.random.default_rng(5).integers(0, 255, (120, 160, 3), dtype=np.uint8)
     train.check_export(teacher, second, image)
