@@ -19,7 +19,8 @@ labels box them and where the first look's network and the finder find them, as 
 reader cuts them (a die seen low from the side is found centred on its front face); there the
 renders' dice lying flat and near face-on are taught as their faces. ``--unclear`` sets the
 share of the batch's renders that cannot be read, ``--init`` trains on from a written reader
-(its batch norm folded, its shape its own; ``--layers`` sets a new one's). ``--validate`` keeps
+(its batch norm folded, its shape its own; ``--layers`` sets a new one's, and ``--separable``
+makes its convolutions after the first depthwise-separable). ``--validate`` keeps
 the set-aside fifth of the photos out of training and prints, every 250 steps, how each
 folder's set-aside dice are read at their labels' boxes as the table reads a die (both views,
 ``--sure``); the held-out photos are never read. Needs PyTorch
@@ -187,11 +188,24 @@ def parse_layers(text: str) -> tuple[tuple[int, int, int], ...]:
     return tuple(layers)
 
 
-def build(shape: tuple[tuple[int, int, int], ...] = LAYERS) -> nn.Sequential:
+def build(shape: tuple[tuple[int, int, int], ...] = LAYERS, separable: bool = False) -> nn.Sequential:
+    """A new reader of ``shape``'s convolutions, with batch norm. ``separable``: each 3x3
+    convolution after the first made of a 3x3 of each channel alone and a 1x1 across the
+    channels (as ``train_dice_net.build``'s): the same layers and strides for a fraction of the
+    arithmetic. With both networks separable, the face reader is more than half of a coloured
+    roll's (docs/dice-camera.md, "Speed")."""
     layers: list[nn.Module] = []
-    for cin, cout, stride in shape:
-        layers += [nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout),
-                   nn.ReLU(inplace=True)]
+
+    def conv(cin: int, cout: int, kernel: int, stride: int, groups: int) -> None:
+        layers.extend([nn.Conv2d(cin, cout, kernel, stride, kernel // 2, groups=groups, bias=False),
+                       nn.BatchNorm2d(cout), nn.ReLU(inplace=True)])
+
+    for k, (cin, cout, stride) in enumerate(shape):
+        if separable and k > 0:
+            conv(cin, cin, 3, stride, groups=cin)
+            conv(cin, cout, 1, 1, groups=1)
+        else:
+            conv(cin, cout, 3, stride, groups=1)
     answers = nn.Linear(shape[-1][1], UNCLEAR + 1)
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), answers)
 
@@ -203,12 +217,13 @@ def from_onnx(path: Path) -> nn.Sequential:
 
     graph = onnx.load(str(path)).graph
     weights = {w.name: torch.from_numpy(numpy_helper.to_array(w).copy()) for w in graph.initializer}
-    strides = [next((a.ints[0] for a in node.attribute if a.name == "strides"), 1)  # ONNX's default
-               for node in graph.node if node.op_type == "Conv"]
+    convs = [{a.name: a for a in node.attribute} for node in graph.node if node.op_type == "Conv"]
     layers: list[nn.Module] = []
-    for i, stride in enumerate(strides):  # its own shape, whatever --layers it was trained with
-        cout, cin = weights[f"w{i}"].shape[:2]
-        conv = nn.Conv2d(cin, cout, 3, stride, 1)
+    for i, attributes in enumerate(convs):  # its own shape, whatever --layers it was trained with
+        stride = attributes["strides"].ints[0] if "strides" in attributes else 1  # ONNX's defaults
+        groups = attributes["group"].i if "group" in attributes else 1
+        cout, cin_of_group, kernel = weights[f"w{i}"].shape[:3]
+        conv = nn.Conv2d(cin_of_group * groups, cout, kernel, stride, kernel // 2, groups=groups)
         conv.weight.data, conv.bias.data = weights[f"w{i}"], weights[f"b{i}"]
         layers += [conv, nn.ReLU(inplace=True)]
     answers = nn.Linear(weights["fc_w"].shape[1], UNCLEAR + 1)
@@ -286,10 +301,14 @@ def export(model: nn.Sequential, path: Path) -> None:
 
     nodes, weights = [], []
     name = "crops"
+    channels = 3
     for i, (weight, bias, stride, _, relu) in enumerate(folded(model)):
         weights += [numpy_helper.from_array(weight, f"w{i}"), numpy_helper.from_array(bias, f"b{i}")]
-        nodes.append(helper.make_node("Conv", [name, f"w{i}", f"b{i}"], [f"conv{i}"], kernel_shape=[3, 3],
-                                      strides=[stride, stride], pads=[1, 1, 1, 1]))
+        kernel, groups = weight.shape[-1], channels // weight.shape[1]  # a depthwise layer: one in a group
+        nodes.append(helper.make_node("Conv", [name, f"w{i}", f"b{i}"], [f"conv{i}"],
+                                      kernel_shape=[kernel] * 2, strides=[stride, stride],
+                                      pads=[kernel // 2] * 4, group=groups))
+        channels = weight.shape[0]
         name = f"conv{i}"
         if relu:
             nodes.append(helper.make_node("Relu", [name], [f"relu{i}"]))
@@ -398,11 +417,15 @@ def main() -> int:
     shipped = ",".join(f"{c}{'s' if st == 2 else ''}" for _, c, st in LAYERS)
     parser.add_argument("--layers", help=f"a new reader's convolutions: widths, 's' for a stride of 2 "
                                          f"(default: {shipped}, the shipped reader's); not with --init")
+    parser.add_argument("--separable", action="store_true",
+                        help="each 3x3 convolution after the first depthwise-separable: a fraction of "
+                             "the arithmetic; not with --init")
     parser.add_argument("--out", type=Path, required=True,
                         help=f"the file to write (every 250 steps); the shipped one is {MODEL_PATH}")
     args = parser.parse_args()
-    if args.init is not None and args.layers is not None:
-        raise SystemExit("--layers with --init: a reader trained on keeps the shape of its file")
+    for option, given in (("--layers", args.layers is not None), ("--separable", args.separable)):
+        if args.init is not None and given:
+            raise SystemExit(f"{option} with --init: a reader trained on keeps the shape of its file")
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
@@ -428,7 +451,8 @@ def main() -> int:
     unclear = sum(cls == UNCLEAR for _, cls in drawn)
     print(f"{len(train)} photo dice and {len(drawn)} rendered ({unclear} cannot be read); set aside: "
           + (", ".join(f"{k} {len(v)}" for k, v in aside.items()) or "none"), flush=True)
-    model = build(parse_layers(args.layers or shipped)) if args.init is None else from_onnx(args.init)
+    model = (build(parse_layers(args.layers or shipped), args.separable) if args.init is None
+             else from_onnx(args.init))
     optimiser = torch.optim.AdamW(model.parameters(), args.lr, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=args.steps, pct_start=0.1)
     rendered_pools = pools(drawn, args.unclear)

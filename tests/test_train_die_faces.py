@@ -196,8 +196,9 @@ def test_a_batch_has_about_the_asked_share_of_renders(train):
     assert {cls for _, cls in train.pick(real, train.pools([]), 0.3, 50, rng)} == {0}
 
 
-def test_the_written_reader_runs_in_onnxruntime_as_in_pytorch(train, tmp_path):
-    model = untrained(train.build, seed=0)
+@pytest.mark.parametrize("separable", [False, True])
+def test_the_written_reader_runs_in_onnxruntime_as_in_pytorch(train, tmp_path, separable):
+    model = untrained(lambda: train.build(separable=separable), seed=0)
     path = tmp_path / "faces.onnx"
     train.export(model, path)
     rng = np.random.default_rng(1)
@@ -207,18 +208,23 @@ def test_the_written_reader_runs_in_onnxruntime_as_in_pytorch(train, tmp_path):
     assert FaceReader(path).beliefs([train.view(c, None) for c, _ in crops]).shape == (5, UNCLEAR + 1)
 
 
-def test_a_short_run_trains_and_writes_a_reader(tmp_path):
+@pytest.mark.parametrize("shape", [[], ["--separable"]])
+def test_a_short_run_trains_and_writes_a_reader(tmp_path, shape):
     photos = tmp_path / "photos"
     for k in range(8):
         labelled_tray(photos, f"tray_{k}", [(1 + k % 6, 150, 200, 0), (6 - k % 6, 400, 260, 30)])
     out = tmp_path / "faces.onnx"
     done = subprocess.run([sys.executable, str(SCRIPTS / "train_die_faces.py"), str(photos),
-                           "--steps", "3", "--batch", "8", "--out", str(out)],
+                           "--steps", "3", "--batch", "8", *shape, "--out", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     trained = re.search(r"(\d+) photo dice and 0 rendered", done.stdout)
     assert trained and int(trained[1]) > 0 and f"wrote {out}" in done.stdout
     assert FaceReader(out).beliefs([np.zeros((SEEN, SEEN, 3), np.uint8)]).shape == (1, UNCLEAR + 1)
+    import onnx
+
+    groups = [a.i for node in onnx.load(str(out)).graph.node for a in node.attribute if a.name == "group"]
+    assert (max(groups) > 1) == bool(shape)  # depthwise layers written only when asked
 
 
 def test_a_batch_has_about_the_asked_share_of_rendered_dice_that_cannot_be_read(train):
@@ -231,10 +237,11 @@ def test_a_batch_has_about_the_asked_share_of_rendered_dice_that_cannot_be_read(
     assert 0.07 < sum(cls == UNCLEAR for _, cls in as_drawn) / len(as_drawn) < 0.13
 
 
-@pytest.mark.parametrize("layers", [None, "16,24s,32,48s,64"])
-def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_path, layers):
+@pytest.mark.parametrize(("layers", "separable"), [(None, False), ("16,24s,32,48s,64", False),
+                                                   ("16,24s,32,48s,64", True)])
+def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_path, layers, separable):
     shape = train.LAYERS if layers is None else train.parse_layers(layers)
-    model = untrained(lambda: train.build(shape), seed=2)
+    model = untrained(lambda: train.build(shape, separable), seed=2)
     path = tmp_path / "faces.onnx"
     train.export(model, path)
     again = train.from_onnx(path)
@@ -243,8 +250,24 @@ def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_pat
     train.check_export(again, path, crops)  # raises SystemExit if the two read apart
     assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in again)  # folded: nothing to relearn
     convs = [m for m in again if isinstance(m, torch.nn.Conv2d)]
-    assert [(c.in_channels, c.out_channels, c.stride[0]) for c in convs] == list(
-        train.LAYERS if layers is None else train.parse_layers(layers))  # its own shape, not the default
+    written = [m for m in model if isinstance(m, torch.nn.Conv2d)]
+    assert [(c.in_channels, c.out_channels, c.kernel_size, c.stride, c.groups) for c in convs] == [
+        (c.in_channels, c.out_channels, c.kernel_size, c.stride, c.groups) for c in written]  # its own shape
+    assert len(convs) == (2 * len(shape) - 1 if separable else len(shape))
+
+
+def test_a_separable_reader_is_the_same_layers_for_a_fraction_of_the_arithmetic(train, tmp_path):
+    sys.path.insert(0, str(SCRIPTS.parent))
+    from benchmarks.network_arithmetic import multiply_adds
+
+    arithmetic = {}
+    for separable in (False, True):
+        path = tmp_path / f"faces-{separable}.onnx"
+        train.export(untrained(lambda s=separable: train.build(separable=s), seed=3), path)
+        arithmetic[separable] = multiply_adds(path, (1, 3, SEEN, SEEN))
+        assert FaceReader(path).beliefs([np.zeros((SEEN, SEEN, 3), np.uint8)]).shape == (1, UNCLEAR + 1)
+    # the shipped layers' 3x3 convolutions after the first are nearly all of a reader's arithmetic
+    assert arithmetic[True] < arithmetic[False] / 5
 
 
 def test_layers_are_widths_with_s_for_a_stride_of_two(train):
@@ -286,13 +309,14 @@ def test_rendered_dice_seen_from_the_side_are_taught_as_cannot_be_read(train, tm
     assert train.as_the_networks_cut(sample, drawn, 90.0) == []
 
 
-def test_layers_with_init_is_a_one_line_error(tmp_path):
+@pytest.mark.parametrize("shape", [["--layers", "8,16s"], ["--separable"]])
+def test_a_shape_with_init_is_a_one_line_error(tmp_path, shape):
     script = str(SCRIPTS / "train_die_faces.py")
-    done = subprocess.run([sys.executable, script, "--init", str(tmp_path / "a.onnx"), "--layers", "8,16s",
+    done = subprocess.run([sys.executable, script, "--init", str(tmp_path / "a.onnx"), *shape,
                            "--out", str(tmp_path / "b.onnx")], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == [
-        "--layers with --init: a reader trained on keeps the shape of its file"]
+        f"{shape[0]} with --init: a reader trained on keeps the shape of its file"]
 
 
 class LeftOrRight(torch.nn.Module):
