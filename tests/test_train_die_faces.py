@@ -15,7 +15,7 @@ import pytest
 from drawn_dice import draw_tray
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("onnx")
+onnx = pytest.importorskip("onnx")
 
 from bunco_pi.vision.face_reader import SEEN, UNCLEAR, FaceReader, cut  # noqa: E402
 from bunco_pi.vision.net import NetDie  # noqa: E402
@@ -208,23 +208,21 @@ def test_the_written_reader_runs_in_onnxruntime_as_in_pytorch(train, tmp_path, s
     assert FaceReader(path).beliefs([train.view(c, None) for c, _ in crops]).shape == (5, UNCLEAR + 1)
 
 
-@pytest.mark.parametrize("shape", [[], ["--separable"]])
-def test_a_short_run_trains_and_writes_a_reader(tmp_path, shape):
+@pytest.mark.parametrize("options", [[], ["--separable"]])
+def test_a_short_run_trains_and_writes_a_reader(tmp_path, options):
     photos = tmp_path / "photos"
     for k in range(8):
         labelled_tray(photos, f"tray_{k}", [(1 + k % 6, 150, 200, 0), (6 - k % 6, 400, 260, 30)])
     out = tmp_path / "faces.onnx"
     done = subprocess.run([sys.executable, str(SCRIPTS / "train_die_faces.py"), str(photos),
-                           "--steps", "3", "--batch", "8", *shape, "--out", str(out)],
+                           "--steps", "3", "--batch", "8", *options, "--out", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     trained = re.search(r"(\d+) photo dice and 0 rendered", done.stdout)
     assert trained and int(trained[1]) > 0 and f"wrote {out}" in done.stdout
     assert FaceReader(out).beliefs([np.zeros((SEEN, SEEN, 3), np.uint8)]).shape == (1, UNCLEAR + 1)
-    import onnx
-
     groups = [a.i for node in onnx.load(str(out)).graph.node for a in node.attribute if a.name == "group"]
-    assert (max(groups) > 1) == bool(shape)  # depthwise layers written only when asked
+    assert (max(groups) > 1) == bool(options)  # depthwise layers written only when asked
 
 
 def test_a_batch_has_about_the_asked_share_of_rendered_dice_that_cannot_be_read(train):
@@ -257,7 +255,6 @@ def test_a_written_reader_is_trained_on_from_its_file_as_it_reads(train, tmp_pat
 
 
 def test_a_separable_reader_is_the_same_layers_for_a_fraction_of_the_arithmetic(train, tmp_path):
-    sys.path.insert(0, str(SCRIPTS.parent))
     from benchmarks.network_arithmetic import multiply_adds
 
     arithmetic = {}
@@ -309,14 +306,14 @@ def test_rendered_dice_seen_from_the_side_are_taught_as_cannot_be_read(train, tm
     assert train.as_the_networks_cut(sample, drawn, 90.0) == []
 
 
-@pytest.mark.parametrize("shape", [["--layers", "8,16s"], ["--separable"]])
-def test_a_shape_with_init_is_a_one_line_error(tmp_path, shape):
+@pytest.mark.parametrize("options", [["--layers", "8,16s"], ["--separable"]])
+def test_a_shape_with_init_is_a_one_line_error(tmp_path, options):
     script = str(SCRIPTS / "train_die_faces.py")
-    done = subprocess.run([sys.executable, script, "--init", str(tmp_path / "a.onnx"), *shape,
+    done = subprocess.run([sys.executable, script, "--init", str(tmp_path / "a.onnx"), *options,
                            "--out", str(tmp_path / "b.onnx")], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == [
-        f"{shape[0]} with --init: a reader trained on keeps the shape of its file"]
+        f"{options[0]} with --init: a reader trained on keeps the shape of its file"]
 
 
 class LeftOrRight(torch.nn.Module):
