@@ -442,14 +442,13 @@ def folded(model: nn.Sequential) -> list[tuple[np.ndarray, np.ndarray, int, int,
     return layers
 
 
-def export(layers: list, path: Path) -> None:
-    """Write the folded layers as an ONNX graph of plain convolutions (onnxruntime runs it)."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+def convolutions(layers: list, name: str, channels: int) -> tuple[list, list, str]:
+    """The folded layers (``folded``) as ONNX Conv and Relu nodes on the input ``name`` of
+    ``channels`` channels: (nodes, their weights ``w0``, ``b0``, ..., the last output's name).
+    A depthwise layer's group is worked out from the channels coming in."""
+    from onnx import helper, numpy_helper
 
     nodes, weights = [], []
-    name = "image"
-    channels = CHANNELS
     for i, (weight, bias, stride, dilation, relu) in enumerate(layers):
         weights += [numpy_helper.from_array(weight, f"w{i}"), numpy_helper.from_array(bias, f"b{i}")]
         pad = dilation * (weight.shape[-1] - 1) // 2
@@ -464,6 +463,15 @@ def export(layers: list, path: Path) -> None:
         if relu:
             nodes.append(helper.make_node("Relu", [name], [f"relu{i}"]))
             name = f"relu{i}"
+    return nodes, weights, name
+
+
+def export(layers: list, path: Path) -> None:
+    """Write the folded layers as an ONNX graph of plain convolutions (onnxruntime runs it)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes, weights, name = convolutions(layers, "image", CHANNELS)
     nodes.append(helper.make_node("Identity", [name], ["outputs"]))
     graph = helper.make_graph(
         nodes, "dice_net",

@@ -48,7 +48,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from train_dice_net import _photometric, _recolour, _sample, folded  # noqa: E402
+from train_dice_net import _photometric, _recolour, _sample, convolutions, folded  # noqa: E402
 
 from bunco_pi.errors import UserError  # noqa: E402
 from bunco_pi.vision.dataset import list_photos, set_aside  # noqa: E402
@@ -299,20 +299,7 @@ def export(model: nn.Sequential, path: Path) -> None:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
-    nodes, weights = [], []
-    name = "crops"
-    channels = 3
-    for i, (weight, bias, stride, _, relu) in enumerate(folded(model)):
-        weights += [numpy_helper.from_array(weight, f"w{i}"), numpy_helper.from_array(bias, f"b{i}")]
-        kernel, groups = weight.shape[-1], channels // weight.shape[1]  # a depthwise layer: one in a group
-        nodes.append(helper.make_node("Conv", [name, f"w{i}", f"b{i}"], [f"conv{i}"],
-                                      kernel_shape=[kernel] * 2, strides=[stride, stride],
-                                      pads=[kernel // 2] * 4, group=groups))
-        channels = weight.shape[0]
-        name = f"conv{i}"
-        if relu:
-            nodes.append(helper.make_node("Relu", [name], [f"relu{i}"]))
-            name = f"relu{i}"
+    nodes, weights, name = convolutions(folded(model), "crops", 3)
     linear = model[-1]
     weights += [numpy_helper.from_array(linear.weight.detach().numpy(), "fc_w"),
                 numpy_helper.from_array(linear.bias.detach().numpy(), "fc_b")]
