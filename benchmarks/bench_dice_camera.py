@@ -167,8 +167,8 @@ def per_frame(work: Callable[[np.ndarray], object], frames: list[np.ndarray], re
     """The median over ``repeat`` passes (of an even number, the mean of the middle two) of the
     mean time per frame, in milliseconds, with the networks' time and multiply-adds a frame in
     the same passes (``runs`` counts every run). The first frame is read once before any pass,
-    untimed: a stage's first call builds what it keeps (a colour map's table, a network's
-    session), which a table pays once a night, and with one pass it would be timed as a frame's."""
+    untimed: a stage's first call builds what it keeps (a colour map's table), which a table
+    builds once as it starts, and with one or two passes the median would time it as a frame's."""
     work(frames[0])
     passes = []
     for _ in range(repeat):
