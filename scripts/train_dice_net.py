@@ -68,8 +68,21 @@ def build(norm: bool = True, separable: bool = False, widths: Sequence[int] | No
     ``widths``: each layer's channels out, in place of ``LAYERS``' (a separable network's 1x1
     layers are most of its arithmetic, and as wide as the plain one's they may lack room).
     """
-    layers: list[nn.Module] = []
     plan = LAYERS if widths is None else with_widths(widths)
+    layers = convolution_layers(plan, norm, separable)
+    head = nn.Conv2d(plan[-1][1], OUTPUTS, 1)
+    nn.init.constant_(head.bias[:1], -2.2)  # start out saying "no die" everywhere (p ~ 0.1)
+    layers.append(head)
+    return nn.Sequential(*layers)
+
+
+def convolution_layers(plan: Sequence[tuple[int, int, int, int]], norm: bool = True,
+                       separable: bool = False) -> list[nn.Module]:
+    """The 3x3 convolutions of ``plan`` (channels in and out, stride, dilation), each followed
+    by batch norm (``norm``) and a ReLU; ``separable``: each after the first made of a 3x3 of
+    each channel alone and a 1x1 across the channels. The first look and the face reader
+    (``train_die_faces.build``) are both built by it."""
+    layers: list[nn.Module] = []
 
     def conv(cin: int, cout: int, kernel: int, stride: int, dilation: int, groups: int) -> None:
         pad = dilation * (kernel - 1) // 2
@@ -84,10 +97,7 @@ def build(norm: bool = True, separable: bool = False, widths: Sequence[int] | No
             conv(cin, cout, 1, 1, 1, groups=1)
         else:
             conv(cin, cout, 3, stride, dilation, groups=1)
-    head = nn.Conv2d(plan[-1][1], OUTPUTS, 1)
-    nn.init.constant_(head.bias[:1], -2.2)  # start out saying "no die" everywhere (p ~ 0.1)
-    layers.append(head)
-    return nn.Sequential(*layers)
+    return layers
 
 
 def with_widths(widths: Sequence[int]) -> tuple[tuple[int, int, int, int], ...]:

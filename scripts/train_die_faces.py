@@ -48,7 +48,14 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from train_dice_net import _photometric, _recolour, _sample, convolutions, folded  # noqa: E402
+from train_dice_net import (  # noqa: E402
+    _photometric,
+    _recolour,
+    _sample,
+    convolution_layers,
+    convolutions,
+    folded,
+)
 
 from bunco_pi.errors import UserError  # noqa: E402
 from bunco_pi.vision.dataset import list_photos, set_aside  # noqa: E402
@@ -194,18 +201,7 @@ def build(shape: tuple[tuple[int, int, int], ...] = LAYERS, separable: bool = Fa
     channels (as ``train_dice_net.build``'s): the same layers and strides for a fraction of the
     arithmetic. With both networks separable, the face reader is more than half of a coloured
     roll's (docs/dice-camera.md, "Speed")."""
-    layers: list[nn.Module] = []
-
-    def conv(cin: int, cout: int, kernel: int, stride: int, groups: int) -> None:
-        layers.extend([nn.Conv2d(cin, cout, kernel, stride, kernel // 2, groups=groups, bias=False),
-                       nn.BatchNorm2d(cout), nn.ReLU(inplace=True)])
-
-    for k, (cin, cout, stride) in enumerate(shape):
-        if separable and k > 0:
-            conv(cin, cin, 3, stride, groups=cin)
-            conv(cin, cout, 1, 1, groups=1)
-        else:
-            conv(cin, cout, 3, stride, groups=1)
+    layers = convolution_layers([(cin, cout, stride, 1) for cin, cout, stride in shape], separable=separable)
     answers = nn.Linear(shape[-1][1], UNCLEAR + 1)
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), answers)
 
